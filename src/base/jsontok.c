@@ -224,7 +224,8 @@ static inline const char *find_structural(const char *p, const char *end)
 
 static inline bool is_ws(unsigned char c)
 {
-    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+    const uint64_t ws = (1ull << ' ') | (1ull << '\n') | (1ull << '\r') | (1ull << '\t');
+    return c <= ' ' && ((ws >> c) & 1);
 }
 
 static inline bool is_digit(unsigned char c)
@@ -233,9 +234,14 @@ static inline bool is_digit(unsigned char c)
 }
 
 /* Bytes that may appear in a number's text (validated afterwards). */
+static const uint8_t num_byte[256] = {
+    ['+'] = 1, ['-'] = 1, ['.'] = 1, ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1,
+    ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1, ['E'] = 1, ['e'] = 1,
+};
+
 static inline bool is_num_byte(unsigned char c)
 {
-    return is_digit(c) || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E';
+    return num_byte[c];
 }
 
 /* Check JSON number syntax of [s, e); set CP_JT_F_* flags. */
@@ -387,7 +393,7 @@ static int decode_escapes(cp_jt *jt, const char *s, size_t n, size_t *out_n, cp_
 
 /* *pp points at an opening quote. Fill tok->s/n/flags with the string body
  * and move *pp past the closing quote. */
-static int scan_string(cp_jt *jt, const char **pp, cp_jt_tok *tok, cp_error *err)
+static int scan_string_slow(cp_jt *jt, const char **pp, cp_jt_tok *tok, cp_error *err)
 {
     const char *start = *pp;
     size_t i = 1;
@@ -458,6 +464,30 @@ static int scan_literal(cp_jt *jt, const char **pp, const char *word, size_t len
     *pp = start;
     return fail(jt, err, CP_ERR_FORMAT, off_of(jt, start), "invalid json: bad literal, expected '%s'",
                 word);
+}
+
+/* scan_string_slow() with the common case inlined: the string ends within
+ * the next 16 bytes and has no backslash before its closing quote. */
+static inline int scan_string(cp_jt *jt, const char **pp, cp_jt_tok *tok, cp_error *err)
+{
+#if defined(__SSE2__) && !defined(CP_JT_NO_SIMD)
+    const char *s = *pp + 1;
+    if (jt->end - s >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
+        unsigned mq = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
+        unsigned mb = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+        if (mq && (mb == 0 || (mq & -mq) < (mb & -mb))) {
+            unsigned n = (unsigned)__builtin_ctz(mq);
+            tok->offset = off_of(jt, *pp);
+            tok->s = s;
+            tok->n = n;
+            tok->flags = 0;
+            *pp = s + n + 1;
+            return 0;
+        }
+    }
+#endif
+    return scan_string_slow(jt, pp, tok, err);
 }
 
 /* *pp points at '-' or a digit. */
