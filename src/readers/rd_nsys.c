@@ -281,26 +281,41 @@ static void add_event(nsys_proc *p, nsys_ctx *c, int64_t start, int64_t end, uin
     tl_builder_add(p->b, &ev);
 }
 
+/* Every CUPTI GPU-activity query starts with these six columns. */
+#define GPU_COLS "start", "end", "deviceId", "streamId", "correlationId", "globalPid"
+
+static nsys_proc *row_proc(nsys_ctx *c, sqlite3_stmt *st)
+{
+    int64_t gpid = col_i64(st, 5, -1);
+    return proc_of(c, gpid >= 0 ? PID_OF(gpid) : -1);
+}
+
+/* Add the GPU event of the current row (columns GPU_COLS) to process p with
+ * its device and stream args, and, when bytes_col >= 0, its byte count. */
+static void gpu_row(nsys_ctx *c, sqlite3_stmt *st, nsys_proc *p, uint32_t name, tl_cat cat, int bytes_col)
+{
+    int64_t dev = col_i64(st, 2, 0), stream = col_i64(st, 3, 0);
+    add_event(p, c, col_i64(st, 0, 0), col_i64(st, 1, 0), name, cat, gpu_track(p, dev, stream),
+              col_i64(st, 4, -1), 0);
+    tl_builder_arg_int(p->b, str(p, "device"), dev);
+    tl_builder_arg_int(p->b, str(p, "stream"), stream);
+    if (bytes_col >= 0)
+        tl_builder_arg_int(p->b, str(p, "bytes"), col_i64(st, bytes_col, 0));
+}
+
 /* ---- CUDA activity ---- */
 
 static void read_kernels(nsys_ctx *c)
 {
-    static const char *const cols[] = { "start", "end", "deviceId", "streamId", "correlationId", "globalPid",
-                                        "demangledName", "shortName", "gridX", "gridY", "gridZ",
+    static const char *const cols[] = { GPU_COLS, "demangledName", "shortName", "gridX", "gridY", "gridZ",
                                         "blockX", "blockY", "blockZ" };
     sqlite3_stmt *st = select_cols(c, "CUPTI_ACTIVITY_KIND_KERNEL", cols, CP_ARRAY_LEN(cols), NULL);
     if (!st)
         return;
     while (sqlite3_step(st) == SQLITE_ROW) {
-        int64_t gpid = col_i64(st, 5, -1);
-        nsys_proc *p = proc_of(c, gpid >= 0 ? PID_OF(gpid) : -1);
-        int64_t dev = col_i64(st, 2, 0), stream = col_i64(st, 3, 0);
-        int64_t name_id = col_i64(st, 6, col_i64(st, 7, -1));
-        add_event(p, c, col_i64(st, 0, 0), col_i64(st, 1, 0), sid_intern(c, p, name_id, false), TL_CAT_KERNEL,
-                  gpu_track(p, dev, stream), col_i64(st, 4, -1), 0);
+        nsys_proc *p = row_proc(c, st);
+        gpu_row(c, st, p, sid_intern(c, p, col_i64(st, 6, col_i64(st, 7, -1)), false), TL_CAT_KERNEL, -1);
         tl_builder *b = p->b;
-        tl_builder_arg_int(b, str(p, "device"), dev);
-        tl_builder_arg_int(b, str(p, "stream"), stream);
         if (sqlite3_column_type(st, 7) != SQLITE_NULL)
             tl_builder_arg_str(b, str(p, "short_name"), sid_intern(c, p, col_i64(st, 7, -1), false));
         tl_builder_arg_int(b, str(p, "grid"), col_i64(st, 8, 1) * col_i64(st, 9, 1) * col_i64(st, 10, 1));
@@ -327,14 +342,11 @@ static const char *mem_kind_name(int64_t k)
 
 static void read_memcpy(nsys_ctx *c)
 {
-    static const char *const cols[] = { "start", "end", "deviceId", "streamId", "correlationId", "globalPid",
-                                        "bytes", "copyKind", "srcKind", "dstKind" };
+    static const char *const cols[] = { GPU_COLS, "bytes", "copyKind", "srcKind", "dstKind" };
     sqlite3_stmt *st = select_cols(c, "CUPTI_ACTIVITY_KIND_MEMCPY", cols, CP_ARRAY_LEN(cols), NULL);
     if (!st)
         return;
     while (sqlite3_step(st) == SQLITE_ROW) {
-        int64_t gpid = col_i64(st, 5, -1);
-        nsys_proc *p = proc_of(c, gpid >= 0 ? PID_OF(gpid) : -1);
         char name[96];
         int64_t kind = col_i64(st, 7, 0);
         if (sqlite3_column_type(st, 8) != SQLITE_NULL)
@@ -342,34 +354,23 @@ static void read_memcpy(nsys_ctx *c)
                      mem_kind_name(col_i64(st, 8, 7)), mem_kind_name(col_i64(st, 9, 7)));
         else
             snprintf(name, sizeof name, "Memcpy %s", copy_kind_tag(kind));
-        int64_t dev = col_i64(st, 2, 0), stream = col_i64(st, 3, 0);
-        add_event(p, c, col_i64(st, 0, 0), col_i64(st, 1, 0), str(p, name), TL_CAT_GPU_MEMCPY,
-                  gpu_track(p, dev, stream), col_i64(st, 4, -1), 0);
-        tl_builder_arg_int(p->b, str(p, "device"), dev);
-        tl_builder_arg_int(p->b, str(p, "stream"), stream);
-        tl_builder_arg_int(p->b, str(p, "bytes"), col_i64(st, 6, 0));
+        nsys_proc *p = row_proc(c, st);
+        gpu_row(c, st, p, str(p, name), TL_CAT_GPU_MEMCPY, 6);
     }
     sqlite3_finalize(st);
 }
 
 static void read_memset(nsys_ctx *c)
 {
-    static const char *const cols[] = { "start", "end", "deviceId", "streamId", "correlationId", "globalPid",
-                                        "bytes", "memKind" };
+    static const char *const cols[] = { GPU_COLS, "bytes", "memKind" };
     sqlite3_stmt *st = select_cols(c, "CUPTI_ACTIVITY_KIND_MEMSET", cols, CP_ARRAY_LEN(cols), NULL);
     if (!st)
         return;
     while (sqlite3_step(st) == SQLITE_ROW) {
-        int64_t gpid = col_i64(st, 5, -1);
-        nsys_proc *p = proc_of(c, gpid >= 0 ? PID_OF(gpid) : -1);
         char name[64];
         snprintf(name, sizeof name, "Memset (%s)", mem_kind_name(col_i64(st, 7, 2)));
-        int64_t dev = col_i64(st, 2, 0), stream = col_i64(st, 3, 0);
-        add_event(p, c, col_i64(st, 0, 0), col_i64(st, 1, 0), str(p, name), TL_CAT_GPU_MEMSET,
-                  gpu_track(p, dev, stream), col_i64(st, 4, -1), 0);
-        tl_builder_arg_int(p->b, str(p, "device"), dev);
-        tl_builder_arg_int(p->b, str(p, "stream"), stream);
-        tl_builder_arg_int(p->b, str(p, "bytes"), col_i64(st, 6, 0));
+        nsys_proc *p = row_proc(c, st);
+        gpu_row(c, st, p, str(p, name), TL_CAT_GPU_MEMSET, 6);
     }
     sqlite3_finalize(st);
 }
@@ -378,18 +379,15 @@ static void read_sync(nsys_ctx *c)
 {
     static const char *const names[] = { "Unknown Sync", "Event Sync", "Stream Wait Event", "Stream Sync",
                                          "Context Sync" };
-    static const char *const cols[] = { "start", "end", "deviceId", "streamId", "correlationId", "globalPid",
-                                        "syncType" };
+    static const char *const cols[] = { GPU_COLS, "syncType" };
     sqlite3_stmt *st = select_cols(c, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", cols, CP_ARRAY_LEN(cols), NULL);
     if (!st)
         return;
     while (sqlite3_step(st) == SQLITE_ROW) {
-        int64_t gpid = col_i64(st, 5, -1);
-        nsys_proc *p = proc_of(c, gpid >= 0 ? PID_OF(gpid) : -1);
         int64_t t = col_i64(st, 6, 0);
-        const char *nm = t >= 0 && t < (int64_t)CP_ARRAY_LEN(names) ? names[t] : names[0];
-        add_event(p, c, col_i64(st, 0, 0), col_i64(st, 1, 0), str(p, nm), TL_CAT_CUDA_SYNC,
-                  gpu_track(p, col_i64(st, 2, 0), col_i64(st, 3, 0)), col_i64(st, 4, -1), 0);
+        nsys_proc *p = row_proc(c, st);
+        gpu_row(c, st, p, str(p, t >= 0 && t < (int64_t)CP_ARRAY_LEN(names) ? names[t] : names[0]),
+                TL_CAT_CUDA_SYNC, -1);
     }
     sqlite3_finalize(st);
 }
