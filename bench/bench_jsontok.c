@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../src/base/jsontok.h"
+#include "base/jsontok.h"
 
 #ifdef HAVE_YAJL
 #include <yajl/yajl_parse.h>
@@ -319,15 +319,15 @@ static int run_one(parser p, const char *path, const char *mem, size_t n, work *
     }
     fd_src src = {fd};
     switch (p) {
-    case P_JT_MEM: rc = jt_all(cp_jt_open_mem(mem, n, &o, NULL), w); break;
-    case P_JT_FD: rc = jt_all(cp_jt_open(fd_read, &src, &o, NULL), w); break;
-    case P_JT_READER: rc = jt_reader(cp_jt_open(fd_read, &src, &o, NULL), w); break;
+    case P_JT_MEM: rc = jt_all(cp_jt_open_mem(mem, n, &o), w); break;
+    case P_JT_FD: rc = jt_all(cp_jt_open(fd_read, &src, &o), w); break;
+    case P_JT_READER: rc = jt_reader(cp_jt_open(fd_read, &src, &o), w); break;
     case P_JT_MMAP: {
         void *m = mmap(NULL, n, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
         if (m == MAP_FAILED)
             break;
         madvise(m, n, MADV_SEQUENTIAL);
-        rc = jt_reader(cp_jt_open_mem(m, n, &o, NULL), w);
+        rc = jt_reader(cp_jt_open_mem(m, n, &o), w);
         munmap(m, n);
         break;
     }

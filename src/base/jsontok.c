@@ -21,6 +21,9 @@
  */
 #include "jsontok.h"
 
+#include "src.h"
+#include "util.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -149,10 +152,7 @@ static int refill(cp_jt *jt, const char **keep, cp_error *err)
             return fail(jt, err, CP_ERR_NOMEM, jt->base_off,
                         "token too long: more than %zu bytes", jt->max_token);
         size_t ncap = jt->cap * 2;
-        char *nb = realloc(jt->buf, ncap);
-        if (!nb)
-            return fail(jt, err, CP_ERR_NOMEM, jt->base_off, "out of memory: input buffer of %zu bytes",
-                        ncap);
+        char *nb = cp_xrealloc(jt->buf, ncap);
         jt->buf = nb;
         jt->base = nb;
         jt->cap = ncap;
@@ -329,12 +329,10 @@ static char *put_utf8(char *o, unsigned cp)
  * at most 3/2 of n (a bad "\u" of 2 bytes becomes 3-byte U+FFFD). */
 static int decode_escapes(cp_jt *jt, const char *s, size_t n, size_t *out_n, cp_error *err)
 {
+    (void)err;
     size_t need = n + n / 2 + 4;
     if (need > jt->scratch_cap) {
-        char *ns = realloc(jt->scratch, need);
-        if (!ns)
-            return fail(jt, err, CP_ERR_NOMEM, -1, "out of memory: string scratch of %zu bytes", need);
-        jt->scratch = ns;
+        jt->scratch = cp_xrealloc(jt->scratch, need);
         jt->scratch_cap = need;
     }
     char *o = jt->scratch;
@@ -540,14 +538,9 @@ static int scan_number(cp_jt *jt, const char **pp, cp_jt_tok *tok, cp_error *err
 
 /* ---- public API ------------------------------------------------------- */
 
-static cp_jt *jt_new(const cp_jt_opts *opts, cp_error *err)
+static cp_jt *jt_new(const cp_jt_opts *opts)
 {
-    cp_jt *jt = calloc(1, sizeof *jt);
-    if (!jt) {
-        cp_error_set(err, CP_ERR_NOMEM, opts ? opts->name : NULL, 0, 0, -1,
-                     "out of memory: json tokenizer");
-        return NULL;
-    }
+    cp_jt *jt = cp_xcalloc(1, sizeof *jt);
     snprintf(jt->name, sizeof jt->name, "%s", opts && opts->name ? opts->name : "<json>");
     jt->max_depth = opts && opts->max_depth ? opts->max_depth : 256;
     if (jt->max_depth > CP_JT_DEPTH_LIMIT)
@@ -559,21 +552,13 @@ static cp_jt *jt_new(const cp_jt_opts *opts, cp_error *err)
     return jt;
 }
 
-cp_jt *cp_jt_open(cp_jt_read_fn fn, void *ctx, const cp_jt_opts *opts, cp_error *err)
+cp_jt *cp_jt_open(cp_jt_read_fn fn, void *ctx, const cp_jt_opts *opts)
 {
-    cp_jt *jt = jt_new(opts, err);
-    if (!jt)
-        return NULL;
+    cp_jt *jt = jt_new(opts);
     size_t cap = opts && opts->buf_bytes ? opts->buf_bytes : (size_t)1 << 20;
     if (cap < 16)
         cap = 16;
-    jt->buf = malloc(cap);
-    if (!jt->buf) {
-        cp_error_set(err, CP_ERR_NOMEM, jt->name, 0, 0, -1,
-                     "out of memory: json input buffer of %zu bytes", cap);
-        free(jt);
-        return NULL;
-    }
+    jt->buf = cp_xmalloc(cap);
     jt->cap = cap;
     jt->base = jt->p = jt->end = jt->buf;
     jt->fn = fn;
@@ -581,11 +566,22 @@ cp_jt *cp_jt_open(cp_jt_read_fn fn, void *ctx, const cp_jt_opts *opts, cp_error 
     return jt;
 }
 
-cp_jt *cp_jt_open_mem(const char *data, size_t n, const cp_jt_opts *opts, cp_error *err)
+static long src_read(void *ctx, char *buf, size_t cap, cp_error *err)
 {
-    cp_jt *jt = jt_new(opts, err);
-    if (!jt)
-        return NULL;
+    return (long)cp_src_read(ctx, buf, cap, err);
+}
+
+cp_jt *cp_jt_open_src(cp_src *src, const cp_jt_opts *opts)
+{
+    cp_jt_opts o = opts ? *opts : (cp_jt_opts){0};
+    if (!o.name)
+        o.name = cp_src_name(src);
+    return cp_jt_open(src_read, src, &o);
+}
+
+cp_jt *cp_jt_open_mem(const char *data, size_t n, const cp_jt_opts *opts)
+{
+    cp_jt *jt = jt_new(opts);
     jt->base = jt->p = data ? data : "";
     jt->end = jt->base + (data ? n : 0);
     jt->eof = true;
