@@ -228,20 +228,37 @@ static inline bool is_ws(unsigned char c)
     return c <= ' ' && ((ws >> c) & 1);
 }
 
+/* First non-whitespace byte in [p, end), or end. Runs in traces are a
+ * single space or a newline plus indentation: no run, one byte and short
+ * runs are decided before the 16-byte loop. */
+static inline const char *skip_ws(const char *p, const char *end)
+{
+    if (p == end || !is_ws((unsigned char)*p))
+        return p;
+    p++;
+    if (p == end || !is_ws((unsigned char)*p))
+        return p;
+#if defined(__SSE2__) && !defined(CP_JT_NO_SIMD)
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
+                                               _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+                                  _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')),
+                                               _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
+        unsigned m = ~(unsigned)_mm_movemask_epi8(ws) & 0xFFFFu;
+        if (m)
+            return p + __builtin_ctz(m);
+        p += 16;
+    }
+#endif
+    while (p < end && is_ws((unsigned char)*p))
+        p++;
+    return p;
+}
+
 static inline bool is_digit(unsigned char c)
 {
     return c >= '0' && c <= '9';
-}
-
-/* Bytes that may appear in a number's text (validated afterwards). */
-static const uint8_t num_byte[256] = {
-    ['+'] = 1, ['-'] = 1, ['.'] = 1, ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1,
-    ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1, ['E'] = 1, ['e'] = 1,
-};
-
-static inline bool is_num_byte(unsigned char c)
-{
-    return num_byte[c];
 }
 
 /* Check JSON number syntax of [s, e); set CP_JT_F_* flags. */
@@ -488,18 +505,48 @@ static inline int scan_string(cp_jt *jt, const char **pp, cp_jt_tok *tok, cp_err
     return scan_string_slow(jt, pp, tok, err);
 }
 
-/* *pp points at '-' or a digit. */
+/* *pp points at '-' or a digit. One pass checks the JSON number grammar and
+ * finds the end; it stops at the first byte the grammar does not allow (that
+ * byte is then judged by the state machine: "1.5.3" fails at the second '.'). */
 static int scan_number(cp_jt *jt, const char **pp, cp_jt_tok *tok, cp_error *err)
 {
-    const char *start = *pp;
-    size_t i = 0;
+    const char *start = *pp, *q, *end;
+    unsigned f;
+    bool ok, final = false;
     for (;;) {
-        const char *q = start + i, *end = jt->end;
-        while (q < end && is_num_byte((unsigned char)*q))
+        end = jt->end;
+        q = start;
+        f = CP_JT_F_INT;
+        ok = false;
+        if (*q == '-') {
             q++;
-        i = (size_t)(q - start);
-        if (q < end)
+            f |= CP_JT_F_NEG;
+        }
+        if (q < end && is_digit((unsigned char)*q)) {
+            if (*q++ != '0') /* no leading zeros */
+                while (q < end && is_digit((unsigned char)*q))
+                    q++;
+            ok = true;
+            if (q < end && *q == '.') {
+                f &= ~(unsigned)CP_JT_F_INT;
+                q++;
+                ok = q < end && is_digit((unsigned char)*q);
+                while (q < end && is_digit((unsigned char)*q))
+                    q++;
+            }
+            if (ok && q < end && (*q == 'e' || *q == 'E')) {
+                f &= ~(unsigned)CP_JT_F_INT;
+                q++;
+                if (q < end && (*q == '+' || *q == '-'))
+                    q++;
+                ok = q < end && is_digit((unsigned char)*q);
+                while (q < end && is_digit((unsigned char)*q))
+                    q++;
+            }
+        }
+        if (q < end || final)
             break;
+        /* The number may go on: refill (which may move it) and rescan. */
         int r = refill(jt, &start, err);
         if (r < 0)
             return r;
@@ -510,29 +557,30 @@ static int scan_number(cp_jt *jt, const char **pp, cp_jt_tok *tok, cp_error *err
                 jt->p = start;
                 return fail_trunc(jt, err, "a number");
             }
-            break;
+            final = true;
         }
     }
-    if (!number_syntax(start, start + i, &tok->flags)) {
-        if (i == 1 && *start == '-' && start + 1 < jt->end && start[1] == 'I') {
-            const char *q = start;
+    if (!ok) {
+        if (q == start + 1 && f == (CP_JT_F_INT | CP_JT_F_NEG) && q < end && *q == 'I') {
+            q = start;
             int r = scan_literal(jt, &q, "-Infinity", 9, err);
             if (r < 0)
                 return r;
             start = q - 9;
-            i = 9;
-            tok->flags = CP_JT_F_NEG | CP_JT_F_NONFINITE;
+            f = CP_JT_F_NEG | CP_JT_F_NONFINITE;
         } else {
+            size_t bad = (size_t)(q - start); /* up to the byte that broke the grammar */
             jt->p = start;
             return fail(jt, err, CP_ERR_FORMAT, off_of(jt, start), "invalid json: bad number '%.*s'",
-                        (int)(i > 40 ? 40 : i), start);
+                        (int)(bad > 40 ? 40 : bad), start);
         }
     }
     tok->type = CP_JT_NUMBER;
+    tok->flags = f;
     tok->s = start;
-    tok->n = i;
+    tok->n = (size_t)(q - start);
     tok->offset = off_of(jt, start);
-    *pp = start + i;
+    *pp = q;
     return 0;
 }
 
@@ -603,11 +651,23 @@ long long cp_jt_last_complete_end(const cp_jt *jt) { return jt->last_end; }
 bool cp_jt_truncated(const cp_jt *jt) { return jt->truncated; }
 cp_jt_stats cp_jt_get_stats(const cp_jt *jt) { return jt->stats; }
 
-/* After a complete value that ends just before q. */
-static inline void value_done(cp_jt *jt, const char *q)
+/* After a complete value that ends just before q; returns the new read
+ * position. The ',' that usually follows is consumed here when it is already
+ * buffered, which saves a trip through the state machine per value. */
+static inline const char *value_done(cp_jt *jt, const char *q)
 {
-    jt->state = jt->depth ? ST_AFTER : ST_DONE;
     jt->last_end = off_of(jt, q);
+    if (!jt->depth) {
+        jt->state = ST_DONE;
+        return q;
+    }
+    jt->state = ST_AFTER;
+    q = skip_ws(q, jt->end);
+    if (q < jt->end && *q == ',') {
+        jt->state = jt->stack[jt->depth - 1] ? ST_OBJ_NEXT : ST_ARR_NEXT;
+        q++;
+    }
+    return q;
 }
 
 /* End of input reached where a token should start. */
@@ -635,8 +695,7 @@ int cp_jt_next(cp_jt *jt, cp_jt_tok *tok, cp_error *err)
     int r;
     for (;;) {
         const char *end = jt->end;
-        while (p < end && is_ws((unsigned char)*p))
-            p++;
+        p = skip_ws(p, end);
         if (p == end) {
             r = refill(jt, &p, err);
             if (r > 0)
@@ -678,8 +737,13 @@ int cp_jt_next(cp_jt *jt, cp_jt_tok *tok, cp_error *err)
                 r = scan_string(jt, &p, tok, err);
                 if (r < 0)
                     return r;
+                jt->state = ST_COLON; /* the ':' is usually right there: take it */
+                p = skip_ws(p, jt->end);
+                if (p < jt->end && *p == ':') {
+                    p++;
+                    jt->state = ST_VALUE;
+                }
                 jt->p = p;
-                jt->state = ST_COLON;
                 tok->type = CP_JT_KEY;
                 tok->depth = jt->depth;
                 return CP_JT_KEY;
@@ -771,8 +835,7 @@ int cp_jt_next(cp_jt *jt, cp_jt_tok *tok, cp_error *err)
             jt->p = p;
             return fail_byte(jt, err, p, "a value");
         }
-        jt->p = p;
-        value_done(jt, p);
+        jt->p = value_done(jt, p);
         return tok->type;
 
     close:
@@ -787,8 +850,7 @@ int cp_jt_next(cp_jt *jt, cp_jt_tok *tok, cp_error *err)
         tok->flags = 0;
         tok->offset = off_of(jt, p);
         tok->depth = jt->depth;
-        jt->p = ++p;
-        value_done(jt, p);
+        jt->p = value_done(jt, p + 1);
         return tok->type;
     }
 }
@@ -850,8 +912,7 @@ static int skip_to_depth(cp_jt *jt, unsigned target, cp_error *err)
         jt->depth--;
         p++;
         if (jt->depth == target) {
-            jt->p = p;
-            value_done(jt, p);
+            jt->p = value_done(jt, p);
             return c == '}' ? CP_JT_OBJ_END : CP_JT_ARR_END;
         }
     }

@@ -533,7 +533,7 @@ static void test_refill_every_split(void **state)
 {
     (void)state;
     const char *docs[] = {kineto_doc, "[\"\\\\\",\"a\\\"\", 12345678901234567890, -Infinity, true]",
-                          "  \"top\"  ", "-12.5e-7"};
+                          "  \"top\"  ", "-12.5e-7", "   42", "\n-Infinity ", "  true"};
     for (size_t k = 0; k < sizeof docs / sizeof docs[0]; k++) {
         const char *j = docs[k];
         size_t n = strlen(j);
