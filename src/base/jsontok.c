@@ -195,33 +195,6 @@ static inline const char *find_quote_or_bs(const char *p, const char *end)
     return p;
 }
 
-/* First '"', '[', ']', '{' or '}' in [p, end), or end. */
-static inline const char *find_structural(const char *p, const char *end)
-{
-#if defined(__SSE2__) && !defined(CP_JT_NO_SIMD)
-    /* '[' | 0x20 == '{' and ']' | 0x20 == '}', so two compares cover four. */
-    const __m128i v20 = _mm_set1_epi8(0x20), vq = _mm_set1_epi8('"');
-    const __m128i vo = _mm_set1_epi8('{'), vc = _mm_set1_epi8('}');
-    while (end - p >= 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-        __m128i l = _mm_or_si128(v, v20);
-        __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(v, vq),
-                                   _mm_or_si128(_mm_cmpeq_epi8(l, vo), _mm_cmpeq_epi8(l, vc)));
-        unsigned m = (unsigned)_mm_movemask_epi8(hit);
-        if (m)
-            return p + __builtin_ctz(m);
-        p += 16;
-    }
-#endif
-    while (p < end) {
-        char c = *p;
-        if (c == '"' || ((c | 0x20) == '{') || ((c | 0x20) == '}'))
-            return p;
-        p++;
-    }
-    return p;
-}
-
 static inline bool is_ws(unsigned char c)
 {
     const uint64_t ws = (1ull << ' ') | (1ull << '\n') | (1ull << '\r') | (1ull << '\t');
@@ -231,7 +204,7 @@ static inline bool is_ws(unsigned char c)
 /* First non-whitespace byte in [p, end), or end. Runs in traces are a
  * single space or a newline plus indentation: no run, one byte and short
  * runs are decided before the 16-byte loop. */
-static inline const char *skip_ws(const char *p, const char *end)
+static inline __attribute__((always_inline)) const char *skip_ws(const char *p, const char *end)
 {
     if (p == end || !is_ws((unsigned char)*p))
         return p;
@@ -654,7 +627,7 @@ cp_jt_stats cp_jt_get_stats(const cp_jt *jt) { return jt->stats; }
 /* After a complete value that ends just before q; returns the new read
  * position. The ',' that usually follows is consumed here when it is already
  * buffered, which saves a trip through the state machine per value. */
-static inline const char *value_done(cp_jt *jt, const char *q)
+static inline __attribute__((always_inline)) const char *value_done(cp_jt *jt, const char *q)
 {
     jt->last_end = off_of(jt, q);
     if (!jt->depth) {
@@ -855,65 +828,106 @@ int cp_jt_next(cp_jt *jt, cp_jt_tok *tok, cp_error *err)
     }
 }
 
+/* One bracket met while skipping (outside strings). Returns 1 when the
+ * container open at depth target+1 just closed, 0 to go on, or an error. */
+static inline int skip_bracket(cp_jt *jt, const char *q, unsigned target, cp_error *err)
+{
+    char c = *q;
+    if (c == '{' || c == '[') {
+        if (jt->depth >= jt->max_depth) {
+            jt->p = q;
+            return fail(jt, err, CP_ERR_FORMAT, off_of(jt, q), "invalid json: nesting deeper than %u",
+                        jt->max_depth);
+        }
+        jt->stack[jt->depth++] = c == '{';
+        return 0;
+    }
+    if ((c == '}') != (jt->stack[jt->depth - 1] == 1)) {
+        jt->p = q;
+        return fail_byte(jt, err, q, jt->stack[jt->depth - 1] ? "'}'" : "']'");
+    }
+    jt->depth--;
+    return jt->depth == target;
+}
+
 /* Skip forward until the container open at depth target+1 closes. Only
- * brackets and strings are looked at. */
+ * brackets and strings are looked at. With SSE2, 16 bytes are classified at
+ * once: a prefix XOR of the quote mask marks the bytes inside strings, so
+ * only brackets outside strings are visited one by one. Blocks holding a
+ * backslash (rare in traces) go through the byte loop, which tracks escapes.
+ * The string state lives in two flags, so nothing needs keeping on refill. */
 static int skip_to_depth(cp_jt *jt, unsigned target, cp_error *err)
 {
     const char *p = jt->p;
+    bool in_str = false, esc = false;
+    int r;
     for (;;) {
-        p = find_structural(p, jt->end);
+        const char *end = jt->end;
+#if defined(__SSE2__) && !defined(CP_JT_NO_SIMD)
+        const __m128i vq = _mm_set1_epi8('"'), vb = _mm_set1_epi8('\\');
+        const __m128i v20 = _mm_set1_epi8(0x20), vo = _mm_set1_epi8('{'), vc = _mm_set1_epi8('}');
+        while (end - p >= 16 && !esc) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+            if (_mm_movemask_epi8(_mm_cmpeq_epi8(v, vb)))
+                break;
+            unsigned q = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, vq));
+            __m128i l = _mm_or_si128(v, v20); /* '[' -> '{', ']' -> '}' */
+            unsigned br = (unsigned)_mm_movemask_epi8(
+                _mm_or_si128(_mm_cmpeq_epi8(l, vo), _mm_cmpeq_epi8(l, vc)));
+            /* bit i of x: odd number of quotes at positions <= i, i.e. byte i
+             * is inside a string (an opening quote counts as inside) */
+            unsigned x = q;
+            x ^= x << 1;
+            x ^= x << 2;
+            x ^= x << 4;
+            x ^= x << 8;
+            if (in_str)
+                x = ~x;
+            x &= 0xFFFFu;
+            unsigned outside = br & ~x;
+            while (outside) {
+                const char *b = p + __builtin_ctz(outside);
+                if ((r = skip_bracket(jt, b, target, err)) != 0) {
+                    if (r < 0)
+                        return r;
+                    jt->p = value_done(jt, b + 1);
+                    return *b == '}' ? CP_JT_OBJ_END : CP_JT_ARR_END;
+                }
+                outside &= outside - 1;
+            }
+            in_str = (x >> 15) & 1;
+            p += 16;
+        }
+#endif
+        const char *stop = end - p > 16 ? p + 16 : end;
+        for (; p < stop; p++) {
+            char c = *p;
+            if (in_str) {
+                if (esc)
+                    esc = false;
+                else if (c == '\\')
+                    esc = true;
+                else if (c == '"')
+                    in_str = false;
+            } else if (c == '"') {
+                in_str = true;
+            } else if ((c | 0x20) == '{' || (c | 0x20) == '}') {
+                if ((r = skip_bracket(jt, p, target, err)) != 0) {
+                    if (r < 0)
+                        return r;
+                    jt->p = value_done(jt, p + 1);
+                    return c == '}' ? CP_JT_OBJ_END : CP_JT_ARR_END;
+                }
+            }
+        }
         if (p == jt->end) {
-            int r = refill(jt, &p, err);
+            r = refill(jt, &p, err);
             if (r < 0)
                 return r;
             if (r == 0) {
                 jt->p = p;
-                return fail_trunc(jt, err, "a skipped value");
+                return fail_trunc(jt, err, in_str ? "a string in a skipped value" : "a skipped value");
             }
-            continue;
-        }
-        char c = *p;
-        if (c == '"') {
-            const char *q = p + 1;
-            for (;;) {
-                q = find_quote_or_bs(q, jt->end);
-                if (q < jt->end && *q == '"')
-                    break;
-                if (q + 1 < jt->end) { /* backslash with its escaped byte */
-                    q += 2;
-                    continue;
-                }
-                /* keep only the pending backslash (if any) across the refill */
-                int r = refill(jt, &q, err);
-                if (r < 0)
-                    return r;
-                if (r == 0) {
-                    jt->p = q;
-                    return fail_trunc(jt, err, "a string in a skipped value");
-                }
-            }
-            p = q + 1;
-            continue;
-        }
-        if (c == '{' || c == '[') {
-            if (jt->depth >= jt->max_depth) {
-                jt->p = p;
-                return fail(jt, err, CP_ERR_FORMAT, off_of(jt, p),
-                            "invalid json: nesting deeper than %u", jt->max_depth);
-            }
-            jt->stack[jt->depth++] = c == '{';
-            p++;
-            continue;
-        }
-        if ((c == '}') != (jt->stack[jt->depth - 1] == 1)) {
-            jt->p = p;
-            return fail_byte(jt, err, p, jt->stack[jt->depth - 1] ? "'}'" : "']'");
-        }
-        jt->depth--;
-        p++;
-        if (jt->depth == target) {
-            jt->p = value_done(jt, p);
-            return c == '}' ? CP_JT_OBJ_END : CP_JT_ARR_END;
         }
     }
 }
@@ -968,10 +982,51 @@ static int to_i64(uint64_t mag, bool neg, bool overflow, int64_t *out)
     return 0;
 }
 
+/* The common timestamp shape, "-?D{1,16}(.D+)?" without leading zeros (16
+ * integer digits: microseconds since 1970 are 1.7e15): one pass; 16 + 3
+ * digits fit in uint64, and values past INT64 take the general path. Returns
+ * false when the text needs the general path. */
+static bool parse_ns_fast(const char *s, size_t n, int64_t *out_ns)
+{
+    const char *p = s, *e = s + n;
+    bool neg = p < e && *p == '-';
+    p += neg;
+    const char *ib = p;
+    uint64_t v = 0;
+    while (p < e && is_digit((unsigned char)*p))
+        v = v * 10 + (uint64_t)(*p++ - '0');
+    size_t nint = (size_t)(p - ib);
+    if (nint == 0 || nint > 16 || (nint > 1 && *ib == '0'))
+        return false;
+    unsigned frac = 0;
+    if (p < e && *p == '.') {
+        p++;
+        if (p == e)
+            return false;
+        for (; p < e && is_digit((unsigned char)*p); p++)
+            if (frac < 3) {
+                v = v * 10 + (uint64_t)(*p - '0');
+                frac++;
+            }
+        if (p[-1] == '.')
+            return false;
+    }
+    if (p != e)
+        return false;
+    for (; frac < 3; frac++)
+        v *= 10;
+    if (v > (uint64_t)INT64_MAX)
+        return false;
+    *out_ns = neg ? -(int64_t)v : (int64_t)v;
+    return true;
+}
+
 int cp_jt_parse_ns(const char *s, size_t n, int64_t *out_ns)
 {
     unsigned flags;
     unquote(&s, &n);
+    if (parse_ns_fast(s, n, out_ns))
+        return 0;
     if (!number_syntax(s, s + n, &flags))
         return CP_ERR_FORMAT;
     const char *p = s, *e = s + n;
