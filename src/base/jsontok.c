@@ -9,11 +9,14 @@
  *     O(buffer + longest token), independent of the input size.
  *   - A small explicit state machine (what may come next) replaces recursion;
  *     the container stack is a byte array of the nesting cap.
- *   - The hot loops (end of a string, next structural byte while skipping)
- *     look at 16 bytes at a time with SSE2, the x86-64 baseline; a portable
- *     byte loop covers other targets (and builds with -DCP_JT_NO_SIMD) and the
+ *   - The hot loops (end of a string, whitespace runs, skipping a value) look
+ *     at 16 bytes at a time with SSE2, the x86-64 baseline; a portable byte
+ *     loop covers other targets (and builds with -DCP_JT_NO_SIMD) and the
  *     tail of the buffer. No loop reads past `end`, so the zero-copy memory
  *     mode needs no padding.
+ *   - Per token, the common case is decided without a trip through the
+ *     state machine: a string that ends within 16 bytes, the ':' after a key
+ *     and the ',' after a value when they are already buffered.
  *   - Escaped strings are rare in traces: the scanner only notes that a
  *     backslash was seen and a second pass decodes into the scratch buffer.
  *   - Skipping a value does not tokenize it: it tracks only brackets and
@@ -163,6 +166,9 @@ static int refill(cp_jt *jt, const char **keep, cp_error *err)
     cp_error_clear(&rerr);
     long r = jt->fn(jt->ctx, jt->buf + keep_n, jt->cap - keep_n, &rerr);
     if (r < 0) {
+        if (rerr.code == 0) /* a callback that did not say why */
+            cp_error_set(&rerr, (int)r, jt->name, 0, 0, jt->base_off + (long long)keep_n,
+                         "read failed");
         jt->saved = rerr;
         jt->status = (int)r;
         return replay(jt, err);
@@ -234,44 +240,51 @@ static inline bool is_digit(unsigned char c)
     return c >= '0' && c <= '9';
 }
 
-/* Check JSON number syntax of [s, e); set CP_JT_F_* flags. */
-static bool number_syntax(const char *s, const char *e, unsigned *flags)
+/* Longest prefix of [p, end) that follows the JSON number grammar
+ * -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? ; returns where it stops.
+ * *ok is false when the text stopped inside a part that needs more digits
+ * ("-", "1.", "1e+"); *flags gets CP_JT_F_INT/CP_JT_F_NEG. */
+static inline __attribute__((always_inline)) const char *
+number_prefix(const char *p, const char *end, unsigned *flags, bool *ok)
 {
-    const char *p = s;
     unsigned f = CP_JT_F_INT;
-    if (p < e && *p == '-') {
+    bool good = false;
+    if (p < end && *p == '-') {
         p++;
         f |= CP_JT_F_NEG;
     }
-    if (p == e)
-        return false;
-    if (*p == '0')
-        p++;
-    else if (*p >= '1' && *p <= '9')
-        while (p < e && is_digit((unsigned char)*p))
+    if (p < end && is_digit((unsigned char)*p)) {
+        if (*p++ != '0') /* no leading zeros */
+            while (p < end && is_digit((unsigned char)*p))
+                p++;
+        good = true;
+        if (p < end && *p == '.') {
+            f &= ~(unsigned)CP_JT_F_INT;
             p++;
-    else
-        return false;
-    if (p < e && *p == '.') {
-        p++;
-        f &= ~(unsigned)CP_JT_F_INT;
-        if (p == e || !is_digit((unsigned char)*p))
-            return false;
-        while (p < e && is_digit((unsigned char)*p))
+            good = p < end && is_digit((unsigned char)*p);
+            while (p < end && is_digit((unsigned char)*p))
+                p++;
+        }
+        if (good && p < end && (*p == 'e' || *p == 'E')) {
+            f &= ~(unsigned)CP_JT_F_INT;
             p++;
-    }
-    if (p < e && (*p == 'e' || *p == 'E')) {
-        p++;
-        f &= ~(unsigned)CP_JT_F_INT;
-        if (p < e && (*p == '+' || *p == '-'))
-            p++;
-        if (p == e || !is_digit((unsigned char)*p))
-            return false;
-        while (p < e && is_digit((unsigned char)*p))
-            p++;
+            if (p < end && (*p == '+' || *p == '-'))
+                p++;
+            good = p < end && is_digit((unsigned char)*p);
+            while (p < end && is_digit((unsigned char)*p))
+                p++;
+        }
     }
     *flags = f;
-    return p == e;
+    *ok = good;
+    return p;
+}
+
+/* Whether [s, e) is exactly one JSON number; sets CP_JT_F_* flags. */
+static bool number_syntax(const char *s, const char *e, unsigned *flags)
+{
+    bool ok;
+    return number_prefix(s, e, flags, &ok) == e && ok;
 }
 
 /* ---- string decoding ---------------------------------------------------- */
@@ -488,35 +501,7 @@ static int scan_number(cp_jt *jt, const char **pp, cp_jt_tok *tok, cp_error *err
     bool ok, final = false;
     for (;;) {
         end = jt->end;
-        q = start;
-        f = CP_JT_F_INT;
-        ok = false;
-        if (*q == '-') {
-            q++;
-            f |= CP_JT_F_NEG;
-        }
-        if (q < end && is_digit((unsigned char)*q)) {
-            if (*q++ != '0') /* no leading zeros */
-                while (q < end && is_digit((unsigned char)*q))
-                    q++;
-            ok = true;
-            if (q < end && *q == '.') {
-                f &= ~(unsigned)CP_JT_F_INT;
-                q++;
-                ok = q < end && is_digit((unsigned char)*q);
-                while (q < end && is_digit((unsigned char)*q))
-                    q++;
-            }
-            if (ok && q < end && (*q == 'e' || *q == 'E')) {
-                f &= ~(unsigned)CP_JT_F_INT;
-                q++;
-                if (q < end && (*q == '+' || *q == '-'))
-                    q++;
-                ok = q < end && is_digit((unsigned char)*q);
-                while (q < end && is_digit((unsigned char)*q))
-                    q++;
-            }
-        }
+        q = number_prefix(start, end, &f, &ok);
         if (q < end || final)
             break;
         /* The number may go on: refill (which may move it) and rescan. */
