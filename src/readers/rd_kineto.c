@@ -40,6 +40,8 @@
 #define KR_MAX_PGS 4096         /* process groups kept from distributedInfo */
 #define KR_MAX_PG_RANKS 1048576 /* ranks kept per process group */
 #define KR_TCACHE 256           /* direct-mapped track cache entries (power of two) */
+#define KR_CATMEMO 1024         /* category memo entries, by string id */
+#define KR_SCACHE 4096          /* direct-mapped string cache entries (power of two) */
 
 /* ---- a small open-addressing map: (int64, int64) -> uint32 ---------------- */
 
@@ -94,6 +96,26 @@ static uint32_t *kmap_get(kmap *m, int64_t a, int64_t b)
         m->n++;
     }
     return &m->e[i].v;
+}
+
+/* Remove (a, b) if present (backward-shift deletion keeps probing exact). */
+static void kmap_del(kmap *m, int64_t a, int64_t b)
+{
+    if (!m->cap)
+        return;
+    size_t i = kmap_slot(m, a, b);
+    if (!m->e[i].used)
+        return;
+    m->e[i].used = 0;
+    m->n--;
+    for (size_t j = (i + 1) & (m->cap - 1); m->e[j].used; j = (j + 1) & (m->cap - 1)) {
+        kmap_ent x = m->e[j];
+        m->e[j].used = 0;
+        m->n--;
+        size_t k = kmap_slot(m, x.a, x.b);
+        m->e[k] = x;
+        m->n++;
+    }
 }
 
 static const uint32_t *kmap_find(const kmap *m, int64_t a, int64_t b)
@@ -156,6 +178,8 @@ typedef struct kr {
     kmap flows;  /* (cat id, flow id) -> 1 start | 2 end | 4 step */
     kmap names;  /* (pid, tid) -> thread name; (pid, INT64_MIN) -> process name */
     tcache_ent tcache[KR_TCACHE];
+    uint32_t scache[KR_SCACHE]; /* string id + 1, 0 = empty */
+    uint8_t catmemo[KR_CATMEMO]; /* string id -> (tl_cat + 1) | 0x80 for MTIA device work */
     ktrack *tracks;
     size_t n_tracks, cap_tracks;
     kpg *pgs;
@@ -192,7 +216,115 @@ static int finish_value(kr *r, int t)
     return t < 0 ? t : 0;
 }
 
-static inline uint32_t intern_tok(kr *r) { return cp_intern_n(r->str, r->tok.s, r->tok.n); }
+/* Interning hashes every byte serially (FNV), and a trace repeats the same
+ * few thousand names (kernel names of hundreds of bytes) millions of times.
+ * A direct-mapped cache keyed by the length and three 8-byte samples finds
+ * the id with one memcmp; a miss or a collision falls back to the table. */
+static uint32_t intern_span(kr *r, const char *s, size_t n)
+{
+    uint64_t w0 = 0, w1 = 0, w2 = 0;
+    if (n >= 8) {
+        memcpy(&w0, s, 8);
+        memcpy(&w1, s + (n - 8) / 2, 8);
+        memcpy(&w2, s + n - 8, 8);
+    } else {
+        memcpy(&w0, s, n);
+    }
+    uint64_t h = mix64(w0 ^ mix64(w1 + n) ^ (w2 * 0x9e3779b97f4a7c15ULL));
+    uint32_t *slot = &r->scache[h & (KR_SCACHE - 1)];
+    if (*slot) {
+        uint32_t id = *slot - 1;
+        if (cp_intern_len(r->str, id) == n && memcmp(cp_intern_str(r->str, id), s, n) == 0)
+            return id;
+    }
+    uint32_t id = cp_intern_n(r->str, s, n);
+    *slot = id + 1;
+    return id;
+}
+
+static inline uint32_t intern_tok(kr *r) { return intern_span(r, r->tok.s, r->tok.n); }
+
+/* Exact integer of a NUMBER token the tokenizer flagged as an integer; the
+ * common short case without the general parser's re-validation. */
+static inline int tok_i64(const cp_jt_tok *t, int64_t *out)
+{
+    if ((t->flags & (CP_JT_F_INT | CP_JT_F_NEG)) == CP_JT_F_INT && t->n <= 18) {
+        int64_t v = 0;
+        for (size_t i = 0; i < t->n; i++)
+            v = v * 10 + (t->s[i] - '0');
+        *out = v;
+        return 0;
+    }
+    return cp_jt_parse_i64(t->s, t->n, out);
+}
+
+/* Microseconds "123.456" (digits, optional fraction, no sign or exponent:
+ * what Kineto writes) -> exact ns; anything else goes to cp_jt_parse_ns. */
+static inline int us_text_ns(const char *s, size_t n, int64_t *out)
+{
+    int64_t ip = 0, fr = 0;
+    size_t i = 0, nf = 0;
+    while (i < n && s[i] >= '0' && s[i] <= '9' && i < 15)
+        ip = ip * 10 + (s[i++] - '0');
+    if (i == 0)
+        return cp_jt_parse_ns(s, n, out);
+    if (i < n && s[i] == '.') {
+        i++;
+        while (i < n && s[i] >= '0' && s[i] <= '9') {
+            if (nf < 3) {
+                fr = fr * 10 + (s[i] - '0');
+                nf++;
+            }
+            i++; /* digits below 1 ns are truncated, as cp_jt_parse_ns does */
+        }
+        if (s[i - 1] == '.')
+            return cp_jt_parse_ns(s, n, out);
+    }
+    if (i != n)
+        return cp_jt_parse_ns(s, n, out);
+    while (nf < 3) {
+        fr *= 10;
+        nf++;
+    }
+    *out = ip * 1000 + fr;
+    return 0;
+}
+
+/* A decimal NUMBER token as a double. With at most 15 significant digits
+ * and a power of ten up to 22 both operands are exact doubles, so one
+ * division is correctly rounded (the classic fast path); else strtod. */
+static int tok_double(const cp_jt_tok *t, double *out)
+{
+    static const double p10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                  1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+    const char *s = t->s;
+    size_t n = t->n, i = 0, nd = 0, nfrac = 0;
+    bool neg = n > 0 && s[0] == '-';
+    i = neg;
+    uint64_t m = 0;
+    bool dot = false;
+    for (; i < n; i++) {
+        char c = s[i];
+        if (c >= '0' && c <= '9') {
+            if (nd || c != '0')
+                nd++;
+            m = m * 10 + (uint64_t)(c - '0');
+            nfrac += dot;
+            if (nd > 15)
+                break;
+        } else if (c == '.' && !dot) {
+            dot = true;
+        } else {
+            break;
+        }
+    }
+    if (i == n && nfrac <= 22) {
+        double d = (double)m / p10[nfrac];
+        *out = neg ? -d : d;
+        return 0;
+    }
+    return cp_jt_parse_double(s, n, out);
+}
 
 /* A stable integer for a pid/tid written as text ("Spans", "stream 7"):
  * negative, so it never collides with a real process or thread id. */
@@ -209,7 +341,7 @@ static bool tok_id(kr *r, int t, int64_t *out, uint32_t *text)
     if (text)
         *text = 0;
     if (t == CP_JT_NUMBER) {
-        if (cp_jt_parse_i64(r->tok.s, r->tok.n, out) == 0)
+        if (tok_i64(&r->tok, out) == 0)
             return true;
         double d;
         if (!(r->tok.flags & CP_JT_F_INT) && cp_jt_parse_double(r->tok.s, r->tok.n, &d) == 0 &&
@@ -232,7 +364,7 @@ static bool tok_id(kr *r, int t, int64_t *out, uint32_t *text)
 static bool tok_time(kr *r, int t, int64_t *out_ns)
 {
     if (t == CP_JT_NUMBER)
-        return cp_jt_parse_ns(r->tok.s, r->tok.n, out_ns) == 0;
+        return us_text_ns(r->tok.s, r->tok.n, out_ns) == 0;
     if (t == CP_JT_STRING && cp_jt_parse_ns(r->tok.s, r->tok.n, out_ns) == 0) {
         diag_count(r->diag, DIAG_STRING_TIMESTAMP, r->name, r->tok.offset);
         return true;
@@ -258,6 +390,20 @@ static tl_cat kineto_cat(const char *s, size_t n, bool *mtia_dev)
             return TL_CAT_CUDA_RUNTIME;
     }
     return tl_cat_from_name(s, n);
+}
+
+/* kineto_cat of an interned category, memoised for the first string ids
+ * (categories are few and interned early). */
+static tl_cat cat_of(kr *r, uint32_t id, bool *mtia_dev)
+{
+    if (id < KR_CATMEMO && r->catmemo[id]) {
+        *mtia_dev = r->catmemo[id] & 0x80;
+        return (tl_cat)((r->catmemo[id] & 0x7f) - 1);
+    }
+    tl_cat c = kineto_cat(cp_intern_str(r->str, id), cp_intern_len(r->str, id), mtia_dev);
+    if (id < KR_CATMEMO)
+        r->catmemo[id] = (uint8_t)((c + 1) | (*mtia_dev ? 0x80 : 0));
+    return c;
 }
 
 static bool is_gpu_cat(tl_cat c)
@@ -401,8 +547,13 @@ static void add_flow(kr *r, const pend *e)
         diag_count(r->diag, DIAG_BAD_EVENT, r->name, e->offset);
         return;
     }
+    /* A start and its end are forgotten once both were seen, so the map
+     * holds only flows still open: small and in cache. */
     uint32_t bit = e->ph == 's' ? 1u : e->ph == 'f' ? 2u : 4u;
-    *kmap_get(&r->flows, e->cat_name, e->id) |= bit;
+    uint32_t *st = kmap_get(&r->flows, e->cat_name, e->id);
+    *st |= bit;
+    if ((*st & 1u) && (*st & 2u))
+        kmap_del(&r->flows, e->cat_name, e->id);
 }
 
 static void commit(kr *r)
@@ -479,7 +630,7 @@ static int read_args(kr *r)
         if (t < 0)
             return t;
         int64_t v;
-        if (role != A_PLAIN && t == CP_JT_NUMBER && cp_jt_parse_i64(r->tok.s, r->tok.n, &v) == 0) {
+        if (role != A_PLAIN && t == CP_JT_NUMBER && tok_i64(&r->tok, &v) == 0) {
             switch (role) {
             case A_EXT: e->ext = v; break;
             case A_CORR: e->corr = v; break;
@@ -494,7 +645,7 @@ static int read_args(kr *r)
         tl_arg a = { .key = key };
         switch (t) {
         case CP_JT_NUMBER: {
-            int pr = (r->tok.flags & CP_JT_F_INT) ? cp_jt_parse_i64(r->tok.s, r->tok.n, &v) : CP_ERR_FORMAT;
+            int pr = (r->tok.flags & CP_JT_F_INT) ? tok_i64(&r->tok, &v) : CP_ERR_FORMAT;
             if (pr == 0) {
                 a.type = TL_ARG_INT;
                 a.v.i = v;
@@ -502,7 +653,7 @@ static int read_args(kr *r)
                 diag_count(r->diag, DIAG_INT_OVERFLOW_ARG, r->name, r->tok.offset);
                 a.type = TL_ARG_STR;
                 a.v.s = intern_tok(r);
-            } else if (cp_jt_parse_double(r->tok.s, r->tok.n, &a.v.d) == 0) {
+            } else if (tok_double(&r->tok, &a.v.d) == 0) {
                 a.type = TL_ARG_NUM;
             } else {
                 a.type = TL_ARG_STR; /* NaN, Infinity, or out of double range */
@@ -587,7 +738,7 @@ static int read_event(kr *r)
         case 3:
             if (t == CP_JT_STRING) {
                 e->cat_name = intern_tok(r);
-                e->cat = kineto_cat(r->tok.s, r->tok.n, &e->mtia_dev);
+                e->cat = cat_of(r, e->cat_name, &e->mtia_dev);
             }
             break;
         case 4:
