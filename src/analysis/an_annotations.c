@@ -66,7 +66,7 @@ void an_annotations_compute(const an_ctx *ctx, const an_view *v, an_annot_rank *
     /* attribution sweep */
     size_t *active = cp_xmalloc((na ? na : 1) * sizeof *active), nact = 0, j = 0;
     uint32_t *names = cp_xmalloc((v->n_gpu ? v->n_gpu : 1) * sizeof *names);
-    int64_t *zero = cp_xcalloc(v->n_gpu ? v->n_gpu : 1, sizeof *zero);
+    int64_t *ones = cp_xmalloc((v->n_gpu ? v->n_gpu : 1) * sizeof *ones); /* sum = count: sorts by count */
     size_t nk = 0;
     for (size_t k = 0; k < v->n_gpu; k++) {
         size_t g = v->gpu[k];
@@ -97,12 +97,14 @@ void an_annotations_compute(const an_ctx *ctx, const an_view *v, an_annot_rank *
         out->gpu_kernels++;
         if (best == SIZE_MAX)
             out->unattributed++;
-        else
+        else {
+            ones[nk] = 1;
             names[nk++] = ctx->tl->name[v->base + best];
+        }
     }
-    out->n_kernels_groups = an_group_by_name(names, zero, nk, &out->kernels);
+    out->n_kernels_groups = an_group_by_name(names, ones, nk, &out->kernels);
     free(names);
-    free(zero);
+    free(ones);
     free(active);
     free(ann);
 }

@@ -144,8 +144,9 @@ static bool arg_int_id(const tl_timeline *tl, size_t ev, uint32_t key, int64_t *
     return false;
 }
 
-/* HTA's "stream" column: the stream argument; readers that move it into
- * the track key still mark GPU work with a correlation, so those count. */
+/* HTA's "stream" column: the event's stream argument, -1 without one.
+ * Readers move a GPU event's stream argument into its track key and flag
+ * the GPU events that had none (TL_F_NO_STREAM_ARG). */
 static int64_t hta_stream(const build_ctx *b, size_t ev)
 {
     const tl_timeline *tl = b->tl;
@@ -153,8 +154,7 @@ static int64_t hta_stream(const build_ctx *b, size_t ev)
     if (arg_int_id(tl, ev, b->key_stream, &s))
         return s;
     const tl_track *tr = &tl->tracks[tl->track[ev]];
-    if (tr->key.kind == TL_TRACK_GPU && tl->kclass[ev] != TL_K_NONE && tl->corr[ev] >= 0 &&
-        tl->cat[ev] != TL_CAT_GPU_USER_ANNOTATION)
+    if (tr->key.kind == TL_TRACK_GPU && !(tl->flags[ev] & TL_F_NO_STREAM_ARG))
         return tr->key.stream;
     return -1;
 }

@@ -70,8 +70,14 @@ static inline tl_timeline *fixture_a(void)
         fx_add(b, c, TL_CAT_CUDA_RUNTIME, L[i].call, L[i].t0 * US, (L[i].t1 - L[i].t0) * US, L[i].corr);
         fx_add(b, L[i].stream == 7 ? g7 : g20, L[i].kcat, L[i].kname, L[i].k0, L[i].k1 - L[i].k0, L[i].corr);
     }
-    fx_add(b, g7, TL_CAT_GPU_USER_ANNOTATION, "fwd", 7 * US, 29 * US, -1);
-    fx_add(b, g7, TL_CAT_GPU_USER_ANNOTATION, "inner", 8 * US, 9 * US, -1);
+    /* GPU annotations carry no stream argument; readers flag that */
+    tl_ev an = { .ts_ns = 7 * US, .dur_ns = 29 * US, .name = fx_s(b, "fwd"), .cat = TL_CAT_GPU_USER_ANNOTATION,
+                 .track = g7, .corr = -1, .ext_id = -1, .flags = TL_F_NO_STREAM_ARG };
+    tl_builder_add(b, &an);
+    an.ts_ns = 8 * US;
+    an.dur_ns = 9 * US;
+    an.name = fx_s(b, "inner");
+    tl_builder_add(b, &an);
     return fx_finish(b);
 }
 

@@ -228,8 +228,32 @@ static void test_trace_filter_two_ranks(void **state)
     unload(&L);
 }
 
+/* The data folder is ../shared/data of the main checkout; a worktree at
+ * /work/wt/X finds it by walking up from the source root. */
+static void find_data(void)
+{
+    if (getenv("CHAINPROF_DATA"))
+        return;
+    char dir[4096], probe[4200];
+    snprintf(dir, sizeof dir, "%s", CP_SOURCE_DIR);
+    for (int up = 0; up < 4; up++) {
+        struct stat st;
+        snprintf(probe, sizeof probe, "%s/../shared/data/hta", dir);
+        if (stat(probe, &st) == 0) {
+            snprintf(probe, sizeof probe, "%s/../shared/data", dir);
+            setenv("CHAINPROF_DATA", probe, 0);
+            return;
+        }
+        char *slash = strrchr(dir, '/');
+        if (!slash || slash == dir)
+            return;
+        *slash = 0;
+    }
+}
+
 int main(void)
 {
+    find_data();
     if (!have_reader())
         return 77;
     const struct CMUnitTest tests[] = {
