@@ -176,6 +176,15 @@ static void annot_free(void *self)
     free(r);
 }
 
+static void compute_rank(void *job, size_t r)
+{
+    an_ctx *ctx = job;
+    annot_result *res = ctx->results[AN_annotations];
+    const an_rank_views *rv = an_views(ctx, r);
+    an_annotations_compute(ctx, &rv->hta, &res->hta[r]);
+    an_annotations_compute(ctx, &rv->exact, &res->exact[r]);
+}
+
 int an_annotations_run(an_ctx *ctx)
 {
     size_t n = ctx->tl->n_ranks;
@@ -185,12 +194,10 @@ int an_annotations_run(an_ctx *ctx)
     res->hta = cp_xcalloc(n ? n : 1, sizeof *res->hta);
     res->exact = cp_xcalloc(n ? n : 1, sizeof *res->exact);
     ctx->results[AN_annotations] = res;
+    if (n && !an_views(ctx, 0))
+        return -1;
+    an_par_ranks(ctx, compute_rank);
     for (size_t r = 0; r < n; r++) {
-        const an_rank_views *rv = an_views(ctx, r);
-        if (!rv)
-            return -1;
-        an_annotations_compute(ctx, &rv->hta, &res->hta[r]);
-        an_annotations_compute(ctx, &rv->exact, &res->exact[r]);
         emit(ctx, an_view_node(ctx, r, false), &res->hta[r]);
         emit(ctx, an_view_node(ctx, r, true), &res->exact[r]);
     }

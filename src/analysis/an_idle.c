@@ -115,6 +115,15 @@ static void emit(an_ctx *ctx, rep_node *parent, const an_idle_rank *ir)
         }
 }
 
+static void compute_rank(void *job, size_t r)
+{
+    an_ctx *ctx = job;
+    an_idle_result *res = ctx->results[AN_idle];
+    const an_rank_views *rv = an_views(ctx, r);
+    an_idle_compute(&rv->hta, &res->hta[r]);
+    an_idle_compute(&rv->exact, &res->exact[r]);
+}
+
 int an_idle_run(an_ctx *ctx)
 {
     size_t n = ctx->tl->n_ranks;
@@ -124,12 +133,10 @@ int an_idle_run(an_ctx *ctx)
     res->hta = cp_xcalloc(n ? n : 1, sizeof *res->hta);
     res->exact = cp_xcalloc(n ? n : 1, sizeof *res->exact);
     ctx->results[AN_idle] = res;
+    if (n && !an_views(ctx, 0))
+        return -1;
+    an_par_ranks(ctx, compute_rank);
     for (size_t r = 0; r < n; r++) {
-        const an_rank_views *rv = an_views(ctx, r);
-        if (!rv)
-            return -1;
-        an_idle_compute(&rv->hta, &res->hta[r]);
-        an_idle_compute(&rv->exact, &res->exact[r]);
         emit(ctx, an_view_node(ctx, r, false), &res->hta[r]);
         emit(ctx, an_view_node(ctx, r, true), &res->exact[r]);
     }

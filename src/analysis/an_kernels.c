@@ -259,6 +259,15 @@ static void emit(an_ctx *ctx, rep_node *parent, const an_kernels_rank *kr)
     }
 }
 
+static void compute_rank(void *job, size_t r)
+{
+    an_ctx *ctx = job;
+    an_kernels_result *res = ctx->results[AN_kernels];
+    const an_rank_views *rv = an_views(ctx, r);
+    an_kernels_compute(ctx, &rv->hta, &res->hta[r]);
+    an_kernels_compute(ctx, &rv->exact, &res->exact[r]);
+}
+
 int an_kernels_run(an_ctx *ctx)
 {
     size_t n = ctx->tl->n_ranks;
@@ -268,12 +277,10 @@ int an_kernels_run(an_ctx *ctx)
     res->hta = cp_xcalloc(n ? n : 1, sizeof *res->hta);
     res->exact = cp_xcalloc(n ? n : 1, sizeof *res->exact);
     ctx->results[AN_kernels] = res;
+    if (n && !an_views(ctx, 0))
+        return -1;
+    an_par_ranks(ctx, compute_rank);
     for (size_t r = 0; r < n; r++) {
-        const an_rank_views *rv = an_views(ctx, r);
-        if (!rv)
-            return -1;
-        an_kernels_compute(ctx, &rv->hta, &res->hta[r]);
-        an_kernels_compute(ctx, &rv->exact, &res->exact[r]);
         emit(ctx, an_view_node(ctx, r, false), &res->hta[r]);
         emit(ctx, an_view_node(ctx, r, true), &res->exact[r]);
     }

@@ -166,6 +166,15 @@ static void queue_free(void *self)
     free(r);
 }
 
+static void compute_rank(void *job, size_t r)
+{
+    an_ctx *ctx = job;
+    queue_result *res = ctx->results[AN_queue];
+    const an_rank_views *rv = an_views(ctx, r);
+    an_queue_compute(ctx, &rv->hta, &res->hta[r]);
+    an_queue_compute(ctx, &rv->exact, &res->exact[r]);
+}
+
 int an_queue_run(an_ctx *ctx)
 {
     size_t n = ctx->tl->n_ranks;
@@ -175,12 +184,10 @@ int an_queue_run(an_ctx *ctx)
     res->hta = cp_xcalloc(n ? n : 1, sizeof *res->hta);
     res->exact = cp_xcalloc(n ? n : 1, sizeof *res->exact);
     ctx->results[AN_queue] = res;
+    if (n && !an_views(ctx, 0))
+        return -1;
+    an_par_ranks(ctx, compute_rank);
     for (size_t r = 0; r < n; r++) {
-        const an_rank_views *rv = an_views(ctx, r);
-        if (!rv)
-            return -1;
-        an_queue_compute(ctx, &rv->hta, &res->hta[r]);
-        an_queue_compute(ctx, &rv->exact, &res->exact[r]);
         emit(ctx, an_view_node(ctx, r, false), &res->hta[r]);
         emit(ctx, an_view_node(ctx, r, true), &res->exact[r]);
     }

@@ -230,6 +230,9 @@ double an_std(const double *v, size_t n, double mean);
 size_t an_group_by_name(const uint32_t *names, const int64_t *durs, size_t n, an_group **out);
 double an_group_std(const an_group *g);
 
+/* Run fn(ctx, r) for every rank on ctx->opts->nthreads threads. fn may
+ * only write its own rank's slots of results. */
+void an_par_ranks(an_ctx *ctx, void (*fn)(void *ctx, size_t r));
 /* Views of rank r (NULL if the view analyzer did not run). */
 const an_rank_views *an_views(const an_ctx *ctx, size_t r);
 /* The per-rank report object of a view: rank_nodes[r] itself for HTA, its

@@ -62,6 +62,15 @@ static void emit(an_ctx *ctx, rep_node *parent, const an_temporal *t)
     rep_num(ctx->rep, o, "noncompute_pct", "non-compute", t->noncompute_pct, "%");
 }
 
+static void compute_rank(void *job, size_t r)
+{
+    an_ctx *ctx = job;
+    an_temporal_result *res = ctx->results[AN_temporal];
+    const an_rank_views *rv = an_views(ctx, r);
+    an_temporal_compute(&rv->hta, &res->hta[r]);
+    an_temporal_compute(&rv->exact, &res->exact[r]);
+}
+
 int an_temporal_run(an_ctx *ctx)
 {
     size_t n = ctx->tl->n_ranks;
@@ -71,12 +80,10 @@ int an_temporal_run(an_ctx *ctx)
     res->hta = cp_xcalloc(n ? n : 1, sizeof *res->hta);
     res->exact = cp_xcalloc(n ? n : 1, sizeof *res->exact);
     ctx->results[AN_temporal] = res;
+    if (n && !an_views(ctx, 0))
+        return -1;
+    an_par_ranks(ctx, compute_rank);
     for (size_t r = 0; r < n; r++) {
-        const an_rank_views *rv = an_views(ctx, r);
-        if (!rv)
-            return -1;
-        an_temporal_compute(&rv->hta, &res->hta[r]);
-        an_temporal_compute(&rv->exact, &res->exact[r]);
         emit(ctx, an_view_node(ctx, r, false), &res->hta[r]);
         emit(ctx, an_view_node(ctx, r, true), &res->exact[r]);
     }
