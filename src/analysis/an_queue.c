@@ -104,7 +104,8 @@ void an_queue_compute(const an_ctx *ctx, const an_view *v, an_queue_rank *out)
             q[nq++] = (qev){ v->stream[g], v->t0[g], -1 };
         }
     }
-    qsort(q, nq, sizeof *q, cmp_qev);
+    if (nq > 1)
+        qsort(q, nq, sizeof *q, cmp_qev);
     double *vals = cp_xmalloc((nq ? nq : 1) * sizeof *vals);
     size_t scap = 0;
     for (size_t a = 0; a < nq;) {

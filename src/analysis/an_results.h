@@ -63,6 +63,7 @@ typedef struct an_views_result {
     size_t n_ranks;
     an_rank_views *ranks;
     int n_step_names;      /* distinct ProfilerStep#N names over all ranks (HTA's test for the drop) */
+    rep_node **exact_nodes;/* per rank "exact" objects, detached until the `exact` analyzer appends them */
 } an_views_result;
 
 /* Per-name aggregation (kernels, annotations). */
@@ -235,8 +236,9 @@ double an_group_std(const an_group *g);
 void an_par_ranks(an_ctx *ctx, void (*fn)(void *ctx, size_t r));
 /* Views of rank r (NULL if the view analyzer did not run). */
 const an_rank_views *an_views(const an_ctx *ctx, size_t r);
-/* The per-rank report object of a view: rank_nodes[r] itself for HTA, its
- * "exact" child (created on first use) for the exact view. */
+/* The per-rank report object of a view: rank_nodes[r] itself for HTA; for
+ * the exact view an "exact" object that the last analyzer (`exact`) appends
+ * to the rank, so that the corrected numbers follow the HTA-compatible ones. */
 rep_node *an_view_node(an_ctx *ctx, size_t r, bool exact);
 /* An event's name. */
 static inline const char *an_name(const an_ctx *ctx, const an_view *v, size_t i)

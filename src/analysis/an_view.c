@@ -120,11 +120,33 @@ void an_par_ranks(an_ctx *ctx, void (*fn)(void *ctx, size_t r))
 
 rep_node *an_view_node(an_ctx *ctx, size_t r, bool exact)
 {
-    rep_node *o = ctx->rank_nodes[r];
     if (!exact)
-        return o;
-    rep_node *e = rep_child(o, "exact");
-    return e ? e : rep_obj(ctx->rep, o, "exact", "exact (every event, exact ns, real GPU work only)");
+        return ctx->rank_nodes[r];
+    an_views_result *vr = ctx->results[AN_view];
+    if (!vr->exact_nodes[r]) /* detached: parent NULL */
+        vr->exact_nodes[r] = rep_obj(ctx->rep, NULL, "exact", "exact (every event, exact ns, real GPU work only)");
+    return vr->exact_nodes[r];
+}
+
+/* The `exact` analyzer: append each rank's detached "exact" object. */
+int an_exact_run(an_ctx *ctx)
+{
+    an_views_result *vr = ctx->results[AN_view];
+    if (!vr)
+        return -1;
+    for (size_t r = 0; r < vr->n_ranks; r++) {
+        rep_node *e = vr->exact_nodes[r], *o = ctx->rank_nodes[r];
+        if (!e)
+            continue;
+        e->parent = o;
+        if (o->last)
+            o->last->next = e;
+        else
+            o->first = e;
+        o->last = e;
+        o->n_children++;
+    }
+    return 0;
 }
 
 /* ---- building the views ---- */
@@ -447,6 +469,7 @@ static void views_free(void *self)
         view_free(&r->ranks[i].exact);
     }
     free(r->ranks);
+    free(r->exact_nodes);
     free(r);
 }
 
@@ -474,6 +497,7 @@ int an_view_run(an_ctx *ctx)
     res->n_ranks = tl->n_ranks;
     res->ranks = cp_xcalloc(tl->n_ranks ? tl->n_ranks : 1, sizeof *res->ranks);
     res->n_step_names = b.n_step_names;
+    res->exact_nodes = cp_xcalloc(tl->n_ranks ? tl->n_ranks : 1, sizeof *res->exact_nodes);
     b.res = res;
     cp_par_for(tl->n_ranks, ctx->opts && ctx->opts->nthreads > 0 ? ctx->opts->nthreads : 1, build_rank, &b);
     ctx->results[AN_view] = res;
