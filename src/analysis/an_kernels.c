@@ -44,18 +44,6 @@ static const char *type_name(int ktype)
     return "?";
 }
 
-static void kernels_free(void *self)
-{
-    an_kernels_result *r = self;
-    for (size_t i = 0; i < r->n_ranks; i++) {
-        free(r->hta[i].rows);
-        free(r->exact[i].rows);
-    }
-    free(r->hta);
-    free(r->exact);
-    free(r);
-}
-
 typedef struct edge {
     int64_t t;
     int delta; /* +bit at a start, -bit at an end */
@@ -214,8 +202,9 @@ static int cmp_mask_row(const void *pa, const void *pb)
     return (a->mask > b->mask) - (a->mask < b->mask);
 }
 
-static void emit(an_ctx *ctx, rep_node *parent, const an_kernels_rank *kr)
+static void emit(an_ctx *ctx, rep_node *parent, const void *out)
 {
+    const an_kernels_rank *kr = out;
     static const rep_col tcols[] = {
         { "kernel_type", "kernel type", NULL, -1 },
         { "time_ns", "time", "ns", -1 },
@@ -259,30 +248,15 @@ static void emit(an_ctx *ctx, rep_node *parent, const an_kernels_rank *kr)
     }
 }
 
-static void compute_rank(void *job, size_t r)
+static void compute(const an_ctx *ctx, const an_view *v, void *out)
 {
-    an_ctx *ctx = job;
-    an_kernels_result *res = ctx->results[AN_kernels];
-    const an_rank_views *rv = an_views(ctx, r);
-    an_kernels_compute(ctx, &rv->hta, &res->hta[r]);
-    an_kernels_compute(ctx, &rv->exact, &res->exact[r]);
+    an_kernels_compute(ctx, v, out);
 }
+
+static void free_rank(void *out) { free(((an_kernels_rank *)out)->rows); }
 
 int an_kernels_run(an_ctx *ctx)
 {
-    size_t n = ctx->tl->n_ranks;
-    an_kernels_result *res = cp_xcalloc(1, sizeof *res);
-    res->free = kernels_free;
-    res->n_ranks = n;
-    res->hta = cp_xcalloc(n ? n : 1, sizeof *res->hta);
-    res->exact = cp_xcalloc(n ? n : 1, sizeof *res->exact);
-    ctx->results[AN_kernels] = res;
-    if (n && !an_views(ctx, 0))
-        return -1;
-    an_par_ranks(ctx, compute_rank);
-    for (size_t r = 0; r < n; r++) {
-        emit(ctx, an_view_node(ctx, r, false), &res->hta[r]);
-        emit(ctx, an_view_node(ctx, r, true), &res->exact[r]);
-    }
-    return 0;
+    static const an_dual_ops ops = { sizeof(an_kernels_rank), compute, emit, free_rank };
+    return an_run_dual(ctx, AN_kernels, &ops);
 }

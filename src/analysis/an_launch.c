@@ -35,18 +35,6 @@ bool an_is_launch_name(const char *name)
     return false;
 }
 
-static void launch_free(void *self)
-{
-    an_launch_result *r = self;
-    for (size_t i = 0; i < r->n_ranks; i++) {
-        free(r->hta[i].rows);
-        free(r->exact[i].rows);
-    }
-    free(r->hta);
-    free(r->exact);
-    free(r);
-}
-
 typedef struct ci {
     int64_t corr;
     size_t idx;
@@ -146,8 +134,9 @@ void an_launch_compute(const an_ctx *ctx, const an_view *v, an_launch_rank *out)
     free(cpu);
 }
 
-static void emit(an_ctx *ctx, rep_node *parent, const an_launch_rank *lr)
+static void emit(an_ctx *ctx, rep_node *parent, const void *out)
 {
+    const an_launch_rank *lr = out;
     rep_node *o = rep_obj(ctx->rep, parent, "launch_stats", "kernel launch statistics");
     rep_int(ctx->rep, o, "launches", "launches joined to GPU work", (int64_t)lr->n, NULL);
     rep_int(ctx->rep, o, "short_kernels", "short kernels (gpu < cpu <= 50 us)", lr->short_kernels, NULL);
@@ -184,30 +173,15 @@ static void emit(an_ctx *ctx, rep_node *parent, const an_launch_rank *lr)
     }
 }
 
-static void compute_rank(void *job, size_t r)
+static void compute(const an_ctx *ctx, const an_view *v, void *out)
 {
-    an_ctx *ctx = job;
-    an_launch_result *res = ctx->results[AN_launch];
-    const an_rank_views *rv = an_views(ctx, r);
-    an_launch_compute(ctx, &rv->hta, &res->hta[r]);
-    an_launch_compute(ctx, &rv->exact, &res->exact[r]);
+    an_launch_compute(ctx, v, out);
 }
+
+static void free_rank(void *out) { free(((an_launch_rank *)out)->rows); }
 
 int an_launch_run(an_ctx *ctx)
 {
-    size_t n = ctx->tl->n_ranks;
-    an_launch_result *res = cp_xcalloc(1, sizeof *res);
-    res->free = launch_free;
-    res->n_ranks = n;
-    res->hta = cp_xcalloc(n ? n : 1, sizeof *res->hta);
-    res->exact = cp_xcalloc(n ? n : 1, sizeof *res->exact);
-    ctx->results[AN_launch] = res;
-    if (n && !an_views(ctx, 0))
-        return -1;
-    an_par_ranks(ctx, compute_rank);
-    for (size_t r = 0; r < n; r++) {
-        emit(ctx, an_view_node(ctx, r, false), &res->hta[r]);
-        emit(ctx, an_view_node(ctx, r, true), &res->exact[r]);
-    }
-    return 0;
+    static const an_dual_ops ops = { sizeof(an_launch_rank), compute, emit, free_rank };
+    return an_run_dual(ctx, AN_launch, &ops);
 }

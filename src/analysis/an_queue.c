@@ -127,8 +127,9 @@ void an_queue_compute(const an_ctx *ctx, const an_view *v, an_queue_rank *out)
     free(calls);
 }
 
-static void emit(an_ctx *ctx, rep_node *parent, const an_queue_rank *qr)
+static void emit(an_ctx *ctx, rep_node *parent, const void *out)
 {
+    const an_queue_rank *qr = out;
     static const rep_col cols[] = {
         { "stream", "stream", NULL, -1 }, { "count", "samples", NULL, -1 },
         { "mean", "mean", NULL, 2 },      { "std", "std", NULL, 2 },
@@ -149,48 +150,15 @@ static void emit(an_ctx *ctx, rep_node *parent, const an_queue_rank *qr)
     }
 }
 
-typedef struct queue_result {
-    void (*free)(void *self);
-    size_t n_ranks;
-    an_queue_rank *hta, *exact;
-} queue_result;
-
-static void queue_free(void *self)
+static void compute(const an_ctx *ctx, const an_view *v, void *out)
 {
-    queue_result *r = self;
-    for (size_t i = 0; i < r->n_ranks; i++) {
-        free(r->hta[i].streams);
-        free(r->exact[i].streams);
-    }
-    free(r->hta);
-    free(r->exact);
-    free(r);
+    an_queue_compute(ctx, v, out);
 }
 
-static void compute_rank(void *job, size_t r)
-{
-    an_ctx *ctx = job;
-    queue_result *res = ctx->results[AN_queue];
-    const an_rank_views *rv = an_views(ctx, r);
-    an_queue_compute(ctx, &rv->hta, &res->hta[r]);
-    an_queue_compute(ctx, &rv->exact, &res->exact[r]);
-}
+static void free_rank(void *out) { free(((an_queue_rank *)out)->streams); }
 
 int an_queue_run(an_ctx *ctx)
 {
-    size_t n = ctx->tl->n_ranks;
-    queue_result *res = cp_xcalloc(1, sizeof *res);
-    res->free = queue_free;
-    res->n_ranks = n;
-    res->hta = cp_xcalloc(n ? n : 1, sizeof *res->hta);
-    res->exact = cp_xcalloc(n ? n : 1, sizeof *res->exact);
-    ctx->results[AN_queue] = res;
-    if (n && !an_views(ctx, 0))
-        return -1;
-    an_par_ranks(ctx, compute_rank);
-    for (size_t r = 0; r < n; r++) {
-        emit(ctx, an_view_node(ctx, r, false), &res->hta[r]);
-        emit(ctx, an_view_node(ctx, r, true), &res->exact[r]);
-    }
-    return 0;
+    static const an_dual_ops ops = { sizeof(an_queue_rank), compute, emit, free_rank };
+    return an_run_dual(ctx, AN_queue, &ops);
 }

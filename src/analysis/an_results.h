@@ -74,6 +74,31 @@ typedef struct an_group {
     int64_t min_ns, max_ns;
 } an_group;
 
+/* ---- two-view analyzers (an_dual.c) ----
+ * temporal (an_temporal), idle (an_idle_rank), kernels (an_kernels_rank),
+ * launch (an_launch_rank), queue (an_queue_rank), annotations
+ * (an_annot_rank) leave an an_dual_result: one per-rank result per view. */
+typedef struct an_dual_ops {
+    size_t elem;            /* bytes of one per-rank result */
+    void (*compute)(const an_ctx *ctx, const an_view *v, void *out);  /* any thread */
+    void (*emit)(an_ctx *ctx, rep_node *parent, const void *out);     /* calling thread */
+    void (*free_rank)(void *out);                                     /* NULL: nothing owned */
+} an_dual_ops;
+
+typedef struct an_dual_result {
+    void (*free)(void *self);
+    size_t n_ranks;
+    void *hta, *exact;      /* n_ranks results each */
+    const an_dual_ops *ops;
+} an_dual_result;
+
+/* Compute both views of every rank (in parallel), emit them, and store the
+ * an_dual_result in ctx->results[id]. */
+int an_run_dual(an_ctx *ctx, an_id id, const an_dual_ops *ops);
+/* Rank r's result of analyzer id in one view (NULL if absent); cast it to
+ * the analyzer's per-rank type. */
+void *an_dual_get(const an_ctx *ctx, an_id id, size_t r, bool exact);
+
 /* ---- profiler steps ---- */
 typedef struct an_step {
     int64_t id;            /* N of ProfilerStep#N */
@@ -102,12 +127,6 @@ typedef struct an_temporal {
     bool has_gpu;
 } an_temporal;
 
-typedef struct an_temporal_result {
-    void (*free)(void *self);
-    size_t n_ranks;
-    an_temporal *hta, *exact;
-} an_temporal_result;
-
 /* ---- idle time breakdown ---- */
 enum { AN_IDLE_HOST = 0, AN_IDLE_KERNEL = 1, AN_IDLE_OTHER = 2, AN_IDLE__COUNT };
 typedef struct an_idle_stream {
@@ -120,12 +139,6 @@ typedef struct an_idle_rank {
     an_idle_stream *streams;
     size_t n;
 } an_idle_rank;
-
-typedef struct an_idle_result {
-    void (*free)(void *self);
-    size_t n_ranks;
-    an_idle_rank *hta, *exact;
-} an_idle_result;
 
 /* ---- GPU kernel breakdown ---- */
 typedef struct an_kernel_row {
@@ -140,12 +153,6 @@ typedef struct an_kernels_rank {
     an_kernel_row *rows;    /* sorted by (type name, kernel name) as HTA sorts */
     size_t n_rows;
 } an_kernels_rank;
-
-typedef struct an_kernels_result {
-    void (*free)(void *self);
-    size_t n_ranks;
-    an_kernels_rank *hta, *exact;
-} an_kernels_result;
 
 /* Top kernels kept per type; the rest become "others" (HTA's num_kernels
  * and duration_ratio defaults). */
@@ -165,12 +172,6 @@ typedef struct an_launch_rank {
     int64_t runtime_outliers;   /* cpu > 50 us */
     int64_t delay_outliers;     /* delay > 100 us */
 } an_launch_rank;
-
-typedef struct an_launch_result {
-    void (*free)(void *self);
-    size_t n_ranks;
-    an_launch_rank *hta, *exact;
-} an_launch_result;
 
 #define AN_RUNTIME_CUTOFF_NS 50000
 #define AN_DELAY_CUTOFF_NS 100000
@@ -231,9 +232,6 @@ double an_std(const double *v, size_t n, double mean);
 size_t an_group_by_name(const uint32_t *names, const int64_t *durs, size_t n, an_group **out);
 double an_group_std(const an_group *g);
 
-/* Run fn(ctx, r) for every rank on ctx->opts->nthreads threads. fn may
- * only write its own rank's slots of results. */
-void an_par_ranks(an_ctx *ctx, void (*fn)(void *ctx, size_t r));
 /* Views of rank r (NULL if the view analyzer did not run). */
 const an_rank_views *an_views(const an_ctx *ctx, size_t r);
 /* The per-rank report object of a view: rank_nodes[r] itself for HTA; for

@@ -113,11 +113,6 @@ const an_rank_views *an_views(const an_ctx *ctx, size_t r)
     return vr && r < vr->n_ranks ? &vr->ranks[r] : NULL;
 }
 
-void an_par_ranks(an_ctx *ctx, void (*fn)(void *ctx, size_t r))
-{
-    cp_par_for(ctx->tl->n_ranks, ctx->opts && ctx->opts->nthreads > 0 ? ctx->opts->nthreads : 1, fn, ctx);
-}
-
 rep_node *an_view_node(an_ctx *ctx, size_t r, bool exact)
 {
     if (!exact)

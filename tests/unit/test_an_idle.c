@@ -14,9 +14,9 @@ static void test_fixture_a(void **state)
     (void)state;
     fx_run r;
     fx_run_all(&r, fixture_a());
-    const an_idle_result *ir = r.ctx.results[AN_idle];
-    assert_non_null(ir);
-    const an_idle_rank *h = &ir->hta[0], *e = &ir->exact[0];
+    const an_idle_rank *h = an_dual_get(&r.ctx, AN_idle, 0, false), *e = an_dual_get(&r.ctx, AN_idle, 0, true);
+    assert_non_null(h);
+    assert_non_null(e);
     assert_int_equal(h->n, 2);
     assert_int_equal(h->streams[0].stream, 7);
     assert_int_equal(h->streams[0].idle_ns[AN_IDLE_HOST], 40 * US);

@@ -20,8 +20,8 @@ static void test_fixture_a(void **state)
     CP_ASSERT_NEAR(fx_num(&r, "ranks.0.kernel_types.0.pct"), 100 * 23.5 / 45.5, 1e-9);
     assert_int_equal(fx_num(&r, "ranks.0.exact.kernel_types.0.time_ns"), 33500);
     /* rows sorted by (type, name); HTA counts the sync event as a kernel */
-    const an_kernels_result *kr = r.ctx.results[AN_kernels];
-    const an_kernels_rank *h = &kr->hta[0], *e = &kr->exact[0];
+    const an_kernels_rank *h = an_dual_get(&r.ctx, AN_kernels, 0, false);
+    const an_kernels_rank *e = an_dual_get(&r.ctx, AN_kernels, 0, true);
     assert_int_equal(h->n_rows, 5);
     assert_string_equal(rep_path(r.rep, "ranks.0.kernels.0.name")->v.s, "ncclKernel_AllReduce");
     assert_int_equal(fx_num(&r, "ranks.0.kernels.0.sum_ns"), 22 * US);
@@ -62,7 +62,7 @@ static void test_others(void **state)
     }
     fx_run r;
     fx_run_all(&r, fx_finish(b));
-    const an_kernels_rank *h = &((const an_kernels_result *)r.ctx.results[AN_kernels])->hta[0];
+    const an_kernels_rank *h = an_dual_get(&r.ctx, AN_kernels, 0, false);
     assert_int_equal(h->n_rows, 10); /* k01..k09 + others */
     /* sorted by name: k01 first; HTA reports the kernel's sum as its mean */
     assert_string_equal(rep_path(r.rep, "ranks.0.kernels.0.name")->v.s, "k01");

@@ -17,8 +17,8 @@ static void test_fixture_a(void **state)
     (void)state;
     fx_run r;
     fx_run_all(&r, fixture_a());
-    const an_launch_result *lr = r.ctx.results[AN_launch];
-    const an_launch_rank *h = &lr->hta[0], *e = &lr->exact[0];
+    const an_launch_rank *h = an_dual_get(&r.ctx, AN_launch, 0, false);
+    const an_launch_rank *e = an_dual_get(&r.ctx, AN_launch, 0, true);
     assert_int_equal(h->n, 7); /* corr 9 is in the dropped step; corr 7 is not a launch */
     assert_int_equal(e->n, 8);
     const an_launch *c1 = find(h, 1);

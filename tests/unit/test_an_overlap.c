@@ -10,9 +10,10 @@ static void test_fixture_a(void **state)
     fx_run_all(&r, fixture_a());
     CP_ASSERT_NEAR(fx_num(&r, "ranks.0.overlap_pct"), 100.0 * 5 / 22, 1e-9);
     CP_ASSERT_NEAR(fx_num(&r, "ranks.0.exact.overlap_pct"), 100.0 * 5 / 22, 1e-9);
-    const an_temporal_result *tr = r.ctx.results[AN_temporal];
-    assert_int_equal(tr->hta[0].comm_ns, 22 * US);
-    assert_int_equal(tr->hta[0].comm_compute_overlap_ns, 5 * US);
+    const an_temporal *t = an_dual_get(&r.ctx, AN_temporal, 0, false);
+    assert_int_equal(t->comm_ns, 22 * US);
+    assert_int_equal(t->comm_compute_overlap_ns, 5 * US);
+    assert_null(an_dual_get(&r.ctx, AN_temporal, 1, false));
     fx_done(&r);
 }
 

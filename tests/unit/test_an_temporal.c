@@ -22,10 +22,9 @@ static void test_fixture_a(void **state)
     assert_int_equal(fx_num(&r, "ranks.0.exact.temporal.idle_ns"), 66500);
     assert_int_equal(fx_num(&r, "ranks.0.exact.temporal.compute_ns"), 38500);
     assert_int_equal(fx_num(&r, "ranks.0.exact.temporal.noncompute_ns"), 17 * US);
-    const an_temporal_result *tr = r.ctx.results[AN_temporal];
-    assert_non_null(tr);
-    assert_true(tr->hta[0].has_gpu);
-    assert_int_equal(tr->exact[0].compute_ns, 38500);
+    const an_temporal *h = an_dual_get(&r.ctx, AN_temporal, 0, false), *e = an_dual_get(&r.ctx, AN_temporal, 0, true);
+    assert_true(h->has_gpu);
+    assert_int_equal(e->compute_ns, 38500);
     fx_done(&r);
 }
 
