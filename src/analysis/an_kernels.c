@@ -81,12 +81,6 @@ static void type_times(const an_view *v, int64_t *mask_ns)
     free(e);
 }
 
-static int cmp_double(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
-}
-
 static void fill_row(an_kernel_row *r, int ktype, uint32_t name, int64_t count, double sum, double mean,
                      double min, double max, double std)
 {
@@ -118,7 +112,7 @@ static void add_type(const an_ctx *ctx, const an_view *v, int ktype, an_kernel_r
         double *cs = cp_xmalloc(ng * sizeof *cs), *sorted = cp_xmalloc(ng * sizeof *sorted), acc = 0;
         for (size_t k = 0; k < ng; k++)
             sorted[k] = cs[k] = acc += g[k].sum_ns;
-        qsort(sorted, ng, sizeof *sorted, cmp_double);
+        qsort(sorted, ng, sizeof *sorted, an_cmp_double);
         double q = an_quantile_sorted(sorted, ng, AN_TOP_RATIO);
         for (size_t k = 0; k < ng; k++)
             n_other += other[k] = cs[k] > q || k >= AN_TOP_KERNELS;

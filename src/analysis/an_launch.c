@@ -35,32 +35,6 @@ bool an_is_launch_name(const char *name)
     return false;
 }
 
-typedef struct ci {
-    int64_t corr;
-    size_t idx;
-} ci;
-
-static int cmp_ci(const void *pa, const void *pb)
-{
-    const ci *a = pa, *b = pb;
-    if (a->corr != b->corr)
-        return a->corr < b->corr ? -1 : 1;
-    return (a->idx > b->idx) - (a->idx < b->idx);
-}
-
-static size_t lower(const ci *v, size_t n, int64_t key)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (v[mid].corr < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 static bool in_set(const int64_t *set, size_t n, int64_t key)
 {
     size_t lo = 0, hi = n;
@@ -104,19 +78,19 @@ void an_launch_compute(const an_ctx *ctx, const an_view *v, an_launch_rank *out)
             set[ns++] = tl->corr[v->base + i];
     qsort(set, ns, sizeof *set, cmp_i64);
     /* CPU rows of those ids */
-    ci *cpu = cp_xmalloc(m * sizeof *cpu);
+    an_corr_idx *cpu = cp_xmalloc(m * sizeof *cpu);
     size_t nc = 0;
     for (size_t i = 0; i < n; i++)
         if (v->mult[i] && v->stream[i] < 0 && in_set(set, ns, tl->corr[v->base + i]))
-            cpu[nc++] = (ci){ tl->corr[v->base + i], i };
-    qsort(cpu, nc, sizeof *cpu, cmp_ci);
+            cpu[nc++] = (an_corr_idx){ tl->corr[v->base + i], i };
+    an_corr_sort(cpu, nc);
     size_t cap = 0;
     for (size_t k = 0; k < v->n_gpu; k++) {
         size_t g = v->gpu[k];
         int64_t c = tl->corr[v->base + g];
         if (c < 0)
             continue;
-        for (size_t p = lower(cpu, nc, c); p < nc && cpu[p].corr == c; p++) {
+        for (size_t p = an_corr_lower(cpu, nc, c); p < nc && cpu[p].corr == c; p++) {
             size_t h = cpu[p].idx;
             an_launch L = { c, v->t1[h] - v->t0[h], v->t1[g] - v->t0[g], v->t0[g] - v->t1[h] };
             if (!v->exact && L.delay_ns < 0)

@@ -203,6 +203,15 @@ typedef struct an_annot_rank {
 /* Kernel wait threshold: HTA's consecutive_kernel_delay default (30 us). */
 #define AN_KERNEL_WAIT_NS 30000
 
+/* (correlation id, rank-local index) pairs: sort, then find the run of an id. */
+typedef struct an_corr_idx {
+    int64_t corr;
+    size_t idx;
+} an_corr_idx;
+void an_corr_sort(an_corr_idx *v, size_t n);
+/* First position with corr >= key in a sorted array. */
+size_t an_corr_lower(const an_corr_idx *v, size_t n, int64_t key);
+
 /* Per-view computations (exposed for unit tests). */
 void an_temporal_compute(const an_view *v, an_temporal *t);
 void an_overlap_compute(const an_view *v, an_temporal *t);
@@ -227,6 +236,8 @@ int64_t an_intersect_len(const int64_t *a, size_t na, const int64_t *b, size_t n
  * quantile by linear interpolation of the sorted values (q in 0..1). */
 double an_quantile_sorted(const double *sorted, size_t n, double q);
 double an_std(const double *v, size_t n, double mean);
+/* qsort comparator of doubles, ascending. */
+int an_cmp_double(const void *pa, const void *pb);
 /* Group n (name, duration) pairs by name; returns the number of groups,
  * sorted by descending sum then name id. Caller frees *out. */
 size_t an_group_by_name(const uint32_t *names, const int64_t *durs, size_t n, an_group **out);

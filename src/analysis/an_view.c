@@ -97,6 +97,12 @@ double an_quantile_sorted(const double *s, size_t n, double q)
     return s[lo] + (s[hi] - s[lo]) * (pos - (double)lo);
 }
 
+int an_cmp_double(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
 double an_std(const double *v, size_t n, double mean)
 {
     if (n < 2)
@@ -280,21 +286,21 @@ static void view_index_gpu(an_view *v)
         qsort_r(v->gpu, v->n_gpu, sizeof *v->gpu, cmp_gpu, v);
 }
 
-typedef struct corr_idx {
-    int64_t corr;
-    size_t idx;
-} corr_idx;
-
 static int cmp_corr_idx(const void *pa, const void *pb)
 {
-    const corr_idx *a = pa, *b = pb;
+    const an_corr_idx *a = pa, *b = pb;
     if (a->corr != b->corr)
         return a->corr < b->corr ? -1 : 1;
     return (a->idx > b->idx) - (a->idx < b->idx);
 }
 
-/* First position in sorted ci with corr >= key. */
-static size_t lower_corr(const corr_idx *ci, size_t n, int64_t key)
+void an_corr_sort(an_corr_idx *v, size_t n)
+{
+    if (n > 1)
+        qsort(v, n, sizeof *v, cmp_corr_idx);
+}
+
+size_t an_corr_lower(const an_corr_idx *ci, size_t n, int64_t key)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
@@ -337,16 +343,16 @@ static void build_hta(const build_ctx *b, const tl_rank *rk, an_view *v)
     /* index_correlation: a GPU kernel's partner is the CPU row with its
      * correlation id (computed before the step filter, as HTA does) */
     size_t ncpu = 0;
-    corr_idx *ci = cp_xmalloc((n ? n : 1) * sizeof *ci);
+    an_corr_idx *ci = cp_xmalloc((n ? n : 1) * sizeof *ci);
     for (size_t i = 0; i < n; i++)
         if (row[i] && !gk[i] && tl->corr[base + i] != -1)
-            ci[ncpu++] = (corr_idx){ tl->corr[base + i], i };
-    qsort(ci, ncpu, sizeof *ci, cmp_corr_idx);
+            ci[ncpu++] = (an_corr_idx){ tl->corr[base + i], i };
+    an_corr_sort(ci, ncpu);
     for (size_t i = 0; i < n; i++) {
         if (!gk[i] || tl->corr[base + i] == -1)
             continue;
         int64_t c = tl->corr[base + i];
-        size_t p = lower_corr(ci, ncpu, c);
+        size_t p = an_corr_lower(ci, ncpu, c);
         size_t last = SIZE_MAX;
         for (; p < ncpu && ci[p].corr == c; p++)
             last = ci[p].idx;
@@ -384,9 +390,9 @@ static void build_hta(const build_ctx *b, const tl_rank *rk, an_view *v)
                 if (tl->corr[base + i] == -1)
                     neg++;
                 else
-                    ci[nk++] = (corr_idx){ tl->corr[base + i], i };
+                    ci[nk++] = (an_corr_idx){ tl->corr[base + i], i };
             }
-            qsort(ci, nk, sizeof *ci, cmp_corr_idx);
+            an_corr_sort(ci, nk);
             for (size_t i = 0; i < n; i++) {
                 if (!gk[i])
                     continue;
@@ -395,7 +401,7 @@ static void build_hta(const build_ctx *b, const tl_rank *rk, an_view *v)
                     v->mult[i] = (uint32_t)CP_MIN(neg, (int64_t)UINT32_MAX);
                     continue;
                 }
-                size_t p = lower_corr(ci, nk, c), q = p;
+                size_t p = an_corr_lower(ci, nk, c), q = p;
                 while (q < nk && ci[q].corr == c)
                     q++;
                 v->mult[i] = (uint32_t)(q - p);
