@@ -172,6 +172,7 @@ typedef struct kr {
     bool src_failed;      /* the byte source reported an error */
     int src_status;
     bool seen_events;     /* entered a traceEvents array */
+    size_t n_objects;     /* event objects met (complete or not) */
     bool seen_kineto_key; /* schemaVersion, deviceProperties, distributedInfo ... */
     bool v_mtia, v_hip, v_cuda;
     uint32_t dev_name;
@@ -791,6 +792,7 @@ static int read_events(kr *r)
         if (t == CP_JT_ARR_END)
             return 0;
         if (t == CP_JT_OBJ_BEGIN) {
+            r->n_objects++;
             t = read_event(r);
             if (t < 0)
                 return t;
@@ -1088,7 +1090,9 @@ static int on_error(kr *r, int rc, cp_error *err)
         return CP_ERR_IO;
     }
     bool trunc = cp_jt_truncated(r->jt) || r->src_failed;
-    if (!r->seen_events && !r->seen_kineto_key) {
+    /* Before traceEvents only a cut-off Kineto header still counts as a
+     * (damaged) trace; malformed JSON there means it is not one. */
+    if (!r->seen_events && !(trunc && r->seen_kineto_key)) {
         if (err)
             *err = r->jerr;
         if (err && !err->file[0])
@@ -1126,18 +1130,25 @@ int rd_kineto_read_src(cp_src *src, const char *name, tl_builder *b, cp_error *e
         rc = CP_ERR_NOMEM;
         goto out;
     }
+    bool top_array = false;
     int t = next(r);
     if (t == CP_JT_OBJ_BEGIN) {
         t = read_top(r);
     } else if (t == CP_JT_ARR_BEGIN) {
+        top_array = true;
         t = read_events(r);
     } else if (t >= 0) {
         t = cp_error_set(&r->jerr, CP_ERR_FORMAT, r->name, 0, 0, r->tok.offset,
                          "not a chrome trace: the top-level value is not an object or array");
     }
     if (t >= 0 && !r->seen_events) {
+        rc = cp_error_set(err, CP_ERR_FORMAT, r->name, 0, 0, cp_jt_offset(r->jt),
+                          "not a chrome trace: the top-level object has no traceEvents array");
+        goto out;
+    }
+    if (top_array && r->n_objects == 0) {
         rc = cp_error_set(err, CP_ERR_FORMAT, r->name, 0, 0, 0,
-                          "not a chrome trace: no traceEvents array");
+                          "not a chrome trace: the top-level array holds no event objects");
         goto out;
     }
     if (t >= 0) { /* complete: anything after the top-level value is ignored */
