@@ -40,6 +40,7 @@
 #define KR_MAX_PGS 4096         /* process groups kept from distributedInfo */
 #define KR_MAX_PG_RANKS 1048576 /* ranks kept per process group */
 #define KR_TCACHE 256           /* direct-mapped track cache entries (power of two) */
+#define KR_TIME_LIMIT_NS (INT64_C(1) << 61) /* |ts|, dur, clock base: 73 years, so sums never overflow */
 #define KR_CATMEMO 1024         /* category memo entries, by string id */
 #define KR_SCACHE 4096          /* direct-mapped string cache entries (power of two) */
 
@@ -468,7 +469,7 @@ static void note_vendor(kr *r, const pend *e)
 
 static void add_event(kr *r, pend *e)
 {
-    if (!e->has_ts) {
+    if (!e->has_ts || e->ts > KR_TIME_LIMIT_NS || e->ts < -KR_TIME_LIMIT_NS) {
         diag_count(r->diag, DIAG_BAD_EVENT, r->name, e->offset);
         return;
     }
@@ -485,6 +486,9 @@ static void add_event(kr *r, pend *e)
             ev.flags |= TL_F_NO_DUR;
         } else if (e->dur < 0) {
             diag_count(r->diag, DIAG_NEGATIVE_DUR, r->name, e->offset);
+        } else if (e->dur > KR_TIME_LIMIT_NS) {
+            diag_count(r->diag, DIAG_CLAMPED_VALUE, r->name, e->offset);
+            ev.dur_ns = KR_TIME_LIMIT_NS;
         } else {
             ev.dur_ns = e->dur;
         }
@@ -989,9 +993,12 @@ static int read_top(kr *r)
             t = t == CP_JT_OBJ_BEGIN ? read_dist(r) : finish_value(r, t);
             break;
         case 4:
-            if (t == CP_JT_NUMBER && cp_jt_parse_i64(r->tok.s, r->tok.n, &v) == 0) {
+            if (t == CP_JT_NUMBER && cp_jt_parse_i64(r->tok.s, r->tok.n, &v) == 0 && v >= 0 &&
+                v <= KR_TIME_LIMIT_NS) {
                 r->meta->has_base_time = true;
                 r->meta->base_time_ns = v;
+            } else {
+                diag_count(r->diag, DIAG_CLAMPED_VALUE, r->name, r->tok.offset);
             }
             t = finish_value(r, t);
             break;
