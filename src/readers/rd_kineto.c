@@ -1132,11 +1132,7 @@ int rd_kineto_read_src(cp_src *src, const char *name, tl_builder *b, cp_error *e
     r->s_async_c2g = cp_intern_s(r->str, "async_cpu_to_gpu");
     cp_jt_opts jo = { .name = r->name, .buf_bytes = 1u << 20 };
     int rc = 0;
-    r->jt = cp_jt_open(src_read_cb, r, &jo, err);
-    if (!r->jt) {
-        rc = CP_ERR_NOMEM;
-        goto out;
-    }
+    r->jt = cp_jt_open(src_read_cb, r, &jo);
     bool top_array = false;
     int t = next(r);
     if (t == CP_JT_OBJ_BEGIN) {
