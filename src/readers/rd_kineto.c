@@ -42,7 +42,7 @@
 #define KR_TCACHE 256           /* direct-mapped track cache entries (power of two) */
 #define KR_TIME_LIMIT_NS (INT64_C(1) << 61) /* |ts|, dur, clock base: 73 years, so sums never overflow */
 #define KR_CATMEMO 1024         /* category memo entries, by string id */
-#define KR_SCACHE 4096          /* direct-mapped string cache entries (power of two) */
+#define KR_SCACHE 2048          /* direct-mapped string cache entries (power of two) */
 
 /* ---- a small open-addressing map: (int64, int64) -> uint32 ---------------- */
 
@@ -148,6 +148,11 @@ typedef struct tcache_ent {
     bool used;
 } tcache_ent;
 
+typedef struct sc_ent { /* string cache entry: length, three 8-byte samples, id + 1 (0 = empty) */
+    uint64_t w[3];
+    uint32_t n, id1;
+} sc_ent;
+
 typedef struct ktrack { /* per builder track: what naming needs */
     int64_t pid, tid;
     uint32_t tid_str;
@@ -180,7 +185,7 @@ typedef struct kr {
     kmap flows;  /* (cat id, flow id) -> 1 start | 2 end | 4 step */
     kmap names;  /* (pid, tid) -> thread name; (pid, INT64_MIN) -> process name */
     tcache_ent tcache[KR_TCACHE];
-    uint32_t scache[KR_SCACHE]; /* string id + 1, 0 = empty */
+    sc_ent scache[KR_SCACHE];
     uint8_t catmemo[KR_CATMEMO]; /* string id -> (tl_cat + 1) | 0x80 for MTIA device work */
     ktrack *tracks;
     size_t n_tracks, cap_tracks;
@@ -233,14 +238,13 @@ static uint32_t intern_span(kr *r, const char *s, size_t n)
         memcpy(&w0, s, n);
     }
     uint64_t h = mix64(w0 ^ mix64(w1 + n) ^ (w2 * 0x9e3779b97f4a7c15ULL));
-    uint32_t *slot = &r->scache[h & (KR_SCACHE - 1)];
-    if (*slot) {
-        uint32_t id = *slot - 1;
-        if (cp_intern_len(r->str, id) == n && memcmp(cp_intern_str(r->str, id), s, n) == 0)
-            return id;
-    }
+    sc_ent *c = &r->scache[h & (KR_SCACHE - 1)];
+    /* up to 24 bytes the three samples cover every byte: no table access */
+    if (c->id1 && c->n == n && c->w[0] == w0 && c->w[1] == w1 && c->w[2] == w2 &&
+        (n <= 24 || memcmp(cp_intern_str(r->str, c->id1 - 1), s, n) == 0))
+        return c->id1 - 1;
     uint32_t id = cp_intern_n(r->str, s, n);
-    *slot = id + 1;
+    *c = (sc_ent){ { w0, w1, w2 }, (uint32_t)CP_MIN(n, (size_t)UINT32_MAX), id + 1 };
     return id;
 }
 
@@ -266,9 +270,9 @@ static inline int us_text_ns(const char *s, size_t n, int64_t *out)
 {
     int64_t ip = 0, fr = 0;
     size_t i = 0, nf = 0;
-    while (i < n && s[i] >= '0' && s[i] <= '9' && i < 15)
+    while (i < n && s[i] >= '0' && s[i] <= '9' && i < 16) /* < 10^16 us: ns fits */
         ip = ip * 10 + (s[i++] - '0');
-    if (i == 0)
+    if (i == 0 || (i < n && s[i] >= '0' && s[i] <= '9') || ip > (INT64_MAX - 999) / 1000)
         return cp_jt_parse_ns(s, n, out);
     if (i < n && s[i] == '.') {
         i++;

@@ -314,6 +314,51 @@ static void test_string_timestamps(void **state)
     tl_free(tl);
 }
 
+/* Decimal microseconds to exact ns over the fast path's edges. */
+static void test_timestamps_exact(void **state)
+{
+    (void)state;
+    static const struct { const char *ts; int64_t ns; } ok[] = {
+        { "17", 17000 }, { "0.0005", 0 }, { "1.0009", 1000 }, { "1e3", 1000000 }, { "12.5e-1", 1250 },
+        { "-5.25", -5250 }, { "1712195495505582.988", 1712195495505582988LL },
+        { "2305843009213693.951", 2305843009213693951LL }, { "0.1", 100 }, { "3.", 0 },
+    };
+    char buf[4096];
+    int len = snprintf(buf, sizeof buf, "{\"traceEvents\": [");
+    for (size_t i = 0; i < CP_ARRAY_LEN(ok); i++)
+        len += snprintf(buf + len, sizeof buf - (size_t)len,
+                        "{\"ph\": \"X\", \"name\": \"e%zu\", \"pid\": 1, \"tid\": 1, \"ts\": %s, \"dur\": 1},", i,
+                        ok[i].ts);
+    len += snprintf(buf + len, sizeof buf - (size_t)len,
+                    "{\"ph\": \"X\", \"name\": \"big\", \"pid\": 1, \"tid\": 1, \"ts\": 9999999999999999, \"dur\": 1},"
+                    "{\"ph\": \"X\", \"name\": \"huge\", \"pid\": 1, \"tid\": 1, \"ts\": 99999999999999999999, \"dur\": 1}]}");
+    tl_builder *b;
+    cp_error err;
+    assert_int_equal(read_mem(buf, (size_t)len, "ts.json", &b, &err), 0);
+    /* "3." is not JSON: the tokenizer rejects it, which ends the read there */
+    assert_int_equal(dcount(b, DIAG_BAD_EVENT), 1);
+    tl_timeline *tl = finish1(b);
+    for (size_t i = 0; i + 1 < CP_ARRAY_LEN(ok); i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "e%zu", i);
+        long e = find_ev(tl, nm, -1);
+        assert_true(e >= 0);
+        if (tl->ts_ns[e] != ok[i].ns)
+            fail_msg("ts %s -> %lld ns, expected %lld", ok[i].ts, (long long)tl->ts_ns[e], (long long)ok[i].ns);
+    }
+    tl_free(tl);
+    /* beyond the 2^61 ns cap (and beyond int64): skipped as bad events */
+    len = snprintf(buf, sizeof buf, "{\"traceEvents\": ["
+                   "{\"ph\": \"X\", \"name\": \"big\", \"pid\": 1, \"tid\": 1, \"ts\": 9999999999999999, \"dur\": 1},"
+                   "{\"ph\": \"X\", \"name\": \"huge\", \"pid\": 1, \"tid\": 1, \"ts\": 99999999999999999999, \"dur\": 1},"
+                   "{\"ph\": \"X\", \"name\": \"long\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 3000000000000000}]}");
+    assert_int_equal(read_mem(buf, (size_t)len, "ts.json", &b, &err), 0);
+    assert_int_equal(dcount(b, DIAG_BAD_EVENT), 2);
+    assert_int_equal(dcount(b, DIAG_CLAMPED_VALUE), 1);
+    assert_int_equal(tl_builder_count(b), 1);
+    tl_builder_free(b);
+}
+
 static void test_missing_and_negative_dur(void **state)
 {
     (void)state;
@@ -499,6 +544,7 @@ int main(void)
         cmocka_unit_test(test_compressed),
         cmocka_unit_test(test_trailing_commas),
         cmocka_unit_test(test_string_timestamps),
+        cmocka_unit_test(test_timestamps_exact),
         cmocka_unit_test(test_missing_and_negative_dur),
         cmocka_unit_test(test_unmatched_flows),
         cmocka_unit_test(test_unknown_phase),
