@@ -99,32 +99,76 @@ static uint32_t *kmap_get(kmap *m, int64_t a, int64_t b)
     return &m->e[i].v;
 }
 
-/* Remove (a, b) if present (backward-shift deletion keeps probing exact). */
-static void kmap_del(kmap *m, int64_t a, int64_t b)
-{
-    if (!m->cap)
-        return;
-    size_t i = kmap_slot(m, a, b);
-    if (!m->e[i].used)
-        return;
-    m->e[i].used = 0;
-    m->n--;
-    for (size_t j = (i + 1) & (m->cap - 1); m->e[j].used; j = (j + 1) & (m->cap - 1)) {
-        kmap_ent x = m->e[j];
-        m->e[j].used = 0;
-        m->n--;
-        size_t k = kmap_slot(m, x.a, x.b);
-        m->e[k] = x;
-        m->n++;
-    }
-}
-
 static const uint32_t *kmap_find(const kmap *m, int64_t a, int64_t b)
 {
     if (!m->cap)
         return NULL;
     size_t i = kmap_slot(m, a, b);
     return m->e[i].used ? &m->e[i].v : NULL;
+}
+
+/* ---- the open-flow set: 64-bit hashed (cat, id) keys -> state bits ------------- *
+ * Real traces hold as many flows as events, and Kineto leaves many ends
+ * unmatched, so the set is kept dense: 9 bytes an entry (a 64-bit hash as
+ * the key, 0 = empty; a collision would need ~2^32 open flows). */
+
+enum { FL_START = 1, FL_END = 2, FL_STEP = 4, FL_COUNT_LONE_END = 0x80 };
+
+typedef struct fset {
+    uint64_t *k;
+    uint8_t *v;
+    size_t cap, n;
+} fset;
+
+static size_t fset_slot(const fset *f, uint64_t key)
+{
+    size_t i = (size_t)key & (f->cap - 1);
+    while (f->k[i] && f->k[i] != key)
+        i = (i + 1) & (f->cap - 1);
+    return i;
+}
+
+static uint8_t *fset_get(fset *f, uint64_t key)
+{
+    if (2 * (f->n + 1) > f->cap) {
+        fset old = *f;
+        f->cap = old.cap ? old.cap * 2 : 1024;
+        f->k = cp_xcalloc(f->cap, sizeof *f->k);
+        f->v = cp_xcalloc(f->cap, sizeof *f->v);
+        for (size_t i = 0; i < old.cap; i++)
+            if (old.k[i]) {
+                size_t j = fset_slot(f, old.k[i]);
+                f->k[j] = old.k[i];
+                f->v[j] = old.v[i];
+            }
+        free(old.k);
+        free(old.v);
+    }
+    size_t i = fset_slot(f, key);
+    if (!f->k[i]) {
+        f->k[i] = key;
+        f->v[i] = 0;
+        f->n++;
+    }
+    return &f->v[i];
+}
+
+/* Remove key (backward-shift deletion keeps every probe sequence intact). */
+static void fset_del(fset *f, uint64_t key)
+{
+    size_t i = fset_slot(f, key);
+    if (!f->k[i])
+        return;
+    f->k[i] = 0;
+    f->n--;
+    for (size_t j = (i + 1) & (f->cap - 1); f->k[j]; j = (j + 1) & (f->cap - 1)) {
+        uint64_t k = f->k[j];
+        uint8_t v = f->v[j];
+        f->k[j] = 0;
+        size_t h = fset_slot(f, k);
+        f->k[h] = k;
+        f->v[h] = v;
+    }
 }
 
 /* ---- reader state ----------------------------------------------------------- */
@@ -182,7 +226,7 @@ typedef struct kr {
     bool seen_kineto_key; /* schemaVersion, deviceProperties, distributedInfo ... */
     bool v_mtia, v_hip, v_cuda;
     uint32_t dev_name;
-    kmap flows;  /* (cat id, flow id) -> 1 start | 2 end | 4 step */
+    fset flows;  /* open flows: hash(cat id, flow id) -> FL_* */
     kmap names;  /* (pid, tid) -> thread name; (pid, INT64_MIN) -> process name */
     tcache_ent tcache[KR_TCACHE];
     sc_ent scache[KR_SCACHE];
@@ -556,13 +600,17 @@ static void add_flow(kr *r, const pend *e)
         diag_count(r->diag, DIAG_BAD_EVENT, r->name, e->offset);
         return;
     }
-    /* A start and its end are forgotten once both were seen, so the map
-     * holds only flows still open: small and in cache. */
-    uint32_t bit = e->ph == 's' ? 1u : e->ph == 'f' ? 2u : 4u;
-    uint32_t *st = kmap_get(&r->flows, e->cat_name, e->id);
-    *st |= bit;
-    if ((*st & 1u) && (*st & 2u))
-        kmap_del(&r->flows, e->cat_name, e->id);
+    /* A start and its end are forgotten once both were seen, so the set
+     * holds only flows still open. Kineto writes a lone ac2g end on every
+     * runtime call that launched nothing: those are not damage. */
+    uint64_t key = mix64((uint64_t)e->cat_name * 0x9e3779b97f4a7c15ULL ^ mix64((uint64_t)e->id)) | 1u;
+    uint8_t *st = fset_get(&r->flows, key);
+    *st |= e->ph == 's' ? FL_START : e->ph == 'f' ? FL_END : FL_STEP;
+    uint32_t c = e->cat_name;
+    if (c != r->s_ac2g && c != r->s_async_gpu && c != r->s_async_c2g)
+        *st |= FL_COUNT_LONE_END;
+    if ((*st & FL_START) && (*st & FL_END))
+        fset_del(&r->flows, key);
 }
 
 static void commit(kr *r)
@@ -1023,16 +1071,11 @@ static void finish_flows(kr *r)
 {
     uint64_t unmatched = 0;
     for (size_t i = 0; i < r->flows.cap; i++) {
-        const kmap_ent *f = &r->flows.e[i];
-        if (!f->used)
+        uint8_t v = r->flows.v[i];
+        if (!r->flows.k[i])
             continue;
-        bool start = f->v & 1u, end = f->v & 6u;
-        uint32_t cat = (uint32_t)f->a;
-        /* Kineto writes a lone ac2g end on every runtime call that launched
-         * nothing; those are not damage. */
-        bool kineto_lone_end = !start && end &&
-                               (cat == r->s_ac2g || cat == r->s_async_gpu || cat == r->s_async_c2g);
-        if (start != end && !kineto_lone_end)
+        bool start = v & FL_START, end = v & (FL_END | FL_STEP);
+        if (start ? !end : (end && (v & FL_COUNT_LONE_END)))
             unmatched++;
     }
     diag_count_n(r->diag, DIAG_UNMATCHED_FLOW, unmatched, r->name, -1);
@@ -1175,7 +1218,8 @@ int rd_kineto_read_src(cp_src *src, const char *name, tl_builder *b, cp_error *e
     finish_meta(r);
 out:
     cp_jt_close(r->jt);
-    free(r->flows.e);
+    free(r->flows.k);
+    free(r->flows.v);
     free(r->names.e);
     free(r->tracks);
     for (size_t i = 0; i < r->n_pgs; i++)
