@@ -14,8 +14,15 @@
  *   and a few flags (an_view.exact) select the corrected definitions.
  * - The `view` analyzer (first row of analyzers.def) builds both views for
  *   every rank, in parallel over ranks, and owns them (an_views_result).
- *   Later analyzers only read them; their own typed results follow below so
- *   that the findings engine can reuse step boundaries and breakdowns.
+ *   Later analyzers only read them. Two-view analyzers (temporal, overlap
+ *   into temporal's results, idle, kernels, launch, queue, annotations) run
+ *   through one driver, an_run_dual, and leave an an_dual_result; read one
+ *   rank's typed result with an_dual_get(ctx, AN_<name>, rank, exact).
+ *   Steps leave an_steps_result. The findings engine reuses all of these
+ *   (step boundaries, breakdowns) instead of recomputing them.
+ * - The last analyzer, `exact`, appends every rank's "exact" report object
+ *   (built detached) so the corrected numbers follow the HTA-compatible
+ *   ones; keep it the last row of analyzers.def.
  * - Every results struct starts with `void (*free)(void *)` (see analysis.h).
  *
  * Ownership: everything hangs off ctx->results and is released by
