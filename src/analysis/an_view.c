@@ -129,27 +129,6 @@ rep_node *an_view_node(an_ctx *ctx, size_t r, bool exact)
     return vr->exact_nodes[r];
 }
 
-/* The `exact` analyzer: append each rank's detached "exact" object. */
-int an_exact_run(an_ctx *ctx)
-{
-    an_views_result *vr = ctx->results[AN_view];
-    if (!vr)
-        return -1;
-    for (size_t r = 0; r < vr->n_ranks; r++) {
-        rep_node *e = vr->exact_nodes[r], *o = ctx->rank_nodes[r];
-        if (!e)
-            continue;
-        e->parent = o;
-        if (o->last)
-            o->last->next = e;
-        else
-            o->first = e;
-        o->last = e;
-        o->n_children++;
-    }
-    return 0;
-}
-
 /* ---- building the views ---- */
 
 typedef struct build_ctx {
