@@ -74,7 +74,7 @@ void an_launch_compute(const an_ctx *ctx, const an_view *v, an_launch_rank *out)
     size_t ns = 0;
     for (size_t i = 0; i < n; i++)
         if (v->mult[i] && v->stream[i] < 0 && tl->corr[v->base + i] >= 0 &&
-            an_is_launch_name(tl_str(tl, tl->name[v->base + i])))
+            an_name_is(ctx, tl->name[v->base + i], AN_NAME_LAUNCH))
             set[ns++] = tl->corr[v->base + i];
     qsort(set, ns, sizeof *set, cmp_i64);
     /* CPU rows of those ids */

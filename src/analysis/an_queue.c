@@ -58,7 +58,7 @@ void an_queue_compute(const an_ctx *ctx, const an_view *v, an_queue_rank *out)
     size_t nc = 0;
     for (size_t i = 0; i < v->n; i++)
         if (v->mult[i] && v->stream[i] < 0 && tl->corr[v->base + i] >= 0 &&
-            an_is_launch_name(tl_str(tl, tl->name[v->base + i])))
+            an_name_is(ctx, tl->name[v->base + i], AN_NAME_LAUNCH))
             calls[nc++] = (an_corr_idx){ tl->corr[v->base + i], i };
     an_corr_sort(calls, nc);
     qev *q = NULL;

@@ -71,7 +71,13 @@ typedef struct an_views_result {
     an_rank_views *ranks;
     int n_step_names;      /* distinct ProfilerStep#N names over all ranks (HTA's test for the drop) */
     rep_node **exact_nodes;/* per rank "exact" objects, detached until the `exact` analyzer appends them */
+    uint8_t *name_flags;   /* AN_NAME_* by string id, so per-event name tests are one load */
+    size_t n_names;
 } an_views_result;
+
+enum { AN_NAME_LAUNCH = 1, AN_NAME_SYNC = 2, AN_NAME_STEP = 4 };
+/* Whether string id `name` has flag AN_NAME_* (false before the view analyzer ran). */
+bool an_name_is(const an_ctx *ctx, uint32_t name, unsigned flag);
 
 /* Per-name aggregation (kernels, annotations). */
 typedef struct an_group {

@@ -113,6 +113,12 @@ double an_std(const double *v, size_t n, double mean)
     return sqrt(ss / (double)(n - 1));
 }
 
+bool an_name_is(const an_ctx *ctx, uint32_t name, unsigned flag)
+{
+    const an_views_result *vr = ctx->results[AN_view];
+    return vr && name < vr->n_names && (vr->name_flags[name] & flag);
+}
+
 const an_rank_views *an_views(const an_ctx *ctx, size_t r)
 {
     const an_views_result *vr = ctx->results[AN_view];
@@ -133,7 +139,7 @@ rep_node *an_view_node(an_ctx *ctx, size_t r, bool exact)
 
 typedef struct build_ctx {
     const tl_timeline *tl;
-    const uint8_t *is_step_name; /* by string id */
+    const uint8_t *name_flags;   /* AN_NAME_* by string id */
     int n_step_names;
     uint32_t key_stream;         /* string id of "stream" (UINT32_MAX if absent) */
     an_views_result *res;
@@ -164,14 +170,6 @@ static int64_t hta_stream(const build_ctx *b, size_t ev)
     if (tr->key.kind == TL_TRACK_GPU && !(tl->flags[ev] & TL_F_NO_STREAM_ARG))
         return tr->key.stream;
     return -1;
-}
-
-static bool is_sync_name(const char *nm)
-{
-    for (size_t k = 0; k < CP_ARRAY_LEN(sync_names); k++)
-        if (strcmp(nm, sync_names[k]) == 0)
-            return true;
-    return false;
 }
 
 /* In HTA's dataframe at all (has a duration, not the Trace span). */
@@ -316,7 +314,8 @@ static void build_hta(const build_ctx *b, const tl_rank *rk, an_view *v)
             v->t1[i] = tl->ts_ns[ev] + tl->dur_ns[ev];
         }
         v->stream[i] = row[i] ? hta_stream(b, ev) : -1;
-        gk[i] = row[i] && ((v->stream[i] >= 0 && tl->corr[ev] >= 0) || is_sync_name(tl_str(tl, tl->name[ev])));
+        gk[i] = row[i] &&
+                ((v->stream[i] >= 0 && tl->corr[ev] >= 0) || (b->name_flags[tl->name[ev]] & AN_NAME_SYNC));
         v->mult[i] = row[i] ? 1 : 0;
     }
     /* index_correlation: a GPU kernel's partner is the CPU row with its
@@ -347,7 +346,7 @@ static void build_hta(const build_ctx *b, const tl_rank *rk, an_view *v)
                 continue;
             any_cpu = true;
             min_cpu = CP_MIN(min_cpu, v->t0[i]);
-            if (b->is_step_name[tl->name[base + i]]) {
+            if (b->name_flags[tl->name[base + i]] & AN_NAME_STEP) {
                 last = any_step ? CP_MAX(last, v->t0[i]) : v->t0[i];
                 any_step = true;
             }
@@ -450,6 +449,7 @@ static void views_free(void *self)
     }
     free(r->ranks);
     free(r->exact_nodes);
+    free(r->name_flags);
     free(r);
 }
 
@@ -462,26 +462,32 @@ int an_view_run(an_ctx *ctx)
 {
     const tl_timeline *tl = ctx->tl;
     size_t ns = cp_intern_count(&tl->strings);
-    uint8_t *is_step = cp_xcalloc(ns ? ns : 1, 1), *used = cp_xcalloc(ns ? ns : 1, 1);
-    for (size_t s = 0; s < ns; s++)
-        is_step[s] = step_name(cp_intern_str(&tl->strings, (uint32_t)s));
+    uint8_t *flags = cp_xcalloc(ns ? ns : 1, 1), *used = cp_xcalloc(ns ? ns : 1, 1);
+    for (size_t s = 0; s < ns; s++) {
+        const char *nm = cp_intern_str(&tl->strings, (uint32_t)s);
+        flags[s] = (uint8_t)((step_name(nm) ? AN_NAME_STEP : 0) | (an_is_launch_name(nm) ? AN_NAME_LAUNCH : 0));
+        for (size_t k = 0; k < CP_ARRAY_LEN(sync_names); k++)
+            if (strcmp(nm, sync_names[k]) == 0)
+                flags[s] |= AN_NAME_SYNC;
+    }
     for (size_t e = 0; e < tl->n_events; e++)
         if (hta_row(tl, e))
             used[tl->name[e]] = 1;
-    build_ctx b = { .tl = tl, .is_step_name = is_step };
+    build_ctx b = { .tl = tl, .name_flags = flags };
     for (size_t s = 0; s < ns; s++)
-        b.n_step_names += is_step[s] && used[s];
+        b.n_step_names += (flags[s] & AN_NAME_STEP) && used[s];
     b.key_stream = cp_intern_find(&tl->strings, "stream", 6);
     an_views_result *res = cp_xcalloc(1, sizeof *res);
     res->free = views_free;
     res->n_ranks = tl->n_ranks;
     res->ranks = cp_xcalloc(tl->n_ranks ? tl->n_ranks : 1, sizeof *res->ranks);
     res->n_step_names = b.n_step_names;
+    res->name_flags = flags;
+    res->n_names = ns;
     res->exact_nodes = cp_xcalloc(tl->n_ranks ? tl->n_ranks : 1, sizeof *res->exact_nodes);
     b.res = res;
     cp_par_for(tl->n_ranks, ctx->opts && ctx->opts->nthreads > 0 ? ctx->opts->nthreads : 1, build_rank, &b);
     ctx->results[AN_view] = res;
-    free(is_step);
     free(used);
 
     for (size_t r = 0; r < tl->n_ranks; r++) {
