@@ -1177,14 +1177,15 @@ int rd_kineto_read_src(cp_src *src, const char *name, tl_builder *b, cp_error *e
     r->s_ac2g = cp_intern_s(r->str, "ac2g");
     r->s_async_gpu = cp_intern_s(r->str, "async_gpu");
     r->s_async_c2g = cp_intern_s(r->str, "async_cpu_to_gpu");
-    /* Size the builder from the file (a kept Kineto event takes >= ~150
-     * bytes of JSON; compressed input is ~10x smaller), so its columns are
-     * not copied while they grow; untouched reserved pages cost nothing. */
+    /* Size the builder from the file (Kineto spends ~250-450 bytes of JSON
+     * per kept event, flows included; compressed input is >= ~12x smaller),
+     * so the columns are not copied while they grow. A reservation that is
+     * too large costs address space only: untouched pages are never mapped. */
     uint64_t raw = cp_src_raw_size(src);
     if (raw > (1u << 20) && cp_src_get_kind(src) != CP_SRC_MEM) {
-        uint64_t plain = cp_src_get_kind(src) == CP_SRC_PLAIN ? raw : raw * 10;
-        size_t ev = (size_t)CP_MIN(plain / 150, (uint64_t)1 << 30);
-        tl_builder_reserve(b, ev, ev * 2);
+        uint64_t plain = cp_src_get_kind(src) == CP_SRC_PLAIN ? raw : raw * 12;
+        size_t ev = (size_t)CP_MIN(plain / 250, (uint64_t)1 << 30);
+        tl_builder_reserve(b, ev, ev * 4);
     }
     cp_jt_opts jo = { .name = r->name, .buf_bytes = 1u << 20 };
     int rc = 0;
