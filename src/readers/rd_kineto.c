@@ -732,6 +732,8 @@ static int read_args(kr *r)
     }
 }
 
+enum { F_OTHER, F_PH, F_NAME, F_CAT, F_PID, F_TID, F_TS, F_DUR, F_ARGS, F_ID }; /* event members */
+
 /* One event object; its '{' was read. Returns 0 or a negative status. */
 static int read_event(kr *r)
 {
@@ -754,21 +756,17 @@ static int read_event(kr *r)
             return 0;
         }
         const cp_jt_tok *k = &r->tok;
-        int which = 0; /* 1 ph 2 name 3 cat 4 pid 5 tid 6 ts 7 dur 8 args 9 id */
+        int field = F_OTHER;
         switch (k->n) {
-        case 2:
-            which = TOK_IS(k, "ph") ? 1 : TOK_IS(k, "ts") ? 6 : TOK_IS(k, "id") ? 9 : 0;
-            break;
+        case 2: field = TOK_IS(k, "ph") ? F_PH : TOK_IS(k, "ts") ? F_TS : TOK_IS(k, "id") ? F_ID : F_OTHER; break;
         case 3:
-            which = TOK_IS(k, "cat") ? 3 : TOK_IS(k, "pid") ? 4 : TOK_IS(k, "tid") ? 5
-                    : TOK_IS(k, "dur") ? 7 : 0;
+            field = TOK_IS(k, "cat") ? F_CAT : TOK_IS(k, "pid") ? F_PID : TOK_IS(k, "tid") ? F_TID
+                    : TOK_IS(k, "dur") ? F_DUR : F_OTHER;
             break;
-        case 4:
-            which = TOK_IS(k, "name") ? 2 : TOK_IS(k, "args") ? 8 : 0;
-            break;
+        case 4: field = TOK_IS(k, "name") ? F_NAME : TOK_IS(k, "args") ? F_ARGS : F_OTHER; break;
         default: break;
         }
-        if (!which) {
+        if (field == F_OTHER) { /* "s", "bp", "tts", "id2"...: not needed */
             t = cp_jt_skip(r->jt, &r->jerr);
             if (t < 0)
                 return t;
@@ -777,8 +775,8 @@ static int read_event(kr *r)
         t = next(r);
         if (t < 0)
             return t;
-        switch (which) {
-        case 1:
+        switch (field) {
+        case F_PH:
             if (t == CP_JT_STRING && r->tok.n >= 1) {
                 e->ph = r->tok.s[0];
                 e->has_ph = true;
@@ -786,39 +784,37 @@ static int read_event(kr *r)
                 e->bad = true;
             }
             break;
-        case 2:
-            if (t == CP_JT_STRING)
-                e->name = intern_tok(r);
-            else if (t == CP_JT_NUMBER)
+        case F_NAME:
+            if (t == CP_JT_STRING || t == CP_JT_NUMBER)
                 e->name = intern_tok(r);
             break;
-        case 3:
+        case F_CAT:
             if (t == CP_JT_STRING) {
                 e->cat_name = intern_tok(r);
                 e->cat = cat_of(r, e->cat_name, &e->mtia_dev);
             }
             break;
-        case 4:
+        case F_PID:
             if (!tok_id(r, t, &e->pid, NULL))
                 e->bad = true;
             break;
-        case 5:
+        case F_TID:
             if (!tok_id(r, t, &e->tid, &e->tid_str))
                 e->bad = true;
             break;
-        case 6:
+        case F_TS:
             if (tok_time(r, t, &e->ts))
                 e->has_ts = true;
             else
                 e->bad = true;
             break;
-        case 7:
+        case F_DUR:
             if (tok_time(r, t, &e->dur))
                 e->has_dur = true;
             else if (t != CP_JT_NULL)
                 e->bad = true;
             break;
-        case 8:
+        case F_ARGS:
             if (t == CP_JT_OBJ_BEGIN) {
                 int s = read_args(r);
                 if (s < 0)
@@ -826,7 +822,7 @@ static int read_event(kr *r)
                 continue;
             }
             break;
-        default:
+        default: /* F_ID: flow id */
             if (tok_id(r, t, &e->id, NULL))
                 e->has_id = true;
             break;
@@ -1177,6 +1173,16 @@ int rd_kineto_read_src(cp_src *src, const char *name, tl_builder *b, cp_error *e
     r->s_ac2g = cp_intern_s(r->str, "ac2g");
     r->s_async_gpu = cp_intern_s(r->str, "async_gpu");
     r->s_async_c2g = cp_intern_s(r->str, "async_cpu_to_gpu");
+    /* Size the builder from the file (Kineto spends ~250-450 bytes of JSON
+     * per kept event, flows included; compressed input is >= ~12x smaller),
+     * so the columns are not copied while they grow. A reservation that is
+     * too large costs address space only: untouched pages are never mapped. */
+    uint64_t raw = cp_src_raw_size(src);
+    if (raw > (1u << 20) && cp_src_get_kind(src) != CP_SRC_MEM) {
+        uint64_t plain = cp_src_get_kind(src) == CP_SRC_PLAIN ? raw : raw * 12;
+        size_t ev = (size_t)CP_MIN(plain / 250, (uint64_t)1 << 30);
+        tl_builder_reserve(b, ev, ev * 4);
+    }
     cp_jt_opts jo = { .name = r->name, .buf_bytes = 1u << 20 };
     int rc = 0;
     r->jt = cp_jt_open(src_read_cb, r, &jo);

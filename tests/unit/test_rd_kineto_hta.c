@@ -4,6 +4,7 @@
  * HTA applies (cited at each test). */
 #include "test_util.h"
 
+#include "base/par.h"
 #include "base/src.h"
 #include "base/util.h"
 #include "readers/rd_kineto.h"
@@ -283,6 +284,51 @@ static void test_hta_nccl(void **state)
     tl_free(tl);
 }
 
+/* Files read on parallel threads (as analyze does) give exactly what they
+ * give one at a time: the reader keeps no state outside its call. */
+typedef struct par_job {
+    const char *paths[6];
+    tl_builder *b[6];
+    int rc[6];
+} par_job;
+
+static void par_read(void *ctx, size_t i)
+{
+    par_job *j = ctx;
+    j->b[i] = tl_builder_new(j->paths[i]);
+    j->rc[i] = rd_kineto_read(j->paths[i], j->b[i], NULL, NULL);
+}
+
+static void test_hta_parallel_reads(void **state)
+{
+    (void)state;
+    static const char *const rel[6] = {
+        "hta/trace_filter/sampled_rank-0.json.gz", "hta/trace_filter/sampled_rank-1.json.gz",
+        "hta/nccl_parser_config/nccl_data.json.gz", "hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+        "hta/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz",
+        "hta/with_gpu_user_annotation/step_based_trace_2543932.json.gz",
+    };
+    static char bufs[6][1024];
+    par_job j = { 0 };
+    for (size_t i = 0; i < 6; i++)
+        assert_non_null(j.paths[i] = cp_test_data(rel[i], bufs[i], sizeof bufs[i]));
+    cp_par_for(6, 3, par_read, &j);
+    for (size_t i = 0; i < 6; i++) {
+        assert_int_equal(j.rc[i], 0);
+        tl_builder *one = tl_builder_new(j.paths[i]);
+        assert_int_equal(rd_kineto_read(j.paths[i], one, NULL, NULL), 0);
+        assert_int_equal(tl_builder_count(one), tl_builder_count(j.b[i]));
+        assert_int_equal(diag_total(tl_builder_diag(one)), diag_total(tl_builder_diag(j.b[i])));
+        tl_builder_free(one);
+    }
+    tl_timeline *tl;
+    assert_int_equal(tl_finish(j.b, 6, &(tl_finish_opts){ .nthreads = 2 }, &tl, NULL), 0);
+    assert_int_equal(tl->n_ranks, 6);
+    assert_int_equal(tl->ranks[0].meta.rank, 0);
+    assert_int_equal(tl->ranks[1].meta.rank, 1);
+    tl_free(tl);
+}
+
 int main(void)
 {
     char p[1024];
@@ -295,6 +341,7 @@ int main(void)
         cmocka_unit_test(test_hta_ns_resolution),
         cmocka_unit_test(test_hta_trace_filter),
         cmocka_unit_test(test_hta_nccl),
+        cmocka_unit_test(test_hta_parallel_reads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
