@@ -55,18 +55,7 @@ void an_idle_compute(const an_view *v, an_idle_rank *out)
         }
         an_idle_stream *s = &out->streams[out->n - 1];
         int64_t gap = v->t0[i] - prev;
-        if (v->exact) {
-            if (gap > 0) {
-                int c = AN_IDLE_OTHER;
-                if (v->partner[i] >= 0 && v->t0[v->partner[i]] > prev)
-                    c = AN_IDLE_HOST;
-                else if (gap < AN_KERNEL_WAIT_NS)
-                    c = AN_IDLE_KERNEL;
-                s->idle_ns[c] += gap;
-                s->total_ns += gap;
-            }
-            prev = CP_MAX(prev, v->t1[i]);
-        } else {
+        if (!v->exact || gap > 0) { /* HTA sums overlaps as negative gaps */
             int c = AN_IDLE_OTHER;
             if (v->partner[i] >= 0 && v->t0[v->partner[i]] > prev)
                 c = AN_IDLE_HOST;
@@ -74,8 +63,8 @@ void an_idle_compute(const an_view *v, an_idle_rank *out)
                 c = AN_IDLE_KERNEL;
             s->idle_ns[c] += gap;
             s->total_ns += gap;
-            prev = v->t1[i];
         }
+        prev = v->exact ? CP_MAX(prev, v->t1[i]) : v->t1[i];
     }
     free(pos);
 }

@@ -105,9 +105,9 @@ static inline void fx_done(fx_run *r)
 }
 
 /* A number or integer node at a report path, as double. */
-static inline double fx_num(const fx_run *r, const char *path)
+static inline double fx_rep_num(const rep_report *rep, const char *path)
 {
-    const rep_node *n = rep_path(r->rep, path);
+    const rep_node *n = rep_path(rep, path);
     if (!n)
         fail_msg("no report node at %s", path);
     if (n->type == REP_INT)
@@ -117,6 +117,8 @@ static inline double fx_num(const fx_run *r, const char *path)
     fail_msg("report node %s is not a number (type %d)", path, (int)n->type);
     return 0;
 }
+
+static inline double fx_num(const fx_run *r, const char *path) { return fx_rep_num(r->rep, path); }
 
 static inline bool fx_is_null(const fx_run *r, const char *path)
 {

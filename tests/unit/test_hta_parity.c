@@ -3,6 +3,7 @@
  * tolerances. Skips (77) when the data is absent or no trace reader is
  * registered. */
 #include "test_util.h"
+#include "an_fixture.h"
 
 #include "analysis/an_results.h"
 #include "analysis/analysis.h"
@@ -70,18 +71,7 @@ static void unload(loaded *L)
     tl_free(L->tl);
 }
 
-static double num(const loaded *L, const char *path)
-{
-    const rep_node *n = rep_path(L->rep, path);
-    if (!n)
-        fail_msg("no report node at %s", path);
-    if (n->type == REP_INT)
-        return (double)n->v.i;
-    if (n->type == REP_NUM)
-        return n->v.d;
-    fail_msg("%s is not a number", path);
-    return 0;
-}
+static double num(const loaded *L, const char *path) { return fx_rep_num(L->rep, path); }
 
 /* Row of table `path` whose string column `key` equals `want` (and, when
  * key2 is set, whose key2 equals want2); NULL if none. */
