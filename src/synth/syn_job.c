@@ -1114,8 +1114,8 @@ int syn_write_job(const syn_config *c, const char *dir, syn_result *res, cp_erro
     syn_result sum = { 0 };
     for (int i = 0; i < opened; i++) {
         rank_st *r = &j.r[i];
-        char name[64];
-        snprintf(name, sizeof name, "rank-%d.json%s", i, ext);
+        char name[64]; /* the JSON's own name: same text whatever the compression */
+        snprintf(name, sizeof name, "rank-%d.json", i);
         if (!rc)
             put_footer(r, CP_MAX(cpu[i], r->gpu_ns), name);
         sum.json_bytes += r->out.json_bytes + r->out.len;
