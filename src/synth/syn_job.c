@@ -748,8 +748,12 @@ static void step_finish(const job *j, rank_st *r, int step, int64_t step0, int64
     if (c->ckpt_s > 0 && (step + 1) % c->ckpt_every == 0) {
         int64_t k0 = *cpu, total = (int64_t)llround(c->ckpt_s * 1e9);
         *cpu += jit(r, 50000, 0.3);
+        /* each rank copies its 1/world shard of the bf16 weights to the host
+         * (a sharded save), then serialises and writes: the host is busy, the
+         * GPU idles, and most of the time is the write (storage) */
         for (int l = 0; l < c->layers; l++)
-            run_copy(r, tid, cpu, "Memcpy DtoH (Device -> Pageable)", (int64_t)(layer_params * 2), 10.0, 1);
+            run_copy(r, tid, cpu, "Memcpy DtoH (Device -> Pageable)", (int64_t)(layer_params * 2 / c->ranks), 10.0,
+                     1);
         int64_t w0 = *cpu, w1 = CP_MAX(w0 + 1000000, k0 + total - 20000);
         put_cpu(r, "python_function", "torch/serialization.py(628): save", tid, w0, w1 - w0);
         *cpu = w1 + jit(r, 20000, 0.3);
