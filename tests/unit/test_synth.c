@@ -7,6 +7,8 @@
 #include "base/jsontok.h"
 #include "base/src.h"
 #include "base/util.h"
+#include "model/timeline.h"
+#include "readers/rd_kineto.h"
 #include "synth/synth.h"
 
 #include <math.h>
@@ -635,6 +637,74 @@ static void test_inject_parse(void **state)
     assert_int_equal(syn_config_check(&c, &err), CP_ERR_USAGE);
 }
 
+/* The project's own Kineto reader takes the synthesized traces without a
+ * single diagnostic, finds ranks, process groups and clock base, links every
+ * launch to its GPU work, and classifies kernels and copies as intended. */
+static void test_read_back(void **state)
+{
+    (void)state;
+    syn_config c;
+    small_config(&c, 4, 2, 2);
+    c.compress = SYN_ZSTD;
+    assert_int_equal(syn_parse_inject(&c, "pageable-h2d=16,launch-bound=50", NULL), 0);
+    char *dir = tmpdir();
+    gen(&c, dir);
+    tl_builder *b[4];
+    for (int r = 0; r < 4; r++) {
+        char p[600];
+        snprintf(p, sizeof p, "%s/rank-%d.json.zst", dir, 3 - r);
+        b[r] = tl_builder_new(p);
+        cp_error err;
+        rd_opts ro = { 0 };
+        int rc = rd_kineto_read(p, b[r], &ro, &err);
+        if (rc)
+            fail_msg("rd_kineto_read: %s", err.msg);
+    }
+    tl_timeline *tl = NULL;
+    tl_finish_opts fo = { .nthreads = 1 };
+    assert_int_equal(tl_finish(b, 4, &fo, &tl, NULL), 0);
+    assert_int_equal(diag_total(&tl->diag), 0);
+    assert_int_equal(tl->n_ranks, 4);
+    for (size_t i = 0; i < 4; i++) {
+        const tl_rank_meta *m = &tl->ranks[i].meta;
+        assert_int_equal(m->rank, (int)i);
+        assert_int_equal(m->rank_source, TL_RANK_FROM_TRACE);
+        assert_int_equal(m->world_size, 4);
+        assert_true(m->has_base_time);
+        assert_int_equal(m->n_devices, 2);
+        assert_string_equal(tl_str(tl, m->gpu_name), "NVIDIA A100-SXM4-80GB");
+        assert_int_equal(m->n_pgs, 1);
+        assert_int_equal(m->pgs[0].size, 4);
+    }
+    size_t comm = 0, compute = 0, pageable = 0, h2d = 0, unlinked = 0;
+    for (size_t i = 0; i < tl->n_events; i++) {
+        switch (tl->kclass[i]) {
+        case TL_K_COMM:
+            comm++;
+            break;
+        case TL_K_COMPUTE:
+            compute++;
+            break;
+        case TL_K_MEMCPY:
+            h2d += tl->copy_dir[i] == TL_COPY_H2D;
+            pageable += tl->copy_dir[i] == TL_COPY_H2D && (tl->flags[i] & TL_F_PAGEABLE);
+            break;
+        default:
+            break;
+        }
+        if (tl->kclass[i] != TL_K_NONE && tl->link[i] < 0)
+            unlinked++;
+    }
+    assert_int_equal(unlinked, 0);
+    assert_true(comm >= 4 * 2);
+    assert_true(compute > 4 * 2 * 50);
+    assert_int_equal(pageable, 4 * 2);     /* one pageable copy per step per rank */
+    assert_int_equal(h2d, 4 * 2 * 3);      /* plus two pinned batch copies */
+    tl_free(tl);
+    rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -647,6 +717,7 @@ int main(void)
         cmocka_unit_test(test_launch_bound_and_pageable),
         cmocka_unit_test(test_compressed),
         cmocka_unit_test(test_reference_case),
+        cmocka_unit_test(test_read_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
