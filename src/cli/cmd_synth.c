@@ -116,6 +116,9 @@ int cmd_synth(cli_ctx *ctx)
         rc = cli_usage_error(ctx, "%s", err.msg);
         goto out;
     }
+    if (c.ckpt_s > 0 && c.ckpt_every > c.steps)
+        cp_log_warn("synth: --inject sync-checkpoint every %d steps, but the job has %d: no checkpoint is written",
+                    c.ckpt_every, c.steps);
     syn_result res;
     if (syn_write_job(&c, dir, &res, &err) < 0) {
         rc = cli_fail(&err);
