@@ -308,6 +308,9 @@ typedef struct rank_st {
     /* ground truth */
     int64_t compute_kernel_ns, nccl_kernel_ns, nccl_wait_ns, ckpt_ns, dl_ns, tiny_kernels, step_sum_ns;
     int64_t exposed_comm_ns; /* all-reduce time after the backward pass's last kernel */
+    /* first compute-stream start since the mark, for gpu_user_annotation
+     * spans (Kineto writes one per annotation and stream with GPU work) */
+    int64_t first_gpu_step, first_gpu_opt;
 } rank_st;
 
 typedef struct job {
@@ -347,6 +350,15 @@ static int64_t mem_ns(const job *j, rank_st *r, double bytes)
 }
 
 static int64_t T(const rank_st *r, int64_t ns) { return ns + r->shift_ns; }
+
+/* A kernel or copy starts on the compute stream at ks. */
+static void note_gpu(rank_st *r, int64_t ks)
+{
+    if (r->first_gpu_step < 0)
+        r->first_gpu_step = ks;
+    if (r->first_gpu_opt < 0)
+        r->first_gpu_opt = ks;
+}
 
 /* A cpu_op/user_annotation/python_function with the usual ids; returns its External id. */
 static int64_t put_cpu(rank_st *r, const char *cat, const char *name, int64_t tid, int64_t ts, int64_t dur)
@@ -433,6 +445,21 @@ static void put_memcpy(rank_st *r, const char *name, int64_t ts, int64_t dur, in
     syn_ev_flow(o, 'f', corr, r->dev, SYN_COMPUTE_STREAM, T(r, ts));
 }
 
+/* The GPU side of an annotation: [first, last) of its work on one stream
+ * (num >= 0 appends a number to the name, as in "ProfilerStep#3"). */
+static void put_gpu_annotation(rank_st *r, const char *name, int64_t num, int64_t stream, int64_t first, int64_t last,
+                               int64_t ext)
+{
+    if (first < 0 || last <= first)
+        return;
+    if (num >= 0)
+        syn_ev_x_num(&r->out, "gpu_user_annotation", name, num, r->dev, stream, T(r, first), last - first);
+    else
+        syn_ev_x(&r->out, "gpu_user_annotation", name, r->dev, stream, T(r, first), last - first);
+    syn_arg_i(&r->out, "External id", ext, 1);
+    syn_ev_end(&r->out);
+}
+
 /* Nested cpu_ops names[0..n) on thread tid starting at *cpu, the innermost
  * launching kernel k for gpu_dur on the compute stream (not before
  * gpu_not_before). Advances *cpu and r->gpu_ns; returns the kernel's end. */
@@ -460,6 +487,7 @@ static int64_t run_op(const job *j, rank_st *r, int64_t tid, int64_t *cpu, const
     put_runtime(r, "cudaLaunchKernel", 211, tid, launch, launch_dur, corr, ext, 1);
     int64_t ks = CP_MAX(r->gpu_ns, launch + GPU_QUEUE_NS);
     put_kernel(j, r, k, SYN_COMPUTE_STREAM, ks, gpu_dur, corr, ext, grid_x, grid_y, 0);
+    note_gpu(r, ks);
     r->gpu_ns = ks + gpu_dur;
     r->compute_kernel_ns += gpu_dur;
     *cpu = t + jit(r, CPU_GAP_NS, 0.3);
@@ -479,6 +507,7 @@ static void run_copy(rank_st *r, int64_t tid, int64_t *cpu, const char *memcpy_n
     int64_t launch = t;
     int64_t dur = CP_MAX(1500, (int64_t)llround((double)bytes / gbps) + 1200);
     int64_t ks = CP_MAX(r->gpu_ns, launch + GPU_QUEUE_NS / 2);
+    note_gpu(r, ks);
     r->gpu_ns = ks + dur;
     int64_t launch_dur = sync ? r->gpu_ns + 3000 - launch : jit(r, 4500, 0.2);
     t = launch + launch_dur + jit(r, CPU_POST_NS, 0.2);
@@ -500,6 +529,7 @@ static void run_item(rank_st *r, int64_t tid, int64_t *cpu)
     t += jit(r, CPU_INNER_NS, 0.2);
     int64_t launch = t, launch_dur = jit(r, 4000, 0.2);
     int64_t ks = CP_MAX(r->gpu_ns, launch + GPU_QUEUE_NS / 2);
+    note_gpu(r, ks);
     r->gpu_ns = ks + 1800;
     int64_t corr = ++r->corr;
     t = launch + launch_dur + 500;
@@ -574,6 +604,7 @@ static void step_compute(const job *j, rank_st *r, int step, int64_t *cpu)
     double tok = (double)j->tokens, h = c->hidden, S = c->seq_len, mb = c->micro_batch, V = c->vocab;
     int64_t tid = r->tid_main, heads = c->hidden / 128;
 
+    r->first_gpu_step = -1;
     int64_t dl = jit(r, 350000, 0.3);
     if (c->dl_stall_ms > 0 && step % c->dl_every == 0)
         dl += (int64_t)llround(c->dl_stall_ms * 1e6);
@@ -715,6 +746,7 @@ static void step_finish(const job *j, rank_st *r, int step, int64_t step0, int64
 {
     const syn_config *c = j->c;
     int64_t tid = r->tid_main, bwd_end = r->gpu_ns;
+    int64_t comm_first = r->n_pend ? r->pend[0].start_ns : -1, comm_last = r->n_pend ? r->pend[r->n_pend - 1].end_ns : -1;
     for (size_t b = 0; b < r->n_pend; b++) {
         pend_coll *p = &r->pend[b];
         put_kernel(j, r, K_NCCL, SYN_NCCL_STREAM, p->start_ns, p->end_ns - p->start_ns, p->corr, p->ext, 16, 1,
@@ -726,6 +758,7 @@ static void step_finish(const job *j, rank_st *r, int step, int64_t step0, int64
     r->exposed_comm_ns += r->gpu_ns - bwd_end;
 
     int64_t opt0 = *cpu;
+    r->first_gpu_opt = -1;
     *cpu += jit(r, 15000, 0.3);
     if (c->launch_bound > 0) {
         /* GradScaler's found_inf check syncs the host, then a non-foreach
@@ -740,7 +773,8 @@ static void step_finish(const job *j, rank_st *r, int step, int64_t step0, int64
     double layer_params = 12.0 * c->hidden * c->hidden;
     for (int l = 0; l < c->layers; l++)
         run_op(j, r, tid, cpu, OP("aten::_fused_adamw_"), K_ADAM, mem_ns(j, r, layer_params * 22), 320, 1);
-    put_cpu(r, "user_annotation", "Optimizer.step#AdamW.step", tid, opt0, *cpu - opt0);
+    int64_t opt_ext = put_cpu(r, "user_annotation", "Optimizer.step#AdamW.step", tid, opt0, *cpu - opt0);
+    put_gpu_annotation(r, "Optimizer.step#AdamW.step", -1, SYN_COMPUTE_STREAM, r->first_gpu_opt, r->gpu_ns, opt_ext);
     put_cpu(r, "user_annotation", "Optimizer.zero_grad#AdamW.zero_grad", tid, *cpu, jit(r, 40000, 0.3));
     *cpu += jit(r, 60000, 0.3);
     run_item(r, tid, cpu); /* loss.item(): the host waits for the GPU */
@@ -761,11 +795,15 @@ static void step_finish(const job *j, rank_st *r, int step, int64_t step0, int64
         r->ckpt_ns += *cpu - k0;
     }
     *cpu += jit(r, 30000, 0.3);
+    int64_t step_ext = ++r->ext;
     syn_ev_x_num(&r->out, "user_annotation", "ProfilerStep#", step, r->pid, tid, T(r, step0), *cpu - step0);
-    syn_arg_i(&r->out, "External id", ++r->ext, 1);
+    syn_arg_i(&r->out, "External id", step_ext, 1);
     syn_arg_i(&r->out, "Record function id", ++r->rfid, 0);
     syn_arg_i(&r->out, "Ev Idx", r->evidx++, 0);
     syn_ev_end(&r->out);
+    put_gpu_annotation(r, "ProfilerStep#", step, SYN_COMPUTE_STREAM, r->first_gpu_step, r->gpu_ns, step_ext);
+    if (comm_first >= 0)
+        put_gpu_annotation(r, "ProfilerStep#", step, SYN_NCCL_STREAM, comm_first, comm_last, step_ext);
     r->step_sum_ns += *cpu - step0;
 }
 
