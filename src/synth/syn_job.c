@@ -843,7 +843,7 @@ static void put_header(const job *j, rank_st *r)
     syn_out *o = &r->out;
     SYN_LIT(o, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [");
     for (int d = 0; d < c->gpus_per_node; d++) {
-        SYN_LIT(o, d ? ",\n    {\n" : "\n    {\n");
+        syn_puts(o, d ? ",\n    {\n" : "\n    {\n");
         SYN_LIT(o, "      \"id\": ");
         syn_put_i64(o, d);
         SYN_LIT(o, ", \"name\": \"NVIDIA A100-SXM4-80GB\", \"totalGlobalMem\": 85100068864,\n"
