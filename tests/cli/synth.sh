@@ -47,6 +47,14 @@ grep -q '"kind": "straggler"' "$tmp/a/synth.json" || fail "ground truth lacks th
 # compressed output
 "$bin" synth --out "$tmp/z" "${small[@]}" --zstd >/dev/null 2>&1 || fail "synth --zstd failed"
 [ -s "$tmp/z/rank-1.json.zst" ] || fail "no rank-1.json.zst"
+# end to end: analyze reads the synthesized set (the glob leaves synth.json out)
+"$bin" analyze "$tmp/z/rank-*" --json >"$tmp/report.json" 2>"$tmp/err" || fail "analyze failed: $(cat "$tmp/err")"
+python3 - "$tmp/report.json" <<'PY' || fail "analyze report of the synthesized set is wrong"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert [x["rank"] for x in r["ranks"]] == [0, 1], r["ranks"]
+assert r["diagnostics"]["total"] == 0, r["diagnostics"]
+PY
 "$bin" synth --help | grep -q -- "--inject" || fail "--help lacks --inject"
 "$bin" help synth | grep -q "sync-checkpoint=SECONDS" || fail "manual lacks the injections"
 exit 0
