@@ -39,6 +39,7 @@ void syn_config_default(syn_config *c)
     memset(c, 0, sizeof *c);
     c->ranks = 2;
     c->gpus_per_node = 8;
+    c->tp = 1;
     c->steps = 4;
     c->seed = 1;
     c->layers = 8;
@@ -189,6 +190,14 @@ int syn_config_check(const syn_config *c, cp_error *err)
                             "--inject slow-network: the job fits on one node (%d ranks, %d GPUs per node); "
                             "use more ranks than --gpus-per-node",
                             c->ranks, c->gpus_per_node);
+    if (c->tp < 1 || c->gpus_per_node % c->tp != 0 || c->ranks % c->tp != 0)
+        return cp_error_set(err, CP_ERR_USAGE, NULL, 0, 0, -1,
+                            "--tp %d: must divide --gpus-per-node (%d) and --ranks (%d): tensor-parallel groups "
+                            "stay inside a node",
+                            c->tp, c->gpus_per_node, c->ranks);
+    if ((c->hidden / 128) % c->tp != 0)
+        return cp_error_set(err, CP_ERR_USAGE, NULL, 0, 0, -1,
+                            "--tp %d: must divide the %d attention heads (--hidden / 128)", c->tp, c->hidden / 128);
     if (c->hidden % 128 != 0)
         return cp_error_set(err, CP_ERR_USAGE, NULL, 0, 0, -1, "--hidden %d: must be a multiple of 128", c->hidden);
     return 0;
@@ -273,6 +282,7 @@ static const kspec kernels[K_COUNT] = {
 #define SYN_NUM_SMS 108
 #define SYN_COMPUTE_STREAM 7
 #define SYN_NCCL_STREAM 20
+#define SYN_TP_STREAM 24
 #define SYN_ORIGIN_NS INT64_C(4458676000000000)      /* a monotonic-clock origin, like Kineto's */
 #define SYN_BASE_TIME_NS INT64_C(1764460800000000000) /* baseTimeNanoseconds written by every rank */
 
@@ -294,6 +304,15 @@ typedef struct pend_coll {
     int64_t start_ns, end_ns;
 } pend_coll;
 
+/* A process group as PyTorch names it: "0" is default_pg; new_group() calls
+ * number the others in creation order (here the TP groups, then the DP groups). */
+typedef struct pg_info {
+    char name[16];
+    const char *desc;
+    char *ranks;        /* owned "[0, 1, ...]" */
+    int size, start, stride;
+} pg_info;
+
 typedef struct rank_st {
     int rank, dev;
     int64_t pid, tid_main, tid_bw;
@@ -303,11 +322,17 @@ typedef struct rank_st {
     int64_t corr, ext, rfid, evidx;
     double compute_factor;
     syn_out out;
-    pend_coll *pend;
+    pend_coll *pend;    /* this step's DDP buckets */
     size_t n_pend, cap_pend;
+    pend_coll tp_pend;  /* the tensor-parallel all-reduce in flight */
+    int64_t tp_comm_ns; /* TP NCCL stream free from */
+    const pg_info *tp_pg, *dp_pg;
+    int64_t cpu_ns, bw_ns, fwd0_ns; /* main and autograd thread cursors; forward start */
+    int64_t bk_acc_bytes;           /* gradient bytes not yet in a bucket */
     /* ground truth */
     int64_t compute_kernel_ns, nccl_kernel_ns, nccl_wait_ns, ckpt_ns, dl_ns, tiny_kernels, step_sum_ns;
     int64_t exposed_comm_ns; /* all-reduce time after the backward pass's last kernel */
+    int64_t tp_kernel_ns;
     /* first compute-stream start since the mark, for gpu_user_annotation
      * spans (Kineto writes one per annotation and stream with GPU work) */
     int64_t first_gpu_step, first_gpu_opt;
@@ -317,8 +342,10 @@ typedef struct job {
     const syn_config *c;
     rank_st *r;
     int nodes;
-    double coll_gbps;     /* all-reduce busbw the transfers run at */
-    char *pg_ranks;       /* "[0, 1, ...]" */
+    double coll_gbps;     /* DDP all-reduce busbw the transfers run at */
+    int tp, dp;           /* tensor- and data-parallel sizes, tp * dp = ranks */
+    pg_info world;        /* default_pg */
+    pg_info *tp_pgs, *dp_pgs; /* ranks/tp and tp groups, when tp > 1 */
     int64_t tokens;
 } job;
 
@@ -385,8 +412,8 @@ static void put_runtime(rank_st *r, const char *name, int cbid, int64_t tid, int
         syn_ev_flow(&r->out, 's', corr, r->pid, tid, T(r, ts));
 }
 
-static void put_kernel(const job *j, rank_st *r, int k, int64_t stream, int64_t ts, int64_t dur, int64_t corr,
-                       int64_t ext, int64_t grid_x, int64_t grid_y, int64_t nelems)
+static void put_kernel(rank_st *r, int k, int64_t stream, int64_t ts, int64_t dur, int64_t corr,
+                       int64_t ext, int64_t grid_x, int64_t grid_y, int64_t nelems, const pg_info *pg)
 {
     const kspec *ks = &kernels[k];
     syn_out *o = &r->out;
@@ -417,11 +444,14 @@ static void put_kernel(const job *j, rank_st *r, int k, int64_t stream, int64_t 
         SYN_LIT(o, ", \"Collective name\": \"allreduce\"");
         syn_arg_i(o, "In msg nelems", nelems, 0);
         syn_arg_i(o, "Out msg nelems", nelems, 0);
-        syn_arg_i(o, "Group size", j->c->ranks, 0);
+        syn_arg_i(o, "Group size", pg->size, 0);
         SYN_LIT(o, ", \"dtype\": \"BFloat16\", \"In split size\": \"[]\", \"Out split size\": \"[]\", "
-                   "\"Process Group Name\": \"0\", \"Process Group Description\": \"default_pg\", "
-                   "\"Process Group Ranks\": \"");
-        syn_puts(o, j->pg_ranks);
+                   "\"Process Group Name\": \"");
+        syn_puts(o, pg->name);
+        SYN_LIT(o, "\", \"Process Group Description\": \"");
+        syn_puts(o, pg->desc);
+        SYN_LIT(o, "\", \"Process Group Ranks\": \"");
+        syn_puts(o, pg->ranks);
         SYN_LIT(o, "\"");
     }
     syn_ev_end(o);
@@ -463,7 +493,7 @@ static void put_gpu_annotation(rank_st *r, const char *name, int64_t num, int64_
 /* Nested cpu_ops names[0..n) on thread tid starting at *cpu, the innermost
  * launching kernel k for gpu_dur on the compute stream (not before
  * gpu_not_before). Advances *cpu and r->gpu_ns; returns the kernel's end. */
-static int64_t run_op(const job *j, rank_st *r, int64_t tid, int64_t *cpu, const char *const *names, int n, int k,
+static int64_t run_op(rank_st *r, int64_t tid, int64_t *cpu, const char *const *names, int n, int k,
                       int64_t gpu_dur, int64_t grid_x, int64_t grid_y)
 {
     int64_t pre[4], start[4];
@@ -486,7 +516,7 @@ static int64_t run_op(const job *j, rank_st *r, int64_t tid, int64_t *cpu, const
     int64_t corr = ++r->corr;
     put_runtime(r, "cudaLaunchKernel", 211, tid, launch, launch_dur, corr, ext, 1);
     int64_t ks = CP_MAX(r->gpu_ns, launch + GPU_QUEUE_NS);
-    put_kernel(j, r, k, SYN_COMPUTE_STREAM, ks, gpu_dur, corr, ext, grid_x, grid_y, 0);
+    put_kernel(r, k, SYN_COMPUTE_STREAM, ks, gpu_dur, corr, ext, grid_x, grid_y, 0, NULL);
     note_gpu(r, ks);
     r->gpu_ns = ks + gpu_dur;
     r->compute_kernel_ns += gpu_dur;
@@ -548,62 +578,82 @@ static void run_item(rank_st *r, int64_t tid, int64_t *cpu)
 
 static int64_t ceil_div(double a, double b) { return CP_MAX(1, (int64_t)ceil(a / b)); }
 
-/* Gradient bytes accumulate into DDP buckets; each full bucket launches an
- * all-reduce from the autograd thread, ready once the producing kernel ended. */
-typedef struct bucketer {
-    int64_t acc_bytes, bucket_bytes;
-} bucketer;
-
-static void launch_allreduce(const job *j, rank_st *r, int64_t *bw, int64_t bytes, int64_t ready_gpu)
+/* The host side of an all-reduce over pg on thread tid: record_param_comms,
+ * nccl:all_reduce, the launch. The pending record (earliest start: ready_gpu
+ * and the launch done) goes to *out, or is appended to the step's buckets. */
+static void launch_allreduce(rank_st *r, int64_t tid, int64_t *cursor, int64_t bytes, int64_t ready_gpu,
+                             const pg_info *pg, pend_coll *out)
 {
     int64_t nelems = bytes / 2;
-    int64_t t0 = *bw, t1 = t0 + jit(r, 9000, 0.2), launch = t1 + jit(r, 12000, 0.2);
+    int64_t t0 = *cursor, t1 = t0 + jit(r, 9000, 0.2), launch = t1 + jit(r, 12000, 0.2);
     int64_t launch_dur = jit(r, 9000, 0.2);
     int64_t e1 = launch + launch_dur + jit(r, 6000, 0.2), e0 = e1 + jit(r, 15000, 0.2);
     int64_t ext = ++r->ext;
     syn_out *o = &r->out;
-    syn_ev_x(o, "cpu_op", "record_param_comms", r->pid, r->tid_bw, T(r, t0), e0 - t0);
+    syn_ev_x(o, "cpu_op", "record_param_comms", r->pid, tid, T(r, t0), e0 - t0);
     syn_arg_i(o, "External id", ext, 1);
     syn_arg_i(o, "Record function id", ++r->rfid, 0);
-    SYN_LIT(o, ", \"Process Group Name\": \"0\", \"Global rank stride\": 1");
+    SYN_LIT(o, ", \"Process Group Name\": \"");
+    syn_puts(o, pg->name);
+    SYN_LIT(o, "\"");
+    syn_arg_i(o, "Global rank stride", pg->stride, 0);
     syn_arg_i(o, "Out msg nelems", nelems, 0);
     SYN_LIT(o, ", \"Process Group Ranks\": \"");
-    syn_puts(o, j->pg_ranks);
+    syn_puts(o, pg->ranks);
     SYN_LIT(o, "\"");
-    syn_arg_i(o, "Group size", j->c->ranks, 0);
-    syn_arg_i(o, "Global rank start", 0, 0);
+    syn_arg_i(o, "Group size", pg->size, 0);
+    syn_arg_i(o, "Global rank start", pg->start, 0);
     syn_arg_i(o, "Ev Idx", r->evidx++, 0);
     syn_arg_i(o, "In msg nelems", nelems, 0);
     SYN_LIT(o, ", \"In split size\": \"[]\", \"Out split size\": \"[]\", \"dtype\": \"BFloat16\", "
-               "\"Process Group Description\": \"default_pg\", \"Collective name\": \"allreduce\"");
+               "\"Process Group Description\": \"");
+    syn_puts(o, pg->desc);
+    SYN_LIT(o, "\", \"Collective name\": \"allreduce\"");
     syn_ev_end(o);
-    put_cpu(r, "user_annotation", "nccl:all_reduce", r->tid_bw, t1, e1 - t1);
+    put_cpu(r, "user_annotation", "nccl:all_reduce", tid, t1, e1 - t1);
     int64_t corr = ++r->corr;
-    put_runtime(r, "cudaLaunchKernelExC", 430, r->tid_bw, launch, launch_dur, corr, ext, 1);
-    cp_xgrow((void **)&r->pend, &r->cap_pend, r->n_pend + 1, sizeof *r->pend);
-    r->pend[r->n_pend++] = (pend_coll){ .ready_ns = CP_MAX(ready_gpu, launch + GPU_QUEUE_NS),
-                                        .corr = corr, .ext = ext, .nelems = nelems };
-    *bw = e0 + jit(r, CPU_GAP_NS, 0.3);
+    put_runtime(r, "cudaLaunchKernelExC", 430, tid, launch, launch_dur, corr, ext, 1);
+    pend_coll p = { .ready_ns = CP_MAX(ready_gpu, launch + GPU_QUEUE_NS), .corr = corr, .ext = ext, .nelems = nelems };
+    if (out) {
+        *out = p;
+    } else {
+        cp_xgrow((void **)&r->pend, &r->cap_pend, r->n_pend + 1, sizeof *r->pend);
+        r->pend[r->n_pend++] = p;
+    }
+    *cursor = e0 + jit(r, CPU_GAP_NS, 0.3);
 }
 
-static void add_grad(const job *j, rank_st *r, bucketer *bk, int64_t *bw, int64_t bytes)
+/* Gradient bytes accumulate into DDP buckets; each full bucket launches an
+ * all-reduce from the autograd thread, ready once the producing kernel ended. */
+static void add_grad(const job *j, rank_st *r, int64_t bytes)
 {
-    if (j->c->ranks < 2)
+    if (j->dp < 2)
         return;
-    bk->acc_bytes += bytes;
-    while (bk->acc_bytes >= bk->bucket_bytes) {
-        launch_allreduce(j, r, bw, bk->bucket_bytes, r->gpu_ns);
-        bk->acc_bytes -= bk->bucket_bytes;
+    int64_t bucket = (int64_t)j->c->bucket_mb * 1024 * 1024;
+    r->bk_acc_bytes += bytes;
+    while (r->bk_acc_bytes >= bucket) {
+        launch_allreduce(r, r->tid_bw, &r->bw_ns, bucket, r->gpu_ns, r->dp_pg, NULL);
+        r->bk_acc_bytes -= bucket;
     }
 }
 
-/* Phase A: data loader, batch copy, forward and backward of one step. */
-static void step_compute(const job *j, rank_st *r, int step, int64_t *cpu)
+/* Tensor parallelism: all-reduce of an activation (forward) or its gradient
+ * (backward) right after the GEMM that produced it. */
+static void tp_launch(rank_st *r, int64_t tid, int64_t *cursor, int64_t bytes)
+{
+    launch_allreduce(r, tid, cursor, bytes, r->gpu_ns, r->tp_pg, &r->tp_pend);
+}
+
+/* Phase A, in stages run for every rank in turn, so that tensor-parallel
+ * all-reduces (on the critical path between stages) can be synchronised
+ * across their group before the next stage. With --tp 1 the stages simply
+ * run back to back. Widths of sharded weights are divided by tp. */
+
+static void st_begin(const job *j, rank_st *r, int step)
 {
     const syn_config *c = j->c;
-    double tok = (double)j->tokens, h = c->hidden, S = c->seq_len, mb = c->micro_batch, V = c->vocab;
-    int64_t tid = r->tid_main, heads = c->hidden / 128;
-
+    double tok = (double)j->tokens, h = c->hidden;
+    int64_t tid = r->tid_main, *cpu = &r->cpu_ns;
     r->first_gpu_step = -1;
     int64_t dl = jit(r, 350000, 0.3);
     if (c->dl_stall_ms > 0 && step % c->dl_every == 0)
@@ -615,130 +665,214 @@ static void step_compute(const job *j, rank_st *r, int step, int64_t *cpu)
         run_copy(r, tid, cpu, "Memcpy HtoD (Pinned -> Device)", (int64_t)tok * 8, 22.0, 0);
     if (c->pageable_mb > 0)
         run_copy(r, tid, cpu, "Memcpy HtoD (Pageable -> Device)", (int64_t)llround(c->pageable_mb * 1e6), 5.5, 1);
-
-    int64_t fwd0 = *cpu;
+    r->fwd0_ns = *cpu;
     *cpu += jit(r, 30000, 0.3);
-    run_op(j, r, tid, cpu, OP("aten::embedding", "aten::index_select"), K_EMBED, mem_ns(j, r, 2 * tok * h * 2),
+    run_op(r, tid, cpu, OP("aten::embedding", "aten::index_select"), K_EMBED, mem_ns(j, r, 2 * tok * h * 2),
            ceil_div(tok * h, 512), 1);
-    for (int l = 0; l < c->layers; l++) {
-        for (int half = 0; half < 2; half++) {
-            run_op(j, r, tid, cpu, OP("aten::layer_norm", "aten::native_layer_norm"), K_LN_FWD,
-                   mem_ns(j, r, 2 * tok * h * 2), (int64_t)tok, 1);
-            if (!half) {
-                run_op(j, r, tid, cpu, OP("aten::linear", "aten::addmm"), K_GEMM_TN,
-                       gemm_ns(j, r, 2 * tok * h * 3 * h), ceil_div(3 * h, 128), ceil_div(tok, 256));
-                run_op(j, r, tid, cpu,
-                       OP("aten::scaled_dot_product_attention", "aten::_scaled_dot_product_flash_attention",
-                          "aten::_flash_attention_forward"),
-                       K_FLASH_FWD, gemm_ns(j, r, 2 * mb * S * S * h), ceil_div(S, 128), (int64_t)mb * heads);
-                run_op(j, r, tid, cpu, OP("aten::linear", "aten::addmm"), K_GEMM_TN, gemm_ns(j, r, 2 * tok * h * h),
-                       ceil_div(h, 128), ceil_div(tok, 256));
-            } else {
-                run_op(j, r, tid, cpu, OP("aten::linear", "aten::addmm"), K_GEMM_TN,
-                       gemm_ns(j, r, 2 * tok * h * 4 * h), ceil_div(4 * h, 128), ceil_div(tok, 256));
-                run_op(j, r, tid, cpu, OP("aten::gelu"), K_GELU, mem_ns(j, r, 2 * tok * 4 * h * 2),
-                       ceil_div(tok * 4 * h, 512), 1);
-                run_op(j, r, tid, cpu, OP("aten::linear", "aten::addmm"), K_GEMM_TN,
-                       gemm_ns(j, r, 2 * tok * 4 * h * h), ceil_div(h, 128), ceil_div(tok, 256));
-            }
-            run_op(j, r, tid, cpu, OP("aten::add"), K_ADD, mem_ns(j, r, 3 * tok * h * 2), ceil_div(tok * h, 512),
-                   1);
-        }
-    }
-    run_op(j, r, tid, cpu, OP("aten::layer_norm", "aten::native_layer_norm"), K_LN_FWD,
+}
+
+/* Forward of half a layer: attention (half 0) or MLP (half 1), each ending
+ * with the row-parallel GEMM whose output tensor parallelism all-reduces. */
+static void st_fwd(const job *j, rank_st *r, int l, int half)
+{
+    const syn_config *c = j->c;
+    double tok = (double)j->tokens, h = c->hidden, S = c->seq_len, mb = c->micro_batch, tp = j->tp;
+    int64_t tid = r->tid_main, *cpu = &r->cpu_ns, heads = c->hidden / 128 / j->tp;
+    if (half || l > 0) /* the residual add after the previous block */
+        run_op(r, tid, cpu, OP("aten::add"), K_ADD, mem_ns(j, r, 3 * tok * h * 2), ceil_div(tok * h, 512), 1);
+    run_op(r, tid, cpu, OP("aten::layer_norm", "aten::native_layer_norm"), K_LN_FWD,
            mem_ns(j, r, 2 * tok * h * 2), (int64_t)tok, 1);
-    run_op(j, r, tid, cpu, OP("aten::linear", "aten::mm"), K_GEMM_TN, gemm_ns(j, r, 2 * tok * h * V),
+    if (!half) {
+        run_op(r, tid, cpu, OP("aten::linear", "aten::addmm"), K_GEMM_TN, gemm_ns(j, r, 2 * tok * h * 3 * h / tp),
+               ceil_div(3 * h / tp, 128), ceil_div(tok, 256));
+        run_op(r, tid, cpu,
+               OP("aten::scaled_dot_product_attention", "aten::_scaled_dot_product_flash_attention",
+                  "aten::_flash_attention_forward"),
+               K_FLASH_FWD, gemm_ns(j, r, 2 * mb * S * S * h / tp), ceil_div(S, 128), (int64_t)mb * heads);
+        run_op(r, tid, cpu, OP("aten::linear", "aten::addmm"), K_GEMM_TN, gemm_ns(j, r, 2 * tok * h * h / tp),
+               ceil_div(h, 128), ceil_div(tok, 256));
+    } else {
+        run_op(r, tid, cpu, OP("aten::linear", "aten::addmm"), K_GEMM_TN, gemm_ns(j, r, 2 * tok * h * 4 * h / tp),
+               ceil_div(4 * h / tp, 128), ceil_div(tok, 256));
+        run_op(r, tid, cpu, OP("aten::gelu"), K_GELU, mem_ns(j, r, 2 * tok * 4 * h / tp * 2),
+               ceil_div(tok * 4 * h / tp, 512), 1);
+        run_op(r, tid, cpu, OP("aten::linear", "aten::addmm"), K_GEMM_TN, gemm_ns(j, r, 2 * tok * 4 * h * h / tp),
+               ceil_div(h, 128), ceil_div(tok, 256));
+    }
+    if (j->tp > 1)
+        tp_launch(r, tid, cpu, (int64_t)(tok * h * 2));
+}
+
+#define LNB OP("autograd::engine::evaluate_function: NativeLayerNormBackward0", "NativeLayerNormBackward0", \
+               "aten::native_layer_norm_backward")
+#define MMB OP("autograd::engine::evaluate_function: MmBackward0", "MmBackward0", "aten::mm")
+#define ADDMMB OP("autograd::engine::evaluate_function: AddmmBackward0", "AddmmBackward0", "aten::mm")
+
+/* The rest of the forward, the loss, and the start of the backward on the
+ * autograd engine's thread (DDP hooks launch buckets from there). */
+static void st_fwd_end(const job *j, rank_st *r)
+{
+    const syn_config *c = j->c;
+    double tok = (double)j->tokens, h = c->hidden, V = c->vocab / (double)j->tp;
+    int64_t tid = r->tid_main, *cpu = &r->cpu_ns, *bw = &r->bw_ns;
+    run_op(r, tid, cpu, OP("aten::add"), K_ADD, mem_ns(j, r, 3 * tok * h * 2), ceil_div(tok * h, 512), 1);
+    run_op(r, tid, cpu, OP("aten::layer_norm", "aten::native_layer_norm"), K_LN_FWD,
+           mem_ns(j, r, 2 * tok * h * 2), (int64_t)tok, 1);
+    run_op(r, tid, cpu, OP("aten::linear", "aten::mm"), K_GEMM_TN, gemm_ns(j, r, 2 * tok * h * V),
            ceil_div(V, 128), ceil_div(tok, 256));
-    put_cpu(r, "user_annotation", "DistributedDataParallel.forward", tid, fwd0, *cpu - fwd0);
-    run_op(j, r, tid, cpu, OP("aten::cross_entropy", "aten::log_softmax", "aten::_log_softmax"), K_SOFTMAX,
+    put_cpu(r, "user_annotation", "DistributedDataParallel.forward", tid, r->fwd0_ns, *cpu - r->fwd0_ns);
+    run_op(r, tid, cpu, OP("aten::cross_entropy", "aten::log_softmax", "aten::_log_softmax"), K_SOFTMAX,
            mem_ns(j, r, 2 * tok * V * 2), (int64_t)tok, 1);
 
-    /* backward on the autograd engine's thread; DDP hooks launch buckets */
-    int64_t bw = *cpu + jit(r, 25000, 0.3);
-    bucketer bk = { 0, (int64_t)c->bucket_mb * 1024 * 1024 };
-    run_op(j, r, r->tid_bw, &bw,
+    *bw = *cpu + jit(r, 25000, 0.3);
+    r->bk_acc_bytes = 0;
+    run_op(r, r->tid_bw, bw,
            OP("autograd::engine::evaluate_function: LogSoftmaxBackward0", "LogSoftmaxBackward0",
               "aten::_log_softmax_backward_data"),
            K_SOFTMAX, mem_ns(j, r, 3 * tok * V * 2), (int64_t)tok, 1);
-#define MMB OP("autograd::engine::evaluate_function: MmBackward0", "MmBackward0", "aten::mm")
-#define ADDMMB OP("autograd::engine::evaluate_function: AddmmBackward0", "AddmmBackward0", "aten::mm")
-    run_op(j, r, r->tid_bw, &bw, MMB, K_GEMM_NN, gemm_ns(j, r, 2 * tok * V * h), ceil_div(h, 128), ceil_div(tok, 256));
-    run_op(j, r, r->tid_bw, &bw, MMB, K_GEMM_NT, gemm_ns(j, r, 2 * tok * V * h), ceil_div(V, 128), ceil_div(h, 256));
-    add_grad(j, r, &bk, &bw, (int64_t)(V * h * 2));
-    const char *const *lnb = (const char *const[]){ "autograd::engine::evaluate_function: NativeLayerNormBackward0",
-                                                    "NativeLayerNormBackward0", "aten::native_layer_norm_backward" };
-    run_op(j, r, r->tid_bw, &bw, lnb, 3, K_LN_BWD, mem_ns(j, r, 3 * tok * h * 2), (int64_t)tok, 1);
-    for (int l = c->layers - 1; l >= 0; l--) {
-        for (int half = 1; half >= 0; half--) {
-            /* (in, out) widths of the two GEMMs of this half, last first */
-            double w[2][2];
-            if (half) {
-                w[0][0] = 4 * h, w[0][1] = h, w[1][0] = h, w[1][1] = 4 * h;
-            } else {
-                w[0][0] = h, w[0][1] = h, w[1][0] = h, w[1][1] = 3 * h;
-            }
-            for (int g = 0; g < 2; g++) {
-                double flops = 2 * tok * w[g][0] * w[g][1];
-                run_op(j, r, r->tid_bw, &bw, ADDMMB, K_GEMM_NN, gemm_ns(j, r, flops), ceil_div(w[g][0], 128),
-                       ceil_div(tok, 256));
-                run_op(j, r, r->tid_bw, &bw, ADDMMB, K_GEMM_NT, gemm_ns(j, r, flops), ceil_div(w[g][1], 128),
-                       ceil_div(w[g][0], 256));
-                add_grad(j, r, &bk, &bw, (int64_t)(w[g][0] * w[g][1] * 2 + w[g][1] * 2));
-                if (g == 0 && half)
-                    run_op(j, r, r->tid_bw, &bw,
-                           OP("autograd::engine::evaluate_function: GeluBackward0", "GeluBackward0",
-                              "aten::gelu_backward"),
-                           K_GELU_BWD, mem_ns(j, r, 3 * tok * 4 * h * 2), ceil_div(tok * 4 * h, 512), 1);
-                if (g == 0 && !half)
-                    run_op(j, r, r->tid_bw, &bw,
-                           OP("autograd::engine::evaluate_function: ScaledDotProductFlashAttentionBackward0",
-                              "ScaledDotProductFlashAttentionBackward0",
-                              "aten::_scaled_dot_product_flash_attention_backward"),
-                           K_FLASH_BWD, gemm_ns(j, r, 5 * mb * S * S * h), ceil_div(S, 128), (int64_t)mb * heads);
-            }
-            run_op(j, r, r->tid_bw, &bw, lnb, 3, K_LN_BWD, mem_ns(j, r, 3 * tok * h * 2), (int64_t)tok, 1);
-            add_grad(j, r, &bk, &bw, (int64_t)(2 * h * 2));
-        }
+    run_op(r, r->tid_bw, bw, MMB, K_GEMM_NN, gemm_ns(j, r, 2 * tok * V * h), ceil_div(h, 128), ceil_div(tok, 256));
+    run_op(r, r->tid_bw, bw, MMB, K_GEMM_NT, gemm_ns(j, r, 2 * tok * V * h), ceil_div(V, 128), ceil_div(h, 256));
+    add_grad(j, r, (int64_t)(V * h * 2));
+}
+
+/* Backward of half a layer (MLP first, then attention). It starts with the
+ * layer norm backward of the block before it, which needs the tensor-parallel
+ * all-reduce of that block's input gradient. */
+static void st_bwd(const job *j, rank_st *r, int l, int half)
+{
+    const syn_config *c = j->c;
+    double tok = (double)j->tokens, h = c->hidden, S = c->seq_len, mb = c->micro_batch, tp = j->tp;
+    int64_t *bw = &r->bw_ns, heads = c->hidden / 128 / j->tp;
+    run_op(r, r->tid_bw, bw, LNB, K_LN_BWD, mem_ns(j, r, 3 * tok * h * 2), (int64_t)tok, 1);
+    if (!(l == c->layers - 1 && half == 1))
+        add_grad(j, r, (int64_t)(2 * h * 2));
+    /* (in, out) widths of the two GEMMs of this half, last first */
+    double w[2][2];
+    if (half) {
+        w[0][0] = 4 * h / tp, w[0][1] = h, w[1][0] = h, w[1][1] = 4 * h / tp;
+    } else {
+        w[0][0] = h / tp, w[0][1] = h, w[1][0] = h, w[1][1] = 3 * h / tp;
     }
-    run_op(j, r, r->tid_bw, &bw,
+    for (int g = 0; g < 2; g++) {
+        double flops = 2 * tok * w[g][0] * w[g][1];
+        run_op(r, r->tid_bw, bw, ADDMMB, K_GEMM_NN, gemm_ns(j, r, flops), ceil_div(w[g][0], 128),
+               ceil_div(tok, 256));
+        run_op(r, r->tid_bw, bw, ADDMMB, K_GEMM_NT, gemm_ns(j, r, flops), ceil_div(w[g][1], 128),
+               ceil_div(w[g][0], 256));
+        add_grad(j, r, (int64_t)(w[g][0] * w[g][1] * 2 + w[g][1] * 2));
+        if (g == 0 && half)
+            run_op(r, r->tid_bw, bw,
+                   OP("autograd::engine::evaluate_function: GeluBackward0", "GeluBackward0", "aten::gelu_backward"),
+                   K_GELU_BWD, mem_ns(j, r, 3 * tok * 4 * h / tp * 2), ceil_div(tok * 4 * h / tp, 512), 1);
+        if (g == 0 && !half)
+            run_op(r, r->tid_bw, bw,
+                   OP("autograd::engine::evaluate_function: ScaledDotProductFlashAttentionBackward0",
+                      "ScaledDotProductFlashAttentionBackward0",
+                      "aten::_scaled_dot_product_flash_attention_backward"),
+                   K_FLASH_BWD, gemm_ns(j, r, 5 * mb * S * S * h / tp), ceil_div(S, 128), (int64_t)mb * heads);
+    }
+    if (j->tp > 1)
+        tp_launch(r, r->tid_bw, bw, (int64_t)(tok * h * 2));
+}
+
+static void st_bwd_end(const job *j, rank_st *r)
+{
+    const syn_config *c = j->c;
+    double tok = (double)j->tokens, h = c->hidden, V = c->vocab / (double)j->tp;
+    int64_t *bw = &r->bw_ns;
+    run_op(r, r->tid_bw, bw, LNB, K_LN_BWD, mem_ns(j, r, 3 * tok * h * 2), (int64_t)tok, 1);
+    add_grad(j, r, (int64_t)(2 * h * 2));
+    run_op(r, r->tid_bw, bw,
            OP("autograd::engine::evaluate_function: EmbeddingBackward0", "EmbeddingBackward0",
               "aten::embedding_dense_backward"),
            K_EMBED_BWD, mem_ns(j, r, 3 * tok * h * 2), ceil_div(h, 32), 1);
-    add_grad(j, r, &bk, &bw, (int64_t)(V * h * 2));
-    if (bk.acc_bytes > 0 && c->ranks > 1)
-        launch_allreduce(j, r, &bw, bk.acc_bytes, r->gpu_ns);
-    *cpu = bw + jit(r, 20000, 0.3); /* loss.backward() returns on the main thread */
+    add_grad(j, r, (int64_t)(V * h * 2));
+    if (r->bk_acc_bytes > 0 && j->dp > 1)
+        launch_allreduce(r, r->tid_bw, bw, r->bk_acc_bytes, r->gpu_ns, r->dp_pg, NULL);
+    r->cpu_ns = *bw + jit(r, 20000, 0.3); /* loss.backward() returns on the main thread */
+}
+#undef LNB
 #undef MMB
 #undef ADDMMB
-}
 
-/* Phase B: bucket i ends at the same instant on every rank. */
-static void sync_collectives(job *j)
+/* Earliest common start of one collective over `n` ranks (member i is rank
+ * first + i * stride), each arriving at its pending record's ready time or
+ * when its stream is free; all end together. Returns the end. */
+static int64_t sync_one(job *j, int first, int stride, int n, int tp_kind, size_t b, double gbps, int64_t lat)
 {
-    const syn_config *c = j->c;
-    int n = c->ranks;
-    if (n < 2)
-        return;
-    double factor = 2.0 * (n - 1) / n;
-    int64_t lat = j->nodes > 1 ? 25000 : 12000;
-    size_t nb = j->r[0].n_pend;
-    for (size_t b = 0; b < nb; b++) {
-        int64_t start = 0;
-        for (int i = 0; i < n; i++) {
-            rank_st *r = &j->r[i];
-            int64_t arrive = CP_MAX(r->pend[b].ready_ns, r->comm_ns);
-            r->pend[b].start_ns = arrive;
-            start = CP_MAX(start, arrive);
-        }
-        double bytes = (double)j->r[0].pend[b].nelems * 2;
-        int64_t end = start + lat + (int64_t)llround(bytes * factor / j->coll_gbps);
-        for (int i = 0; i < n; i++) {
-            rank_st *r = &j->r[i];
-            r->pend[b].end_ns = end;
-            r->nccl_wait_ns += start - r->pend[b].start_ns;
+    int64_t start = 0;
+    for (int i = 0; i < n; i++) {
+        rank_st *r = &j->r[first + i * stride];
+        pend_coll *p = tp_kind ? &r->tp_pend : &r->pend[b];
+        int64_t *free_ns = tp_kind ? &r->tp_comm_ns : &r->comm_ns;
+        p->start_ns = CP_MAX(p->ready_ns, *free_ns);
+        start = CP_MAX(start, p->start_ns);
+    }
+    rank_st *r0 = &j->r[first];
+    double bytes = (double)(tp_kind ? r0->tp_pend.nelems : r0->pend[b].nelems) * 2;
+    int64_t end = start + lat + (int64_t)llround(bytes * 2.0 * (n - 1) / n / gbps);
+    for (int i = 0; i < n; i++) {
+        rank_st *r = &j->r[first + i * stride];
+        pend_coll *p = tp_kind ? &r->tp_pend : &r->pend[b];
+        p->end_ns = end;
+        if (tp_kind) {
+            r->tp_comm_ns = end;
+        } else {
+            r->nccl_wait_ns += start - p->start_ns;
             r->comm_ns = end;
         }
     }
+    return end;
+}
+
+/* Tensor-parallel all-reduce of every TP group: kernels written at once, and
+ * the compute stream waits for them (the next op needs the reduced tensor). */
+static void tp_sync(job *j)
+{
+    if (j->tp < 2)
+        return;
+    for (int g = 0; g < j->c->ranks / j->tp; g++) {
+        sync_one(j, g * j->tp, 1, j->tp, 1, 0, j->c->nvlink_busbw_gbps, 12000);
+        for (int i = 0; i < j->tp; i++) {
+            rank_st *r = &j->r[g * j->tp + i];
+            pend_coll *p = &r->tp_pend;
+            put_kernel(r, K_NCCL, SYN_TP_STREAM, p->start_ns, p->end_ns - p->start_ns, p->corr, p->ext, 16, 1,
+                       p->nelems, r->tp_pg);
+            r->tp_kernel_ns += p->end_ns - p->start_ns;
+            r->gpu_ns = CP_MAX(r->gpu_ns, p->end_ns);
+        }
+    }
+}
+
+/* Phase A for all ranks, then phase B: DDP buckets of each data-parallel
+ * group end at the same instant on every member. */
+static void step_compute_all(job *j, int step)
+{
+    const syn_config *c = j->c;
+    int n = c->ranks;
+    for (int i = 0; i < n; i++)
+        st_begin(j, &j->r[i], step);
+    for (int l = 0; l < c->layers; l++)
+        for (int half = 0; half < 2; half++) {
+            for (int i = 0; i < n; i++)
+                st_fwd(j, &j->r[i], l, half);
+            tp_sync(j);
+        }
+    for (int i = 0; i < n; i++)
+        st_fwd_end(j, &j->r[i]);
+    for (int l = c->layers - 1; l >= 0; l--)
+        for (int half = 1; half >= 0; half--) {
+            for (int i = 0; i < n; i++)
+                st_bwd(j, &j->r[i], l, half);
+            tp_sync(j);
+        }
+    for (int i = 0; i < n; i++)
+        st_bwd_end(j, &j->r[i]);
+    if (j->dp < 2)
+        return;
+    for (int t = 0; t < j->tp; t++)
+        for (size_t b = 0; b < j->r[t].n_pend; b++)
+            sync_one(j, t, j->tp, j->dp, 0, b, j->coll_gbps, j->nodes > 1 ? 25000 : 12000);
 }
 
 /* Phase C: NCCL kernels, optimizer, loss.item(), checkpoint, step annotation. */
@@ -749,8 +883,8 @@ static void step_finish(const job *j, rank_st *r, int step, int64_t step0, int64
     int64_t comm_first = r->n_pend ? r->pend[0].start_ns : -1, comm_last = r->n_pend ? r->pend[r->n_pend - 1].end_ns : -1;
     for (size_t b = 0; b < r->n_pend; b++) {
         pend_coll *p = &r->pend[b];
-        put_kernel(j, r, K_NCCL, SYN_NCCL_STREAM, p->start_ns, p->end_ns - p->start_ns, p->corr, p->ext, 16, 1,
-                   p->nelems);
+        put_kernel(r, K_NCCL, SYN_NCCL_STREAM, p->start_ns, p->end_ns - p->start_ns, p->corr, p->ext, 16, 1,
+                   p->nelems, r->dp_pg);
         r->nccl_kernel_ns += p->end_ns - p->start_ns;
         r->gpu_ns = CP_MAX(r->gpu_ns, p->end_ns); /* DDP: compute stream waits for the buckets */
     }
@@ -765,14 +899,14 @@ static void step_finish(const job *j, rank_st *r, int step, int64_t step0, int64
          * optimizer launches one tiny kernel per op per small parameter */
         run_item(r, tid, cpu);
         for (int i = 0; i < c->launch_bound; i++) {
-            run_op(j, r, tid, cpu, OP(i % 3 == 0 ? "aten::mul_" : i % 3 == 1 ? "aten::add_" : "aten::addcmul_"),
+            run_op(r, tid, cpu, OP(i % 3 == 0 ? "aten::mul_" : i % 3 == 1 ? "aten::add_" : "aten::addcmul_"),
                    K_TINY, jit(r, 2300, 0.1), 8, 1);
             r->tiny_kernels++;
         }
     }
     double layer_params = 12.0 * c->hidden * c->hidden;
     for (int l = 0; l < c->layers; l++)
-        run_op(j, r, tid, cpu, OP("aten::_fused_adamw_"), K_ADAM, mem_ns(j, r, layer_params * 22), 320, 1);
+        run_op(r, tid, cpu, OP("aten::_fused_adamw_"), K_ADAM, mem_ns(j, r, layer_params * 22), 320, 1);
     int64_t opt_ext = put_cpu(r, "user_annotation", "Optimizer.step#AdamW.step", tid, opt0, *cpu - opt0);
     put_gpu_annotation(r, "Optimizer.step#AdamW.step", -1, SYN_COMPUTE_STREAM, r->first_gpu_opt, r->gpu_ns, opt_ext);
     put_cpu(r, "user_annotation", "Optimizer.zero_grad#AdamW.zero_grad", tid, *cpu, jit(r, 40000, 0.3));
@@ -858,12 +992,23 @@ static void put_header(const job *j, rank_st *r)
     syn_put_i64(o, r->rank);
     SYN_LIT(o, ", \"world_size\": ");
     syn_put_i64(o, c->ranks);
-    SYN_LIT(o, ", \"pg_count\": 1, \"pg_config\": [{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", "
-               "\"backend_config\": \"cuda:nccl\", \"pg_size\": ");
-    syn_put_i64(o, c->ranks);
-    SYN_LIT(o, ", \"ranks\": ");
-    syn_puts(o, j->pg_ranks);
-    SYN_LIT(o, "}], \"nccl_version\": \"2.20.5\"},\n  \"record_shapes\": 0,\n  \"with_stack\": 0,\n"
+    const pg_info *pgs[3] = { &j->world, r->tp_pg, r->dp_pg };
+    int n_pgs = j->tp > 1 ? 3 : 1;
+    SYN_LIT(o, ", \"pg_count\": ");
+    syn_put_i64(o, n_pgs);
+    SYN_LIT(o, ", \"pg_config\": [");
+    for (int i = 0; i < n_pgs; i++) {
+        SYN_LIT(o, "{\"pg_name\": \"");
+        syn_puts(o, pgs[i]->name);
+        SYN_LIT(o, "\", \"pg_desc\": \"");
+        syn_puts(o, pgs[i]->desc);
+        SYN_LIT(o, "\", \"backend_config\": \"cuda:nccl\", \"pg_size\": ");
+        syn_put_i64(o, pgs[i]->size);
+        SYN_LIT(o, ", \"ranks\": ");
+        syn_puts(o, pgs[i]->ranks);
+        syn_puts(o, i + 1 < n_pgs ? "}, " : "}");
+    }
+    SYN_LIT(o, "], \"nccl_version\": \"2.20.5\"},\n  \"record_shapes\": 0,\n  \"with_stack\": 0,\n"
                "  \"cuda_runtime_version\": 12010,\n  \"cuda_driver_version\": 12020,\n"
                "  \"trace_id\": \"");
     char id[40];
@@ -878,8 +1023,10 @@ static void put_header(const job *j, rank_st *r)
     put_meta(o, "process_labels", r->dev, 0, "labels", "GPU ", r->dev);
     put_meta(o, "process_sort_index", r->dev, 0, "sort_index", NULL, 5000000 + r->dev);
     put_meta(o, "thread_name", r->dev, SYN_COMPUTE_STREAM, "name", "stream ", SYN_COMPUTE_STREAM);
-    if (c->ranks > 1)
+    if (j->dp > 1)
         put_meta(o, "thread_name", r->dev, SYN_NCCL_STREAM, "name", "stream ", SYN_NCCL_STREAM);
+    if (j->tp > 1)
+        put_meta(o, "thread_name", r->dev, SYN_TP_STREAM, "name", "stream ", SYN_TP_STREAM);
 }
 
 static void put_footer(rank_st *r, int64_t end_ns, const char *name)
@@ -979,6 +1126,8 @@ static int write_truth(const job *j, const char *dir, const char *ext, cp_error 
     cp_jw_obj_begin(&w);
     jw_kv_i(&w, "ranks", c->ranks);
     jw_kv_i(&w, "gpus_per_node", c->gpus_per_node);
+    jw_kv_i(&w, "tp", j->tp);
+    jw_kv_i(&w, "dp", j->dp);
     jw_kv_i(&w, "nodes", j->nodes);
     jw_kv_i(&w, "steps", c->steps);
     cp_jw_key(&w, "seed");
@@ -1082,6 +1231,7 @@ static int write_truth(const job *j, const char *dir, const char *ext, cp_error 
         jw_kv_i(&w, "nccl_kernel_ns", r->nccl_kernel_ns);
         jw_kv_i(&w, "nccl_wait_ns", r->nccl_wait_ns);
         jw_kv_i(&w, "exposed_comm_ns", r->exposed_comm_ns);
+        jw_kv_i(&w, "tp_kernel_ns", r->tp_kernel_ns);
         jw_kv_i(&w, "checkpoint_ns", r->ckpt_ns);
         jw_kv_i(&w, "dataloader_ns", r->dl_ns);
         jw_kv_i(&w, "tiny_kernels", r->tiny_kernels);
@@ -1098,6 +1248,22 @@ static int write_truth(const job *j, const char *dir, const char *ext, cp_error 
     return rc;
 }
 
+/* A group of n ranks start, start + stride, ... */
+static void pg_init(pg_info *pg, const char *name, const char *desc, int start, int stride, int n)
+{
+    snprintf(pg->name, sizeof pg->name, "%s", name);
+    pg->desc = desc;
+    pg->size = n;
+    pg->start = start;
+    pg->stride = stride;
+    cp_buf b = CP_BUF_INIT;
+    cp_buf_putc(&b, '[');
+    for (int i = 0; i < n; i++)
+        cp_buf_printf(&b, i ? ", %d" : "%d", start + i * stride);
+    cp_buf_putc(&b, ']');
+    pg->ranks = b.data;
+}
+
 int syn_write_job(const syn_config *c, const char *dir, syn_result *res, cp_error *err)
 {
     int rc = syn_config_check(c, err);
@@ -1110,15 +1276,25 @@ int syn_write_job(const syn_config *c, const char *dir, syn_result *res, cp_erro
     j.coll_gbps = j.nodes > 1 ? c->nic_busbw_gbps * (c->slow_network > 0 ? c->slow_network : 1.0)
                               : c->nvlink_busbw_gbps;
     j.tokens = (int64_t)c->micro_batch * c->seq_len;
-    cp_buf pg = CP_BUF_INIT;
-    cp_buf_putc(&pg, '[');
-    for (int i = 0; i < c->ranks; i++)
-        cp_buf_printf(&pg, i ? ", %d" : "%d", i);
-    cp_buf_putc(&pg, ']');
-    j.pg_ranks = pg.data;
+    j.tp = c->tp;
+    j.dp = c->ranks / c->tp;
+    pg_init(&j.world, "0", "default_pg", 0, 1, c->ranks);
+    if (j.tp > 1) {
+        int ntp = c->ranks / j.tp;
+        j.tp_pgs = cp_xcalloc((size_t)ntp, sizeof *j.tp_pgs);
+        j.dp_pgs = cp_xcalloc((size_t)j.tp, sizeof *j.dp_pgs);
+        char name[16];
+        for (int g = 0; g < ntp; g++) {
+            snprintf(name, sizeof name, "%d", 1 + g);
+            pg_init(&j.tp_pgs[g], name, "mesh_tp", g * j.tp, 1, j.tp);
+        }
+        for (int t = 0; t < j.tp; t++) {
+            snprintf(name, sizeof name, "%d", 1 + ntp + t);
+            pg_init(&j.dp_pgs[t], name, "mesh_dp", t, j.tp, j.dp);
+        }
+    }
     const char *ext = c->compress == SYN_GZIP ? ".gz" : c->compress == SYN_ZSTD ? ".zst" : "";
     j.r = cp_xcalloc((size_t)c->ranks, sizeof *j.r);
-    int64_t *cpu = cp_xcalloc((size_t)c->ranks, sizeof *cpu);
     int opened = 0;
     for (int i = 0; i < c->ranks && !rc; i++) {
         rank_st *r = &j.r[i];
@@ -1130,7 +1306,9 @@ int syn_write_job(const syn_config *c, const char *dir, syn_result *res, cp_erro
         r->tid_bw = r->pid + 9503;
         r->shift_ns = SYN_ORIGIN_NS + jit(r, 40000, 1.0) - 40000; /* skew in [-40, 40] us */
         r->compute_factor = i == c->straggler_rank ? c->straggler_factor : 1.0;
-        cpu[i] = 1000000 + jit(r, 200000, 0.5);
+        r->tp_pg = j.tp > 1 ? &j.tp_pgs[i / j.tp] : NULL;
+        r->dp_pg = j.tp > 1 ? &j.dp_pgs[i % j.tp] : &j.world;
+        r->cpu_ns = 1000000 + jit(r, 200000, 0.5);
         char path[4096];
         snprintf(path, sizeof path, "%s/rank-%d.json%s", dir, i, ext);
         rc = syn_out_open(&r->out, path, c->compress, c->force, err);
@@ -1141,13 +1319,11 @@ int syn_write_job(const syn_config *c, const char *dir, syn_result *res, cp_erro
     }
     for (int s = 0; s < c->steps && !rc; s++) {
         int64_t *step0 = cp_xcalloc((size_t)c->ranks, sizeof *step0);
-        for (int i = 0; i < c->ranks; i++) {
-            step0[i] = cpu[i];
-            step_compute(&j, &j.r[i], s, &cpu[i]);
-        }
-        sync_collectives(&j);
         for (int i = 0; i < c->ranks; i++)
-            step_finish(&j, &j.r[i], s, step0[i], &cpu[i]);
+            step0[i] = j.r[i].cpu_ns;
+        step_compute_all(&j, s);
+        for (int i = 0; i < c->ranks; i++)
+            step_finish(&j, &j.r[i], s, step0[i], &j.r[i].cpu_ns);
         free(step0);
         for (int i = 0; i < c->ranks && !rc; i++)
             if (j.r[i].out.err.code) {
@@ -1162,7 +1338,7 @@ int syn_write_job(const syn_config *c, const char *dir, syn_result *res, cp_erro
         char name[64]; /* the JSON's own name: same text whatever the compression */
         snprintf(name, sizeof name, "rank-%d.json", i);
         if (!rc)
-            put_footer(r, CP_MAX(cpu[i], r->gpu_ns), name);
+            put_footer(r, CP_MAX(r->cpu_ns, r->gpu_ns), name);
         sum.json_bytes += r->out.json_bytes + r->out.len;
         sum.events += r->out.events;
         cp_error e2;
@@ -1182,7 +1358,12 @@ int syn_write_job(const syn_config *c, const char *dir, syn_result *res, cp_erro
     for (int i = 0; i < c->ranks; i++)
         free(j.r[i].pend);
     free(j.r);
-    free(cpu);
-    cp_buf_free(&pg);
+    free(j.world.ranks);
+    for (int g = 0; j.tp_pgs && g < c->ranks / j.tp; g++)
+        free(j.tp_pgs[g].ranks);
+    for (int t = 0; j.dp_pgs && t < j.tp; t++)
+        free(j.dp_pgs[t].ranks);
+    free(j.tp_pgs);
+    free(j.dp_pgs);
     return rc;
 }

@@ -643,19 +643,13 @@ static void test_inject_parse(void **state)
 /* The project's own Kineto reader takes the synthesized traces without a
  * single diagnostic, finds ranks, process groups and clock base, links every
  * launch to its GPU work, and classifies kernels and copies as intended. */
-static void test_read_back(void **state)
+/* Read dir/rank-<r>.json<ext> for n ranks with the project's Kineto reader. */
+static tl_timeline *read_timeline(const char *dir, int n, const char *ext)
 {
-    (void)state;
-    syn_config c;
-    small_config(&c, 4, 2, 2);
-    c.compress = SYN_ZSTD;
-    assert_int_equal(syn_parse_inject(&c, "pageable-h2d=16,launch-bound=50", NULL), 0);
-    char *dir = tmpdir();
-    gen(&c, dir);
-    tl_builder *b[4];
-    for (int r = 0; r < 4; r++) {
+    tl_builder **b = cp_xcalloc((size_t)n, sizeof *b);
+    for (int r = 0; r < n; r++) {
         char p[600];
-        snprintf(p, sizeof p, "%s/rank-%d.json.zst", dir, 3 - r);
+        snprintf(p, sizeof p, "%s/rank-%d.json%s", dir, n - 1 - r, ext);
         b[r] = tl_builder_new(p);
         cp_error err;
         rd_opts ro = { 0 };
@@ -665,7 +659,24 @@ static void test_read_back(void **state)
     }
     tl_timeline *tl = NULL;
     tl_finish_opts fo = { .nthreads = 1 };
-    assert_int_equal(tl_finish(b, 4, &fo, &tl, NULL), 0);
+    assert_int_equal(tl_finish(b, (size_t)n, &fo, &tl, NULL), 0);
+    free(b);
+    return tl;
+}
+
+/* The project's own Kineto reader takes the synthesized traces without a
+ * single diagnostic, finds ranks, process groups and clock base, links every
+ * launch to its GPU work, and classifies kernels and copies as intended. */
+static void test_read_back(void **state)
+{
+    (void)state;
+    syn_config c;
+    small_config(&c, 4, 2, 2);
+    c.compress = SYN_ZSTD;
+    assert_int_equal(syn_parse_inject(&c, "pageable-h2d=16,launch-bound=50", NULL), 0);
+    char *dir = tmpdir();
+    gen(&c, dir);
+    tl_timeline *tl = read_timeline(dir, 4, ".zst");
     assert_int_equal(diag_total(&tl->diag), 0);
     assert_int_equal(tl->n_ranks, 4);
     for (size_t i = 0; i < 4; i++) {
@@ -708,6 +719,65 @@ static void test_read_back(void **state)
     free(dir);
 }
 
+/* --tp 2 on 2 nodes of 2 GPUs: TP groups [0, 1] and [2, 3] inside the nodes,
+ * DP groups [0, 2] and [1, 3] across them; four TP all-reduces per layer and
+ * step; a slow rank makes its TP peer wait at every one of them. */
+static void test_tensor_parallel(void **state)
+{
+    (void)state;
+    syn_config c;
+    small_config(&c, 4, 2, 2);
+    c.tp = 2;
+    assert_int_equal(syn_parse_inject(&c, "straggler=0:1.3", NULL), 0);
+    char *dir = tmpdir();
+    gen(&c, dir);
+    tl_timeline *tl = read_timeline(dir, 4, "");
+    assert_int_equal(diag_total(&tl->diag), 0);
+    static const char *tp_ranks[4] = { "[0, 1]", "[0, 1]", "[2, 3]", "[2, 3]" };
+    static const char *dp_ranks[4] = { "[0, 2]", "[1, 3]", "[0, 2]", "[1, 3]" };
+    int64_t tp_ns[4] = { 0 };
+    size_t n_tp[4] = { 0 }, n_dp[4] = { 0 };
+    for (size_t i = 0; i < tl->n_events; i++) {
+        if (tl->kclass[i] != TL_K_COMM)
+            continue;
+        uint32_t ri = tl->tracks[tl->track[i]].rank_index;
+        const char *desc = tl_arg_str(tl, i, "Process Group Description");
+        const char *ranks = tl_arg_str(tl, i, "Process Group Ranks");
+        assert_non_null(desc);
+        assert_non_null(ranks);
+        if (!strcmp(desc, "mesh_tp")) {
+            assert_string_equal(ranks, tp_ranks[ri]);
+            n_tp[ri]++;
+            tp_ns[ri] += tl->dur_ns[i];
+        } else {
+            assert_string_equal(desc, "mesh_dp");
+            assert_string_equal(ranks, dp_ranks[ri]);
+            n_dp[ri]++;
+        }
+    }
+    for (int r = 0; r < 4; r++) {
+        assert_int_equal(tl->ranks[r].meta.n_pgs, 3);
+        assert_int_equal(n_tp[r], 2 * 2 * 4); /* steps x layers x 4 */
+        assert_true(n_dp[r] > 0);
+    }
+    assert_true(tp_ns[1] > tp_ns[0] + tp_ns[0] / 2); /* rank 1 waits for the straggler */
+    /* the straggler always arrives last: its TP kernels are the bare
+     * transfers, 12 us + T*h*2 bytes * 2(n-1)/n at the NVLink busbw */
+    double xfer_ns = 12000 + 512.0 * 2048 * 2 / 230.0;
+    CP_ASSERT_NEAR((double)tp_ns[0], 16 * xfer_ns, 16);
+    for (int r = 1; r < 4; r++)
+        assert_true(tp_ns[r] >= tp_ns[0]);
+    tl_free(tl);
+    rmtree(dir);
+    free(dir);
+    /* groups must stay inside a node */
+    small_config(&c, 4, 2, 1);
+    c.tp = 4;
+    cp_error err;
+    assert_int_equal(syn_config_check(&c, &err), CP_ERR_USAGE);
+    assert_non_null(strstr(err.msg, "--tp 4"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -721,6 +791,7 @@ int main(void)
         cmocka_unit_test(test_compressed),
         cmocka_unit_test(test_reference_case),
         cmocka_unit_test(test_read_back),
+        cmocka_unit_test(test_tensor_parallel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
