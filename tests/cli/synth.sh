@@ -26,6 +26,7 @@ expect_usage "no such rank" --out "$tmp/a" "${small[@]}" --inject straggler=5
 expect_usage "fits on one node" --out "$tmp/a" --ranks 2 --gpus-per-node 8 --inject slow-network=0.4
 expect_usage "--ranks" --out "$tmp/a" --ranks 0
 expect_usage "exclude each other" --out "$tmp/a" --gzip --zstd
+expect_usage "tensor-parallel groups stay inside a node" --out "$tmp/a" --ranks 8 --gpus-per-node 4 --tp 8
 [ ! -e "$tmp/a" ] || fail "a usage error created the output directory"
 
 # a good run, then refusal to write over it
