@@ -1,36 +1,37 @@
 /* syn_job.c - the job model of `chainprof synth` (see synth.h).
  *
- * One step of a data-parallel GPT-style decoder on every rank, in three
- * phases so collectives can be synchronised across ranks without keeping
- * events in memory:
- *   A. per rank: data loader, batch copy, forward, backward. CPU events and
- *      compute kernels are written at once; each gradient bucket's all-reduce
- *      is launched on the autograd thread and kept as a pending record (its
+ * One step of a GPT-style decoder trained with DDP (and optionally
+ * Megatron-style tensor parallelism) on every rank, simulated so that
+ * collectives can be synchronised across ranks without keeping events in
+ * memory:
+ *   A. in stages run for every rank in turn (begin, forward per half layer,
+ *      loss, backward per half layer, end): CPU events and compute kernels
+ *      are written at once. A tensor-parallel all-reduce ends a stage: it is
+ *      synchronised across its TP group before the next stage, and the
+ *      compute stream waits for it. Each DDP gradient bucket's all-reduce is
+ *      launched on the autograd thread and kept as a pending record (its
  *      earliest start: bucket gradients ready and launch done);
- *   B. across ranks, bucket by bucket: the transfer starts when the last rank
- *      arrives and ends at the same instant everywhere, so an early rank's
- *      NCCL kernel spans its wait plus the transfer;
+ *   B. per data-parallel group, bucket by bucket: the transfer starts when
+ *      the last rank arrives and ends at the same instant everywhere, so an
+ *      early rank's NCCL kernel spans its wait plus the transfer;
  *   C. per rank: NCCL kernels written, the compute stream waits for the last
  *      all-reduce (DDP's finalize), optimizer, loss.item() host sync, and a
  *      synchronous checkpoint when due.
  * Times are int64 nanoseconds on one true clock; each rank's file adds a
  * small per-rank clock skew. All randomness comes from a per-rank splitmix64
- * seeded by --seed, so output is reproducible byte for byte.
+ * seeded by --seed, so output is reproducible byte for byte. The header,
+ * footer and ground truth are written by syn_files.c.
  */
 #include "synth.h"
-#include "syn_out.h"
+#include "syn_int.h"
 #include "../base/buf.h"
-#include "../base/jsonw.h"
-#include "../base/afile.h"
 #include "../base/util.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 /* ---- configuration ---------------------------------------------------- */
 
@@ -279,12 +280,6 @@ static const kspec kernels[K_COUNT] = {
     [K_NCCL] = { "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", 96, 87568, 544 },
 };
 
-#define SYN_NUM_SMS 108
-#define SYN_COMPUTE_STREAM 7
-#define SYN_NCCL_STREAM 20
-#define SYN_TP_STREAM 24
-#define SYN_ORIGIN_NS INT64_C(4458676000000000)      /* a monotonic-clock origin, like Kineto's */
-#define SYN_BASE_TIME_NS INT64_C(1764460800000000000) /* baseTimeNanoseconds written by every rank */
 
 /* CPU costs of the PyTorch dispatcher and CUDA runtime, ns (A100 host, typical). */
 #define CPU_OUTER_NS 4000
@@ -295,59 +290,6 @@ static const kspec kernels[K_COUNT] = {
 #define GPU_QUEUE_NS 6000  /* launch call start to earliest kernel start */
 #define KERNEL_MIN_NS 2500
 
-/* ---- per-rank state ----------------------------------------------------- */
-
-typedef struct pend_coll {
-    int64_t ready_ns;   /* earliest start on this rank */
-    int64_t corr, ext;
-    int64_t nelems;
-    int64_t start_ns, end_ns;
-} pend_coll;
-
-/* A process group as PyTorch names it: "0" is default_pg; new_group() calls
- * number the others in creation order (here the TP groups, then the DP groups). */
-typedef struct pg_info {
-    char name[16];
-    const char *desc;
-    char *ranks;        /* owned "[0, 1, ...]" */
-    int size, start, stride;
-} pg_info;
-
-typedef struct rank_st {
-    int rank, dev;
-    int64_t pid, tid_main, tid_bw;
-    int64_t shift_ns;   /* true clock -> this rank's trace clock */
-    uint64_t rng;
-    int64_t gpu_ns, comm_ns;
-    int64_t corr, ext, rfid, evidx;
-    double compute_factor;
-    syn_out out;
-    pend_coll *pend;    /* this step's DDP buckets */
-    size_t n_pend, cap_pend;
-    pend_coll tp_pend;  /* the tensor-parallel all-reduce in flight */
-    int64_t tp_comm_ns; /* TP NCCL stream free from */
-    const pg_info *tp_pg, *dp_pg;
-    int64_t cpu_ns, bw_ns, fwd0_ns; /* main and autograd thread cursors; forward start */
-    int64_t bk_acc_bytes;           /* gradient bytes not yet in a bucket */
-    /* ground truth */
-    int64_t compute_kernel_ns, nccl_kernel_ns, nccl_wait_ns, ckpt_ns, dl_ns, tiny_kernels, step_sum_ns;
-    int64_t exposed_comm_ns; /* all-reduce time after the backward pass's last kernel */
-    int64_t tp_kernel_ns;
-    /* first compute-stream start since the mark, for gpu_user_annotation
-     * spans (Kineto writes one per annotation and stream with GPU work) */
-    int64_t first_gpu_step, first_gpu_opt;
-} rank_st;
-
-typedef struct job {
-    const syn_config *c;
-    rank_st *r;
-    int nodes;
-    double coll_gbps;     /* DDP all-reduce busbw the transfers run at */
-    int tp, dp;           /* tensor- and data-parallel sizes, tp * dp = ranks */
-    pg_info world;        /* default_pg */
-    pg_info *tp_pgs, *dp_pgs; /* ranks/tp and tp groups, when tp > 1 */
-    int64_t tokens;
-} job;
 
 static uint64_t rnd(rank_st *r)
 {
@@ -376,7 +318,6 @@ static int64_t mem_ns(const job *j, rank_st *r, double bytes)
     return CP_MAX(KERNEL_MIN_NS, jit(r, ns, 0.03));
 }
 
-static int64_t T(const rank_st *r, int64_t ns) { return ns + r->shift_ns; }
 
 /* A kernel or copy starts on the compute stream at ks. */
 static void note_gpu(rank_st *r, int64_t ks)
@@ -941,313 +882,6 @@ static void step_finish(const job *j, rank_st *r, int step, int64_t step0, int64
     r->step_sum_ns += *cpu - step0;
 }
 
-/* ---- files -------------------------------------------------------------- */
-
-static void put_meta(syn_out *o, const char *what, int64_t pid, int64_t tid, const char *key, const char *val,
-                     int64_t num)
-{
-    if (!o->first_event)
-        SYN_LIT(o, ",");
-    o->first_event = 0;
-    o->events++;
-    SYN_LIT(o, "\n  {\n    \"name\": \"");
-    syn_puts(o, what);
-    SYN_LIT(o, "\", \"ph\": \"M\", \"ts\": 0.000, \"pid\": ");
-    syn_put_i64(o, pid);
-    SYN_LIT(o, ", \"tid\": ");
-    syn_put_i64(o, tid);
-    SYN_LIT(o, ",\n    \"args\": {\n      \"");
-    syn_puts(o, key);
-    SYN_LIT(o, "\": ");
-    if (val) {
-        SYN_LIT(o, "\"");
-        syn_puts(o, val);
-        if (num >= 0)
-            syn_put_i64(o, num);
-        SYN_LIT(o, "\"");
-    } else {
-        syn_put_i64(o, num);
-    }
-    SYN_LIT(o, "\n    }\n  }");
-}
-
-static void put_header(const job *j, rank_st *r)
-{
-    const syn_config *c = j->c;
-    syn_out *o = &r->out;
-    SYN_LIT(o, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [");
-    for (int d = 0; d < c->gpus_per_node; d++) {
-        syn_puts(o, d ? ",\n    {\n" : "\n    {\n");
-        SYN_LIT(o, "      \"id\": ");
-        syn_put_i64(o, d);
-        SYN_LIT(o, ", \"name\": \"NVIDIA A100-SXM4-80GB\", \"totalGlobalMem\": 85100068864,\n"
-                   "      \"computeMajor\": 8, \"computeMinor\": 0,\n"
-                   "      \"maxThreadsPerBlock\": 1024, \"maxThreadsPerMultiprocessor\": 2048,\n"
-                   "      \"regsPerBlock\": 65536, \"warpSize\": 32,\n"
-                   "      \"sharedMemPerBlock\": 49152, \"numSms\": 108\n"
-                   "    , \"regsPerMultiprocessor\": 65536, \"sharedMemPerBlockOptin\": 166912, "
-                   "\"sharedMemPerMultiprocessor\": 167936\n    }");
-    }
-    SYN_LIT(o, "\n  ],\n  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": ");
-    syn_put_i64(o, r->rank);
-    SYN_LIT(o, ", \"world_size\": ");
-    syn_put_i64(o, c->ranks);
-    const pg_info *pgs[3] = { &j->world, r->tp_pg, r->dp_pg };
-    int n_pgs = j->tp > 1 ? 3 : 1;
-    SYN_LIT(o, ", \"pg_count\": ");
-    syn_put_i64(o, n_pgs);
-    SYN_LIT(o, ", \"pg_config\": [");
-    for (int i = 0; i < n_pgs; i++) {
-        SYN_LIT(o, "{\"pg_name\": \"");
-        syn_puts(o, pgs[i]->name);
-        SYN_LIT(o, "\", \"pg_desc\": \"");
-        syn_puts(o, pgs[i]->desc);
-        SYN_LIT(o, "\", \"backend_config\": \"cuda:nccl\", \"pg_size\": ");
-        syn_put_i64(o, pgs[i]->size);
-        SYN_LIT(o, ", \"ranks\": ");
-        syn_puts(o, pgs[i]->ranks);
-        syn_puts(o, i + 1 < n_pgs ? "}, " : "}");
-    }
-    SYN_LIT(o, "], \"nccl_version\": \"2.20.5\"},\n  \"record_shapes\": 0,\n  \"with_stack\": 0,\n"
-               "  \"cuda_runtime_version\": 12010,\n  \"cuda_driver_version\": 12020,\n"
-               "  \"trace_id\": \"");
-    char id[40];
-    snprintf(id, sizeof id, "%016llX%04X", (unsigned long long)(c->seed * 0x9e3779b97f4a7c15ULL), r->rank & 0xffff);
-    syn_puts(o, id);
-    SYN_LIT(o, "\",\n  \"traceEvents\": [");
-    put_meta(o, "process_name", r->pid, 0, "name", "python3", -1);
-    put_meta(o, "process_labels", r->pid, 0, "labels", "CPU", -1);
-    put_meta(o, "thread_name", r->pid, r->tid_main, "name", "thread ", r->tid_main);
-    put_meta(o, "thread_name", r->pid, r->tid_bw, "name", "thread ", r->tid_bw);
-    put_meta(o, "process_name", r->dev, 0, "name", "python3", -1);
-    put_meta(o, "process_labels", r->dev, 0, "labels", "GPU ", r->dev);
-    put_meta(o, "process_sort_index", r->dev, 0, "sort_index", NULL, 5000000 + r->dev);
-    put_meta(o, "thread_name", r->dev, SYN_COMPUTE_STREAM, "name", "stream ", SYN_COMPUTE_STREAM);
-    if (j->dp > 1)
-        put_meta(o, "thread_name", r->dev, SYN_NCCL_STREAM, "name", "stream ", SYN_NCCL_STREAM);
-    if (j->tp > 1)
-        put_meta(o, "thread_name", r->dev, SYN_TP_STREAM, "name", "stream ", SYN_TP_STREAM);
-}
-
-static void put_footer(rank_st *r, int64_t end_ns, const char *name)
-{
-    syn_out *o = &r->out;
-    SYN_LIT(o, ",\n  {\n    \"name\": \"Record Window End\", \"ph\": \"i\", \"s\": \"g\",\n"
-               "    \"pid\": \"\", \"tid\": \"\", \"ts\": ");
-    syn_put_us(o, T(r, end_ns));
-    SYN_LIT(o, "\n  }\n],\n  \"traceName\": \"");
-    syn_puts(o, name);
-    SYN_LIT(o, "\",\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
-    syn_put_i64(o, SYN_BASE_TIME_NS);
-    SYN_LIT(o, "\n}\n");
-    r->out.events++;
-}
-
-/* Create dir (and parents); refuse a non-empty one unless force. */
-static int prepare_dir(const char *dir, bool force, cp_error *err)
-{
-    char *p = cp_xstrdup(dir);
-    for (char *s = p + 1; *s; s++) {
-        if (*s != '/')
-            continue;
-        *s = 0;
-        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-            int rc = cp_error_sys(err, CP_ERR_IO, p, "cannot create output directory");
-            free(p);
-            return rc;
-        }
-        *s = '/';
-    }
-    free(p);
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return cp_error_sys(err, CP_ERR_IO, dir, "cannot create output directory");
-    DIR *d = opendir(dir);
-    if (!d)
-        return cp_error_sys(err, CP_ERR_IO, dir, "cannot open output directory");
-    int nonempty = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            nonempty = 1;
-    closedir(d);
-    if (nonempty && !force)
-        return cp_error_set(err, CP_ERR_USAGE, dir, 0, 0, -1,
-                            "output directory is not empty: refusing to write into it (use --force)");
-    return 0;
-}
-
-static void jw_int_arr_all(cp_jw *w, const char *key, int n)
-{
-    cp_jw_key(w, key);
-    cp_jw_arr_begin(w);
-    for (int i = 0; i < n; i++)
-        cp_jw_int(w, i);
-    cp_jw_arr_end(w);
-}
-
-static void jw_steps_every(cp_jw *w, int steps, int every, int offset)
-{
-    cp_jw_key(w, "steps");
-    cp_jw_arr_begin(w);
-    for (int s = 0; s < steps; s++)
-        if ((s + offset) % every == 0)
-            cp_jw_int(w, s);
-    cp_jw_arr_end(w);
-}
-
-static void jw_kv_d(cp_jw *w, const char *k, double v)
-{
-    cp_jw_key(w, k);
-    cp_jw_double(w, v);
-}
-
-static void jw_kv_i(cp_jw *w, const char *k, int64_t v)
-{
-    cp_jw_key(w, k);
-    cp_jw_int(w, v);
-}
-
-static void jw_kv_s(cp_jw *w, const char *k, const char *v)
-{
-    cp_jw_key(w, k);
-    cp_jw_str(w, v);
-}
-
-/* The ground truth: what was injected, where, and what the model did. */
-static int write_truth(const job *j, const char *dir, const char *ext, cp_error *err)
-{
-    const syn_config *c = j->c;
-    cp_buf b = CP_BUF_INIT;
-    cp_jw w;
-    cp_jw_init(&w, &b, 2);
-    cp_jw_obj_begin(&w);
-    jw_kv_s(&w, "schema", "chainprof.synth/1");
-    cp_jw_key(&w, "config");
-    cp_jw_obj_begin(&w);
-    jw_kv_i(&w, "ranks", c->ranks);
-    jw_kv_i(&w, "gpus_per_node", c->gpus_per_node);
-    jw_kv_i(&w, "tp", j->tp);
-    jw_kv_i(&w, "dp", j->dp);
-    jw_kv_i(&w, "nodes", j->nodes);
-    jw_kv_i(&w, "steps", c->steps);
-    cp_jw_key(&w, "seed");
-    cp_jw_uint(&w, c->seed);
-    jw_kv_i(&w, "layers", c->layers);
-    jw_kv_i(&w, "hidden", c->hidden);
-    jw_kv_i(&w, "seq_len", c->seq_len);
-    jw_kv_i(&w, "micro_batch", c->micro_batch);
-    jw_kv_i(&w, "vocab", c->vocab);
-    jw_kv_i(&w, "bucket_mb", c->bucket_mb);
-    jw_kv_s(&w, "gpu", "NVIDIA A100-SXM4-80GB");
-    jw_kv_d(&w, "peak_tflops", c->peak_tflops);
-    jw_kv_d(&w, "gemm_eff", c->gemm_eff);
-    jw_kv_d(&w, "nvlink_busbw_gbps", c->nvlink_busbw_gbps);
-    jw_kv_d(&w, "nic_busbw_gbps", c->nic_busbw_gbps);
-    jw_kv_s(&w, "allreduce_scope", j->nodes > 1 ? "inter" : "intra");
-    jw_kv_d(&w, "allreduce_busbw_gbps", j->coll_gbps);
-    jw_kv_i(&w, "base_time_ns", SYN_BASE_TIME_NS);
-    cp_jw_obj_end(&w);
-    cp_jw_key(&w, "files");
-    cp_jw_arr_begin(&w);
-    for (int i = 0; i < c->ranks; i++) {
-        char name[64];
-        snprintf(name, sizeof name, "rank-%d.json%s", i, ext);
-        cp_jw_str(&w, name);
-    }
-    cp_jw_arr_end(&w);
-    cp_jw_key(&w, "injections");
-    cp_jw_arr_begin(&w);
-    if (c->slow_network > 0) {
-        cp_jw_obj_begin(&w);
-        jw_kv_s(&w, "kind", "slow-network");
-        jw_kv_s(&w, "layer", "inter");
-        jw_kv_d(&w, "fraction", c->slow_network);
-        jw_kv_d(&w, "link_busbw_gbps", c->nic_busbw_gbps);
-        jw_kv_d(&w, "achieved_busbw_gbps", j->coll_gbps);
-        jw_int_arr_all(&w, "ranks", c->ranks);
-        jw_steps_every(&w, c->steps, 1, 0);
-        cp_jw_obj_end(&w);
-    }
-    if (c->ckpt_s > 0) {
-        cp_jw_obj_begin(&w);
-        jw_kv_s(&w, "kind", "sync-checkpoint");
-        jw_kv_s(&w, "layer", "storage");
-        jw_kv_d(&w, "seconds", c->ckpt_s);
-        jw_kv_i(&w, "every", c->ckpt_every);
-        jw_int_arr_all(&w, "ranks", c->ranks);
-        jw_steps_every(&w, c->steps, c->ckpt_every, 1);
-        cp_jw_obj_end(&w);
-    }
-    if (c->straggler_rank >= 0) {
-        cp_jw_obj_begin(&w);
-        jw_kv_s(&w, "kind", "straggler");
-        jw_kv_s(&w, "layer", "compute");
-        jw_kv_d(&w, "factor", c->straggler_factor);
-        cp_jw_key(&w, "ranks");
-        cp_jw_arr_begin(&w);
-        cp_jw_int(&w, c->straggler_rank);
-        cp_jw_arr_end(&w);
-        jw_steps_every(&w, c->steps, 1, 0);
-        cp_jw_obj_end(&w);
-    }
-    if (c->dl_stall_ms > 0) {
-        cp_jw_obj_begin(&w);
-        jw_kv_s(&w, "kind", "dataloader-stall");
-        jw_kv_s(&w, "layer", "host");
-        jw_kv_d(&w, "stall_ms", c->dl_stall_ms);
-        jw_kv_i(&w, "every", c->dl_every);
-        jw_int_arr_all(&w, "ranks", c->ranks);
-        jw_steps_every(&w, c->steps, c->dl_every, 0);
-        cp_jw_obj_end(&w);
-    }
-    if (c->launch_bound > 0) {
-        cp_jw_obj_begin(&w);
-        jw_kv_s(&w, "kind", "launch-bound");
-        jw_kv_s(&w, "layer", "host");
-        jw_kv_i(&w, "tiny_kernels_per_step", c->launch_bound);
-        jw_int_arr_all(&w, "ranks", c->ranks);
-        jw_steps_every(&w, c->steps, 1, 0);
-        cp_jw_obj_end(&w);
-    }
-    if (c->pageable_mb > 0) {
-        cp_jw_obj_begin(&w);
-        jw_kv_s(&w, "kind", "pageable-h2d");
-        jw_kv_s(&w, "layer", "intra");
-        jw_kv_d(&w, "mb_per_step", c->pageable_mb);
-        jw_int_arr_all(&w, "ranks", c->ranks);
-        jw_steps_every(&w, c->steps, 1, 0);
-        cp_jw_obj_end(&w);
-    }
-    cp_jw_arr_end(&w);
-    cp_jw_key(&w, "ranks");
-    cp_jw_arr_begin(&w);
-    for (int i = 0; i < c->ranks; i++) {
-        const rank_st *r = &j->r[i];
-        cp_jw_obj_begin(&w);
-        jw_kv_i(&w, "rank", i);
-        jw_kv_i(&w, "node", i / c->gpus_per_node);
-        jw_kv_i(&w, "clock_skew_ns", r->shift_ns - SYN_ORIGIN_NS);
-        jw_kv_i(&w, "compute_kernel_ns", r->compute_kernel_ns);
-        jw_kv_i(&w, "nccl_kernel_ns", r->nccl_kernel_ns);
-        jw_kv_i(&w, "nccl_wait_ns", r->nccl_wait_ns);
-        jw_kv_i(&w, "exposed_comm_ns", r->exposed_comm_ns);
-        jw_kv_i(&w, "tp_kernel_ns", r->tp_kernel_ns);
-        jw_kv_i(&w, "checkpoint_ns", r->ckpt_ns);
-        jw_kv_i(&w, "dataloader_ns", r->dl_ns);
-        jw_kv_i(&w, "tiny_kernels", r->tiny_kernels);
-        jw_kv_i(&w, "mean_step_ns", r->step_sum_ns / c->steps);
-        cp_jw_obj_end(&w);
-    }
-    cp_jw_arr_end(&w);
-    cp_jw_obj_end(&w);
-    cp_buf_putc(&b, '\n');
-    char path[4096];
-    snprintf(path, sizeof path, "%s/synth.json", dir);
-    int rc = cp_afile_write(path, b.data, b.len, err);
-    cp_buf_free(&b);
-    return rc;
-}
-
 /* A group of n ranks start, start + stride, ... */
 static void pg_init(pg_info *pg, const char *name, const char *desc, int start, int stride, int n)
 {
@@ -1269,7 +903,7 @@ int syn_write_job(const syn_config *c, const char *dir, syn_result *res, cp_erro
     int rc = syn_config_check(c, err);
     if (rc)
         return rc;
-    if ((rc = prepare_dir(dir, c->force, err)))
+    if ((rc = syn_prepare_dir(dir, c->force, err)))
         return rc;
     job j = { .c = c };
     j.nodes = (c->ranks + c->gpus_per_node - 1) / c->gpus_per_node;
@@ -1314,7 +948,7 @@ int syn_write_job(const syn_config *c, const char *dir, syn_result *res, cp_erro
         rc = syn_out_open(&r->out, path, c->compress, c->force, err);
         if (!rc) {
             opened++;
-            put_header(&j, r);
+            syn_put_header(&j, r);
         }
     }
     for (int s = 0; s < c->steps && !rc; s++) {
@@ -1338,7 +972,7 @@ int syn_write_job(const syn_config *c, const char *dir, syn_result *res, cp_erro
         char name[64]; /* the JSON's own name: same text whatever the compression */
         snprintf(name, sizeof name, "rank-%d.json", i);
         if (!rc)
-            put_footer(r, CP_MAX(r->cpu_ns, r->gpu_ns), name);
+            syn_put_footer(r, CP_MAX(r->cpu_ns, r->gpu_ns), name);
         sum.json_bytes += r->out.json_bytes + r->out.len;
         sum.events += r->out.events;
         cp_error e2;
@@ -1351,7 +985,7 @@ int syn_write_job(const syn_config *c, const char *dir, syn_result *res, cp_erro
         }
     }
     if (!rc)
-        rc = write_truth(&j, dir, ext, err);
+        rc = syn_write_truth(&j, dir, ext, err);
     sum.mean_step_ns = c->steps ? j.r[0].step_sum_ns / c->steps : 0;
     if (res)
         *res = sum;
