@@ -523,11 +523,14 @@ int rd_nccltests_sniff(const char *buf, size_t len)
         score += 40;
     if (rd_find(buf, len, "Avg bus bandwidth"))
         score += 30;
-    if (rd_find(buf, len, "busbw") && rd_find(buf, len, "algbw"))
+    /* Without a table it is at most a run that failed early, or an NCCL
+     * debug log of a run (the parameter block alone stays below 50). */
+    if (rd_find(buf, len, "busbw") && rd_find(buf, len, "algbw")) {
         score += 30;
-    if (rd_find(buf, len, "out-of-place"))
-        score += 10;
-    if (score > 0 && rd_find(buf, len, "_perf"))
-        score += 10;
+        if (rd_find(buf, len, "out-of-place"))
+            score += 10;
+        if (rd_find(buf, len, "_perf"))
+            score += 10;
+    }
     return score > 100 ? 100 : score;
 }
