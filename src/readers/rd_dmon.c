@@ -354,14 +354,27 @@ int rd_dmon_sniff(const char *buf, size_t len)
     if (len > RD_SNIFF_BYTES)
         len = RD_SNIFF_BYTES;
     int score = 0;
-    if (rd_find(buf, len, "# gpu") || rd_find(buf, len, "#gpu"))
-        score += 50;
-    if (rd_find(buf, len, "# Idx") || rd_find(buf, len, "#Idx"))
-        score += 30;
-    if (rd_find(buf, len, "#Entity") || rd_find(buf, len, "# Entity"))
-        score += 60;
-    if (rd_find(buf, len, " pwr") || rd_find(buf, len, " sm ") || rd_find(buf, len, "SMACT") ||
-        rd_find(buf, len, "GPUTL"))
-        score += 20;
+    rd_lines it;
+    rd_lines_init(&it, buf, len);
+    const char *line;
+    size_t n;
+    rd_field f[RD_MAX_FIELDS];
+    int k;
+    /* Line-based: a header with a gpu/Entity column, the unit line, and a
+     * typical column name; each counted once. */
+    int header = 0, units = 0, typical = 0;
+    while (rd_lines_next(&it, &line, &n) && it.lineno < 2000) {
+        if (n == 0 || line[0] != '#')
+            continue;
+        if (!header && header_fields(line, n, f, &k)) {
+            header = 1;
+            for (int i = 0; i < k && !typical; i++)
+                typical = rd_feq(&f[i], "pwr") || rd_feq(&f[i], "sm") || rd_feq(&f[i], "SMACT") ||
+                          rd_feq(&f[i], "GPUTL") || rd_feq(&f[i], "POWER");
+        } else if (!units && (rd_find(line, n, "# Idx") || rd_find(line, n, "Idx "))) {
+            units = 1;
+        }
+    }
+    score = header * 60 + units * 20 + typical * 20;
     return score > 100 ? 100 : score;
 }

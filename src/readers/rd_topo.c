@@ -296,8 +296,7 @@ int rd_topo_parse(const char *data, size_t len, const char *name, rd_topo **out,
             continue;
         }
         int row = find_dev(m, &c[first]);
-        rd_topo_cell probe;
-        if (row >= 0 && first + 1 < k && path_cell(&c[first + 1], &probe))
+        if (row >= 0)
             parse_row(&ps, row, c + first, k - first, it.lineno);
     }
     free(c);
