@@ -8,8 +8,9 @@
  */
 #include "topo.h"
 
+#include "../base/util.h"
+
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +63,7 @@ int topo_link_kind_rank(topo_link_kind k)
 
 topo *topo_new(void)
 {
-    return calloc(1, sizeof(topo));
+    return cp_xcalloc(1, sizeof(topo));
 }
 
 void topo_free(topo *t)
@@ -81,7 +82,7 @@ void topo_free(topo *t)
     free(t);
 }
 
-/* Room for one more element; -1 at the cap or on out of memory. */
+/* Room for one more element; -1 at the cap. */
 static int grow(void **arr, size_t *cap, size_t n, size_t elem)
 {
     if (n >= TOPO_MAX_ITEMS)
@@ -89,10 +90,7 @@ static int grow(void **arr, size_t *cap, size_t n, size_t elem)
     if (n < *cap)
         return 0;
     size_t nc = *cap ? *cap * 2 : 8;
-    void *na = realloc(*arr, nc * elem);
-    if (!na)
-        return -1;
-    *arr = na;
+    *arr = cp_xrealloc(*arr, nc * elem);
     *cap = nc;
     return 0;
 }
@@ -109,12 +107,7 @@ int32_t topo_add_source(topo *t, const char *name)
             return (int32_t)i;
     if (grow((void **)&t->sources, &t->cap_sources, t->n_sources, sizeof *t->sources) < 0)
         return -1;
-    size_t n = strlen(name);
-    char *s = malloc(n + 1);
-    if (!s)
-        return -1;
-    memcpy(s, name, n + 1);
-    t->sources[t->n_sources] = s;
+    t->sources[t->n_sources] = cp_xstrdup(name);
     return (int32_t)t->n_sources++;
 }
 
@@ -261,179 +254,161 @@ int topo_add_link(topo *t, topo_link_kind kind, topo_ref a, topo_ref b, int lane
 
 /* ---- JSON writer ------------------------------------------------------ */
 
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-    int oom;
-} sbuf;
-
-static void sb_put(sbuf *b, const char *s, size_t n)
+/* "" and negative indices are unknown: null, never "" or -1. */
+static void jw_str_or_null(cp_jw *w, const char *key, const char *s)
 {
-    if (b->oom)
-        return;
-    if (b->n + n + 1 > b->cap) {
-        size_t nc = b->cap ? b->cap : 1024;
-        while (b->n + n + 1 > nc)
-            nc *= 2;
-        char *np = realloc(b->p, nc);
-        if (!np) {
-            b->oom = 1;
-            return;
-        }
-        b->p = np;
-        b->cap = nc;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = '\0';
-}
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    char tmp[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        sb_put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
-
-static void sb_str(sbuf *b, const char *s)
-{
-    sb_put(b, "\"", 1);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') {
-            char e[2] = {'\\', (char)c};
-            sb_put(b, e, 2);
-        } else if (c < 0x20) {
-            sb_printf(b, "\\u%04x", c);
-        } else {
-            sb_put(b, (const char *)&c, 1);
-        }
-    }
-    sb_put(b, "\"", 1);
-}
-
-/* "" is unknown: null, never an empty string. */
-static void sb_str_or_null(sbuf *b, const char *s)
-{
+    cp_jw_key(w, key);
     if (s[0])
-        sb_str(b, s);
+        cp_jw_str(w, s);
     else
-        sb_put(b, "null", 4);
+        cp_jw_null(w);
 }
 
-static void sb_num(sbuf *b, double v)
+static void jw_idx_or_null(cp_jw *w, const char *key, long long v)
 {
-    if (isnan(v) || isinf(v))
-        sb_put(b, "null", 4);
+    cp_jw_key(w, key);
+    if (v >= 0)
+        cp_jw_int(w, v);
     else
-        sb_printf(b, "%.17g", v);
+        cp_jw_null(w);
 }
 
-static void sb_int_or_null(sbuf *b, long long v)
+static void jw_src(cp_jw *w, topo_src s)
 {
-    if (v < 0)
-        sb_put(b, "null", 4);
-    else
-        sb_printf(b, "%lld", v);
+    cp_jw_key(w, "source");
+    cp_jw_obj_begin(w);
+    jw_idx_or_null(w, "file", s.file);
+    jw_idx_or_null(w, "line", s.line ? (long long)s.line : -1);
+    cp_jw_obj_end(w);
 }
 
-static void sb_src(sbuf *b, topo_src s)
+static void jw_ref(cp_jw *w, const char *key, topo_ref r)
 {
-    sb_put(b, ",\"source\":{\"file\":", 18);
-    sb_int_or_null(b, s.file);
-    sb_put(b, ",\"line\":", 8);
-    sb_int_or_null(b, s.line ? (long long)s.line : -1);
-    sb_put(b, "}", 1);
+    cp_jw_key(w, key);
+    cp_jw_obj_begin(w);
+    cp_jw_key(w, "type");
+    cp_jw_str(w, ep_keys[r.type]);
+    cp_jw_key(w, "index");
+    cp_jw_uint(w, r.index);
+    cp_jw_obj_end(w);
 }
 
-int topo_to_json(const topo *t, char **out, size_t *len)
+void topo_write_json(const topo *t, cp_jw *w)
 {
-    sbuf b = {0};
-    sb_printf(&b, "{\"schema\":\"chainprof.topo/1\",\"sources\":[");
-    for (size_t i = 0; i < t->n_sources; i++) {
-        if (i) sb_put(&b, ",", 1);
-        sb_str(&b, t->sources[i]);
-    }
-    sb_printf(&b, "],\n\"hosts\":[");
+    cp_jw_obj_begin(w);
+    cp_jw_key(w, "schema");
+    cp_jw_str(w, "chainprof.topo/1");
+    cp_jw_key(w, "sources");
+    cp_jw_arr_begin(w);
+    for (size_t i = 0; i < t->n_sources; i++)
+        cp_jw_str(w, t->sources[i]);
+    cp_jw_arr_end(w);
+
+    cp_jw_key(w, "hosts");
+    cp_jw_arr_begin(w);
     for (size_t i = 0; i < t->n_hosts; i++) {
-        sb_printf(&b, "%s\n{\"name\":", i ? "," : "");
-        sb_str(&b, t->hosts[i].name);
-        sb_src(&b, t->hosts[i].src);
-        sb_put(&b, "}", 1);
+        cp_jw_obj_begin(w);
+        cp_jw_key(w, "name");
+        cp_jw_str(w, t->hosts[i].name);
+        jw_src(w, t->hosts[i].src);
+        cp_jw_obj_end(w);
     }
-    sb_printf(&b, "],\n\"sockets\":[");
+    cp_jw_arr_end(w);
+
+    cp_jw_key(w, "sockets");
+    cp_jw_arr_begin(w);
     for (size_t i = 0; i < t->n_sockets; i++) {
         const topo_socket *s = &t->sockets[i];
-        sb_printf(&b, "%s\n{\"host\":%u,\"id\":%d", i ? "," : "", s->host, s->id);
-        sb_src(&b, s->src);
-        sb_put(&b, "}", 1);
+        cp_jw_obj_begin(w);
+        cp_jw_key(w, "host");
+        cp_jw_uint(w, s->host);
+        cp_jw_key(w, "id");
+        cp_jw_int(w, s->id);
+        jw_src(w, s->src);
+        cp_jw_obj_end(w);
     }
-    sb_printf(&b, "],\n\"numa_nodes\":[");
+    cp_jw_arr_end(w);
+
+    cp_jw_key(w, "numa_nodes");
+    cp_jw_arr_begin(w);
     for (size_t i = 0; i < t->n_numa; i++) {
         const topo_numa *n = &t->numa_nodes[i];
-        sb_printf(&b, "%s\n{\"host\":%u,\"id\":%d,\"socket\":", i ? "," : "", n->host, n->id);
-        sb_int_or_null(&b, n->socket);
-        sb_put(&b, ",\"cpus\":", 8);
-        sb_str_or_null(&b, n->cpus);
-        sb_src(&b, n->src);
-        sb_put(&b, "}", 1);
+        cp_jw_obj_begin(w);
+        cp_jw_key(w, "host");
+        cp_jw_uint(w, n->host);
+        cp_jw_key(w, "id");
+        cp_jw_int(w, n->id);
+        jw_idx_or_null(w, "socket", n->socket);
+        jw_str_or_null(w, "cpus", n->cpus);
+        jw_src(w, n->src);
+        cp_jw_obj_end(w);
     }
-    sb_printf(&b, "],\n\"gpus\":[");
+    cp_jw_arr_end(w);
+
+    cp_jw_key(w, "gpus");
+    cp_jw_arr_begin(w);
     for (size_t i = 0; i < t->n_gpus; i++) {
         const topo_gpu *g = &t->gpus[i];
-        sb_printf(&b, "%s\n{\"host\":%u,\"index\":%d,\"name\":", i ? "," : "", g->host, g->index);
-        sb_str_or_null(&b, g->name);
-        sb_put(&b, ",\"pci_bus\":", 11);
-        sb_str_or_null(&b, g->pci_bus);
-        sb_put(&b, ",\"numa\":", 8);
-        sb_int_or_null(&b, g->numa);
-        sb_put(&b, ",\"cpu_affinity\":", 16);
-        sb_str_or_null(&b, g->cpu_affinity);
-        sb_src(&b, g->src);
-        sb_put(&b, "}", 1);
+        cp_jw_obj_begin(w);
+        cp_jw_key(w, "host");
+        cp_jw_uint(w, g->host);
+        cp_jw_key(w, "index");
+        cp_jw_int(w, g->index);
+        jw_str_or_null(w, "name", g->name);
+        jw_str_or_null(w, "pci_bus", g->pci_bus);
+        jw_idx_or_null(w, "numa", g->numa);
+        jw_str_or_null(w, "cpu_affinity", g->cpu_affinity);
+        jw_src(w, g->src);
+        cp_jw_obj_end(w);
     }
-    sb_printf(&b, "],\n\"nics\":[");
+    cp_jw_arr_end(w);
+
+    cp_jw_key(w, "nics");
+    cp_jw_arr_begin(w);
     for (size_t i = 0; i < t->n_nics; i++) {
         const topo_nic *c = &t->nics[i];
-        sb_printf(&b, "%s\n{\"host\":%u,\"name\":", i ? "," : "", c->host);
-        sb_str(&b, c->name);
-        sb_put(&b, ",\"label\":", 9);
-        sb_str_or_null(&b, c->label);
-        sb_put(&b, ",\"numa\":", 8);
-        sb_int_or_null(&b, c->numa);
-        sb_put(&b, ",\"port_gbps\":", 13);
-        sb_num(&b, c->port_gbps);
-        sb_src(&b, c->src);
-        sb_put(&b, "}", 1);
+        cp_jw_obj_begin(w);
+        cp_jw_key(w, "host");
+        cp_jw_uint(w, c->host);
+        cp_jw_key(w, "name");
+        cp_jw_str(w, c->name);
+        jw_str_or_null(w, "label", c->label);
+        jw_idx_or_null(w, "numa", c->numa);
+        cp_jw_key(w, "port_gbps");
+        cp_jw_double(w, c->port_gbps);
+        jw_src(w, c->src);
+        cp_jw_obj_end(w);
     }
-    sb_printf(&b, "],\n\"links\":[");
+    cp_jw_arr_end(w);
+
+    cp_jw_key(w, "links");
+    cp_jw_arr_begin(w);
     for (size_t i = 0; i < t->n_links; i++) {
         const topo_link *l = &t->links[i];
-        sb_printf(&b, "%s\n{\"kind\":\"%s\",\"a\":{\"type\":\"%s\",\"index\":%u},"
-                      "\"b\":{\"type\":\"%s\",\"index\":%u},\"lanes\":%d,\"bandwidth_gbps\":",
-                  i ? "," : "", topo_link_kind_key(l->kind), ep_keys[l->a.type], l->a.index,
-                  ep_keys[l->b.type], l->b.index, l->lanes);
-        sb_num(&b, l->bandwidth_gbps);
-        sb_put(&b, ",\"latency_us\":", 14);
-        sb_num(&b, l->latency_us);
-        sb_src(&b, l->src);
-        sb_put(&b, "}", 1);
+        cp_jw_obj_begin(w);
+        cp_jw_key(w, "kind");
+        cp_jw_str(w, topo_link_kind_key(l->kind));
+        jw_ref(w, "a", l->a);
+        jw_ref(w, "b", l->b);
+        cp_jw_key(w, "lanes");
+        cp_jw_int(w, l->lanes);
+        cp_jw_key(w, "bandwidth_gbps");
+        cp_jw_double(w, l->bandwidth_gbps);
+        cp_jw_key(w, "latency_us");
+        cp_jw_double(w, l->latency_us);
+        jw_src(w, l->src);
+        cp_jw_obj_end(w);
     }
-    sb_printf(&b, "]}\n");
-    if (b.oom) {
-        free(b.p);
-        *out = NULL;
-        *len = 0;
-        return CP_ERR_NOMEM;
-    }
-    *out = b.p;
-    *len = b.n;
-    return 0;
+    cp_jw_arr_end(w);
+    cp_jw_obj_end(w);
+}
+
+void topo_to_json(const topo *t, cp_buf *out)
+{
+    cp_jw w;
+    cp_jw_init(&w, out, 2);
+    topo_write_json(t, &w);
+    cp_buf_putc(out, '\n');
 }
 
 /* ---- JSON loader: a small DOM ----------------------------------------- */
@@ -481,10 +456,7 @@ static int jnew(jdom *d, enum jtype type)
         return jfail(d, "too many values");
     if (d->len == d->cap) {
         size_t nc = d->cap ? d->cap * 2 : 256;
-        jnode *nn = realloc(d->n, nc * sizeof *nn);
-        if (!nn)
-            return jfail(d, "out of memory");
-        d->n = nn;
+        d->n = cp_xrealloc(d->n, nc * sizeof *d->n);
         d->cap = nc;
     }
     d->n[d->len] = (jnode){.type = type, .first = -1, .next = -1};
@@ -497,11 +469,7 @@ static char *jstring(jdom *d)
 {
     d->s++; /* opening quote */
     size_t cap = 32, n = 0;
-    char *out = malloc(cap);
-    if (!out) {
-        jfail(d, "out of memory");
-        return NULL;
-    }
+    char *out = cp_xmalloc(cap);
     while (d->s < d->end && *d->s != '"') {
         unsigned c = (unsigned char)*d->s++;
         char enc[4];
@@ -564,13 +532,7 @@ static char *jstring(jdom *d)
         }
         if (n + k + 1 > cap) {
             cap *= 2;
-            char *no = realloc(out, cap);
-            if (!no) {
-                free(out);
-                jfail(d, "out of memory");
-                return NULL;
-            }
-            out = no;
+            out = cp_xrealloc(out, cap);
         }
         memcpy(out + n, enc, k);
         n += k;
@@ -851,10 +813,6 @@ int topo_from_json(const char *json, size_t len, const char *name, topo **out, c
                             "not a topology: schema is not chainprof.topo/1");
     }
     topo *t = topo_new();
-    if (!t) {
-        jdom_free(&d);
-        return cp_error_set(err, CP_ERR_NOMEM, name, 0, 0, -1, "out of memory");
-    }
     const char *bad = "";
     if (load(&d, root, t, &bad) < 0) {
         jdom_free(&d);

@@ -35,7 +35,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../base/buf.h"
 #include "../base/error.h"
+#include "../base/jsonw.h"
 
 #define TOPO_MAX_ITEMS 65536
 
@@ -133,7 +135,8 @@ typedef struct topo {
     topo_link *links; size_t n_links, cap_links;
 } topo;
 
-/* NULL only on out of memory. Free with topo_free (NULL is fine). */
+/* A new empty model (aborts on out of memory, cp_xmalloc policy). Free with
+ * topo_free (NULL is fine). */
 topo *topo_new(void);
 void topo_free(topo *t);
 
@@ -165,9 +168,11 @@ int topo_add_link(topo *t, topo_link_kind kind, topo_ref a, topo_ref b, int lane
 /* The link between a and b (either order), or NULL. */
 const topo_link *topo_find_link(const topo *t, topo_ref a, topo_ref b);
 
-/* Serialise as "chainprof.topo/1" JSON. *out is malloc'ed, NUL-terminated,
- * owned by the caller. Returns 0 or CP_ERR_NOMEM. */
-int topo_to_json(const topo *t, char **out, size_t *len);
+/* Write the model as one "chainprof.topo/1" JSON object (for embedding in a
+ * report envelope) / append it as a whole document (with a final newline) to
+ * out, which the caller owns. */
+void topo_write_json(const topo *t, cp_jw *w);
+void topo_to_json(const topo *t, cp_buf *out);
 
 /* Parse JSON written by topo_to_json (unknown keys ignored, so later
  * versions with added keys still load). On success *out is a new model the

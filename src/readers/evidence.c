@@ -2,9 +2,11 @@
  * See evidence.h for the contract and how to add a row. */
 #include "evidence.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "../base/src.h"
+#include "../base/util.h"
 
 #include "rd_dmon.h"
 #include "rd_nccltests.h"
@@ -97,27 +99,12 @@ const char *rd_evidence_detect_path(const char *path, int *confidence, cp_error 
 {
     if (confidence)
         *confidence = 0;
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
-        cp_error_sys(err, CP_ERR_IO, path, "cannot open evidence file");
-        return "not recognised";
-    }
-    char *buf = malloc(RD_SNIFF_BYTES);
-    if (!buf) {
-        fclose(fp);
-        cp_error_set(err, CP_ERR_NOMEM, path, 0, 0, -1, "out of memory");
-        return "not recognised";
-    }
-    size_t n = fread(buf, 1, RD_SNIFF_BYTES, fp);
-    int failed = ferror(fp);
-    fclose(fp);
-    if (failed) {
-        free(buf);
-        cp_error_sys(err, CP_ERR_IO, path, "cannot read evidence file");
-        return "not recognised";
-    }
-    const rd_evidence_kind *k = rd_evidence_detect(buf, n, confidence);
-    free(buf);
+    char *head = cp_xmalloc(RD_SNIFF_BYTES);
+    ssize_t n = cp_src_peek(path, head, RD_SNIFF_BYTES, err);
+    const rd_evidence_kind *k = n < 0 ? NULL : rd_evidence_detect(head, (size_t)n, confidence);
+    free(head);
+    if (n < 0)
+        return "not recognised"; /* err says why the file could not be read */
     if (!k) {
         cp_error_set(err, CP_ERR_FORMAT, path, 0, 0, -1,
                      "input not recognised: not an evidence format chainprof reads");

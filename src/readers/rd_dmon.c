@@ -7,6 +7,8 @@
  */
 #include "rd_dmon.h"
 
+#include "../base/util.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +65,7 @@ static int add_col(rd_dmon *d, const rd_field *t, uint32_t line)
         if (rd_feq(t, d->cols[i].name))
             return (int)i;
     if (d->n_cols >= RD_DMON_MAX_COLS) {
-        rd_diag_note(&d->diag, RD_DIAG_CAP, line);
+        rd_note(&d->diag, DIAG_LIMIT_REACHED, d->name, line);
         return -1;
     }
     rd_dmon_col *c = &d->cols[d->n_cols];
@@ -118,7 +120,7 @@ static int find_entity(rd_dmon *d, const char *name, size_t n, uint32_t line)
             return (int)i;
     if (rd_grow((void **)&d->entities, &d->cap_entities, d->n_entities, sizeof *d->entities,
                 RD_DMON_MAX_ENTITIES) < 0) {
-        rd_diag_note(&d->diag, RD_DIAG_CAP, line);
+        rd_note(&d->diag, DIAG_LIMIT_REACHED, d->name, line);
         return -1;
     }
     rd_dmon_entity *e = &d->entities[d->n_entities];
@@ -156,7 +158,7 @@ static void parse_row(rd_dmon *d, const block *b, const rd_field *f, int n, uint
         m++;
     }
     if (m != b->n) {
-        rd_diag_note(&d->diag, RD_DIAG_BAD_ROW, line);
+        rd_note(&d->diag, DIAG_EVIDENCE_BAD_ROW, d->name, line);
         return;
     }
     int ent = -1;
@@ -176,19 +178,13 @@ static void parse_row(rd_dmon *d, const block *b, const rd_field *f, int n, uint
     if (ent < 0)
         return;
     if (d->n_samples >= RD_DMON_MAX_SAMPLES) {
-        rd_diag_note(&d->diag, RD_DIAG_CAP, line);
+        rd_note(&d->diag, DIAG_LIMIT_REACHED, d->name, line);
         return;
     }
     if (d->n_samples == d->cap_samples) {
         size_t nc = d->cap_samples ? d->cap_samples * 2 : 64;
-        rd_dmon_sample *ns = realloc(d->samples, nc * sizeof *ns);
-        if (!ns)
-            abort();
-        d->samples = ns;
-        double *nv = realloc(d->values, nc * (d->n_cols ? d->n_cols : 1) * sizeof *nv);
-        if (!nv)
-            abort();
-        d->values = nv;
+        d->samples = cp_xrealloc(d->samples, nc * sizeof *d->samples);
+        d->values = cp_xrealloc(d->values, nc * (d->n_cols ? d->n_cols : 1) * sizeof *d->values);
         d->cap_samples = nc;
     }
     size_t s = d->n_samples;
@@ -202,7 +198,7 @@ static void parse_row(rd_dmon *d, const block *b, const rd_field *f, int n, uint
         if (rd_num(v[i].p, v[i].len, &x) == 0)
             row[b->col[i]] = x;
         else
-            rd_diag_note(&d->diag, RD_DIAG_BAD_VALUE, line);
+            rd_note(&d->diag, DIAG_EVIDENCE_BAD_VALUE, d->name, line);
     }
     rd_dmon_sample *sm = &d->samples[s];
     sm->entity = (uint32_t)ent;
@@ -215,10 +211,8 @@ static void parse_row(rd_dmon *d, const block *b, const rd_field *f, int n, uint
 static void compute_stats(rd_dmon *d)
 {
     size_t nc = d->n_cols, ne = d->n_entities;
-    d->stats = calloc(ne * nc + 1, sizeof *d->stats);
-    d->col_stats = calloc(nc + 1, sizeof *d->col_stats);
-    if (!d->stats || !d->col_stats)
-        abort();
+    d->stats = cp_xcalloc(ne * nc + 1, sizeof *d->stats);
+    d->col_stats = cp_xcalloc(nc + 1, sizeof *d->col_stats);
     for (size_t s = 0; s < d->n_samples; s++) {
         const double *row = d->values + s * nc;
         for (size_t c = 0; c < nc; c++) {
@@ -248,10 +242,8 @@ static void compute_stats(rd_dmon *d)
 int rd_dmon_parse(const char *data, size_t len, const char *name, rd_dmon **out, cp_error *err)
 {
     *out = NULL;
-    rd_dmon *d = calloc(1, sizeof *d);
-    if (!d)
-        return cp_error_set(err, CP_ERR_NOMEM, name, 0, 0, -1, "out of memory");
-    d->name = rd_strndup(name ? name : "", name ? strlen(name) : 0);
+    rd_dmon *d = cp_xcalloc(1, sizeof *d);
+    d->name = cp_xstrdup(name ? name : "");
     rd_field f[RD_MAX_FIELDS];
     int n;
     rd_lines it;
@@ -300,7 +292,7 @@ int rd_dmon_parse(const char *data, size_t len, const char *name, rd_dmon **out,
         if (!looks_row)
             continue;
         if (!b.n) {
-            rd_diag_note(&d->diag, RD_DIAG_ORPHAN_ROW, it.lineno);
+            rd_note(&d->diag, DIAG_EVIDENCE_ORPHAN_ROW, d->name, it.lineno);
             continue;
         }
         parse_row(d, &b, f, k, it.lineno);

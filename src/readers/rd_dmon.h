@@ -74,7 +74,7 @@ typedef struct rd_dmon {
     rd_dmon_stat *stats;         /* n_entities * n_cols: stats[e * n_cols + c] */
     rd_dmon_stat *col_stats;     /* n_cols: over all entities */
     uint32_t first_header_line;
-    rd_diag diag;
+    diag_set diag;   /* counted damage, "file:line" of the first of each code */
 } rd_dmon;
 
 int rd_dmon_sniff(const char *buf, size_t len);

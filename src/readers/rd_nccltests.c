@@ -9,6 +9,8 @@
  */
 #include "rd_nccltests.h"
 
+#include "../base/util.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +47,7 @@ static rd_nt_run *open_run(parser *ps, uint32_t line)
 {
     rd_nccltests *r = ps->r;
     if (rd_grow((void **)&r->runs, &r->cap_runs, r->n_runs, sizeof *r->runs, RD_NT_MAX_RUNS) < 0) {
-        rd_diag_note(&r->diag, RD_DIAG_CAP, line);
+        rd_note(&r->diag, DIAG_LIMIT_REACHED, r->name, line);
         ps->run = NULL;
         return NULL;
     }
@@ -256,7 +258,7 @@ static void parse_row(parser *ps, const rd_field *f, int n, uint32_t lineno)
     rd_nt_run *run = ps->run;
     rd_nccltests *r = ps->r;
     if (n != ps->cols.n) {
-        rd_diag_note(&r->diag, RD_DIAG_BAD_ROW, lineno);
+        rd_note(&r->diag, DIAG_EVIDENCE_BAD_ROW, r->name, lineno);
         return;
     }
     rd_nt_row row;
@@ -303,11 +305,11 @@ static void parse_row(parser *ps, const rd_field *f, int n, uint32_t lineno)
         }
     }
     if (bad) {
-        rd_diag_note(&r->diag, RD_DIAG_BAD_VALUE, lineno);
+        rd_note(&r->diag, DIAG_EVIDENCE_BAD_VALUE, r->name, lineno);
         return;
     }
     if (rd_grow((void **)&run->rows, &run->cap_rows, run->n_rows, sizeof *run->rows, RD_NT_MAX_ROWS) < 0) {
-        rd_diag_note(&r->diag, RD_DIAG_CAP, lineno);
+        rd_note(&r->diag, DIAG_LIMIT_REACHED, r->name, lineno);
         return;
     }
     run->rows[run->n_rows++] = row;
@@ -332,7 +334,7 @@ static void parse_summary(parser *ps, const char *line, size_t len, uint32_t lin
             run->avg_line = lineno;
             run->last_line = lineno;
         } else {
-            rd_diag_note(&ps->r->diag, RD_DIAG_BAD_VALUE, lineno);
+            rd_note(&ps->r->diag, DIAG_EVIDENCE_BAD_VALUE, ps->r->name, lineno);
         }
     } else if (rd_find(line, len, "Out of bounds values")) {
         int64_t x;
@@ -364,7 +366,7 @@ static void parse_line(parser *ps, const char *line, size_t len, uint32_t lineno
     if (n == 0)
         return;
     if (trunc)
-        rd_diag_note(&ps->r->diag, RD_DIAG_TOO_MANY_FIELDS, lineno);
+        rd_note(&ps->r->diag, DIAG_LIMIT_REACHED, ps->r->name, lineno);
 
     if (rd_find(line, len, "_perf"))
         take_op(ps, line, len, lineno);
@@ -413,7 +415,7 @@ static void parse_line(parser *ps, const char *line, size_t len, uint32_t lineno
             rd_nt_run *run = ps->run;
             if (rd_grow((void **)&run->devices, &run->cap_devices, run->n_devices,
                         sizeof *run->devices, RD_NT_MAX_DEVICES) < 0) {
-                rd_diag_note(&ps->r->diag, RD_DIAG_CAP, lineno);
+                rd_note(&ps->r->diag, DIAG_LIMIT_REACHED, ps->r->name, lineno);
                 return;
             }
             run->devices[run->n_devices++] = d;
@@ -426,7 +428,7 @@ static void parse_line(parser *ps, const char *line, size_t len, uint32_t lineno
     if (!is_int_field(&f[0]))
         return;
     if (!ps->run || ps->cols.n == 0) {
-        rd_diag_note(&ps->r->diag, RD_DIAG_ORPHAN_ROW, lineno);
+        rd_note(&ps->r->diag, DIAG_EVIDENCE_ORPHAN_ROW, ps->r->name, lineno);
         return;
     }
     parse_row(ps, f, n, lineno);
@@ -436,10 +438,8 @@ int rd_nccltests_parse(const char *data, size_t len, const char *name,
                        rd_nccltests **out, cp_error *err)
 {
     *out = NULL;
-    rd_nccltests *r = calloc(1, sizeof *r);
-    if (!r)
-        return cp_error_set(err, CP_ERR_NOMEM, name, 0, 0, -1, "out of memory");
-    r->name = rd_strndup(name ? name : "", name ? strlen(name) : 0);
+    rd_nccltests *r = cp_xcalloc(1, sizeof *r);
+    r->name = cp_xstrdup(name ? name : "");
     parser ps;
     memset(&ps, 0, sizeof ps);
     ps.r = r;

@@ -109,7 +109,7 @@ typedef struct rd_nccltests {
     uint32_t n_failures;
     uint32_t failure_line;
     char failure[256];
-    rd_diag diag;
+    diag_set diag;   /* counted damage, "file:line" of the first of each code */
 } rd_nccltests;
 
 /* Confidence 0..100 that buf (the first bytes of a file) is nccl-tests output. */

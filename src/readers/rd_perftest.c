@@ -8,6 +8,8 @@
  */
 #include "rd_perftest.h"
 
+#include "../base/util.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,7 +66,7 @@ static rd_pt_run *open_run(parser *ps, const char *banner, size_t n, uint32_t li
     ps->in_table = 0;
     ps->run = NULL;
     if (rd_grow((void **)&r->runs, &r->cap_runs, r->n_runs, sizeof *r->runs, RD_PT_MAX_RUNS) < 0) {
-        rd_diag_note(&r->diag, RD_DIAG_CAP, line);
+        rd_note(&r->diag, DIAG_LIMIT_REACHED, r->name, line);
         return NULL;
     }
     rd_pt_run *run = &r->runs[r->n_runs++];
@@ -133,7 +135,7 @@ static void parse_settings(parser *ps, const char *line, size_t len, uint32_t li
             break;
         if (rd_grow((void **)&run->settings, &run->cap_settings, run->n_settings,
                     sizeof *run->settings, RD_PT_MAX_SETTINGS) < 0) {
-            rd_diag_note(&ps->r->diag, RD_DIAG_CAP, lineno);
+            rd_note(&ps->r->diag, DIAG_LIMIT_REACHED, ps->r->name, lineno);
             return;
         }
         rd_pt_setting *s = &run->settings[run->n_settings++];
@@ -208,7 +210,7 @@ static void parse_row(parser *ps, const rd_field *f, int n, uint32_t lineno)
 {
     rd_pt_run *run = ps->run;
     if (n != ps->ncols) {
-        rd_diag_note(&ps->r->diag, RD_DIAG_BAD_ROW, lineno);
+        rd_note(&ps->r->diag, DIAG_EVIDENCE_BAD_ROW, ps->r->name, lineno);
         return;
     }
     rd_pt_row row;
@@ -222,7 +224,7 @@ static void parse_row(parser *ps, const rd_field *f, int n, uint32_t lineno)
     for (int i = 0; i < n; i++) {
         double v;
         if (rd_num(f[i].p, f[i].len, &v) < 0) {
-            rd_diag_note(&ps->r->diag, RD_DIAG_BAD_VALUE, lineno);
+            rd_note(&ps->r->diag, DIAG_EVIDENCE_BAD_VALUE, ps->r->name, lineno);
             return;
         }
         double *dst = NULL;
@@ -245,7 +247,7 @@ static void parse_row(parser *ps, const rd_field *f, int n, uint32_t lineno)
             *dst = v;
     }
     if (rd_grow((void **)&run->rows, &run->cap_rows, run->n_rows, sizeof *run->rows, RD_PT_MAX_ROWS) < 0) {
-        rd_diag_note(&ps->r->diag, RD_DIAG_CAP, lineno);
+        rd_note(&ps->r->diag, DIAG_LIMIT_REACHED, ps->r->name, lineno);
         return;
     }
     run->rows[run->n_rows++] = row;
@@ -305,10 +307,8 @@ int rd_perftest_parse(const char *data, size_t len, const char *name,
                       rd_perftest **out, cp_error *err)
 {
     *out = NULL;
-    rd_perftest *r = calloc(1, sizeof *r);
-    if (!r)
-        return cp_error_set(err, CP_ERR_NOMEM, name, 0, 0, -1, "out of memory");
-    r->name = rd_strndup(name ? name : "", name ? strlen(name) : 0);
+    rd_perftest *r = cp_xcalloc(1, sizeof *r);
+    r->name = cp_xstrdup(name ? name : "");
     parser ps;
     memset(&ps, 0, sizeof ps);
     ps.r = r;

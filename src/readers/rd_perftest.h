@@ -89,7 +89,7 @@ typedef struct rd_perftest {
     char *name;
     rd_pt_run *runs;
     size_t n_runs, cap_runs;
-    rd_diag diag;
+    diag_set diag;   /* counted damage, "file:line" of the first of each code */
 } rd_perftest;
 
 int rd_perftest_sniff(const char *buf, size_t len);

@@ -4,50 +4,19 @@
  * terminator and the buffer's lines have none. */
 #include "rd_text.h"
 
+#include "../base/buf.h"
+#include "../base/src.h"
+#include "../base/util.h"
+
 #include <errno.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-/* ---- diagnostics ------------------------------------------------------ */
-
-static const char *const diag_keys[RD_DIAG__COUNT] = {
-#define RD_DIAG_KEY(e, k, d) k,
-    RD_DIAG_LIST(RD_DIAG_KEY)
-#undef RD_DIAG_KEY
-};
-static const char *const diag_what[RD_DIAG__COUNT] = {
-#define RD_DIAG_WHAT(e, k, d) d,
-    RD_DIAG_LIST(RD_DIAG_WHAT)
-#undef RD_DIAG_WHAT
-};
-
-void rd_diag_note(rd_diag *d, rd_diag_code code, uint32_t line)
+void rd_note(diag_set *d, diag_code code, const char *name, uint32_t line)
 {
-    if (!d || (unsigned)code >= RD_DIAG__COUNT)
-        return;
-    if (d->count[code]++ == 0)
-        d->first_line[code] = line;
-}
-
-const char *rd_diag_key(rd_diag_code code)
-{
-    return (unsigned)code < RD_DIAG__COUNT ? diag_keys[code] : "unknown";
-}
-
-const char *rd_diag_what(rd_diag_code code)
-{
-    return (unsigned)code < RD_DIAG__COUNT ? diag_what[code] : "unknown";
-}
-
-uint32_t rd_diag_total(const rd_diag *d)
-{
-    uint32_t n = 0;
-    for (int i = 0; i < RD_DIAG__COUNT; i++)
-        n += d->count[i];
-    return n;
+    diag_count(d, code, name, line ? (long long)line : -1);
 }
 
 /* ---- lines ------------------------------------------------------------ */
@@ -195,17 +164,6 @@ const char *rd_find(const char *p, size_t n, const char *needle)
     return NULL;
 }
 
-char *rd_strndup(const char *p, size_t n)
-{
-    char *s = malloc(n + 1);
-    if (!s)
-        abort(); /* same policy as xmalloc: out of memory is not recoverable */
-    if (n)
-        memcpy(s, p, n);
-    s[n] = '\0';
-    return s;
-}
-
 void rd_copy(char *dst, size_t cap, const char *p, size_t n)
 {
     if (cap == 0)
@@ -226,10 +184,7 @@ int rd_grow(void **arr, size_t *cap, size_t n, size_t elem, size_t max)
     size_t nc = *cap ? *cap * 2 : 16;
     if (nc > max)
         nc = max;
-    void *na = realloc(*arr, nc * elem);
-    if (!na)
-        abort(); /* same policy as xmalloc */
-    *arr = na;
+    *arr = cp_xrealloc(*arr, nc * elem);
     *cap = nc;
     return 0;
 }
@@ -240,48 +195,17 @@ int rd_load_file(const char *path, char **data, size_t *len, cp_error *err)
 {
     *data = NULL;
     *len = 0;
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return cp_error_sys(err, CP_ERR_IO, path, "cannot open evidence file");
-    size_t cap = 64 * 1024, n = 0;
-    char *buf = malloc(cap + 1);
-    if (!buf) {
-        fclose(fp);
-        return cp_error_set(err, CP_ERR_NOMEM, path, 0, 0, -1, "out of memory");
+    cp_buf b = CP_BUF_INIT;
+    int rc = cp_src_read_all(path, &b, RD_MAX_FILE_BYTES, err);
+    if (rc < 0) {
+        cp_buf_free(&b);
+        return rc;
     }
-    for (;;) {
-        if (n == cap) {
-            if (cap >= RD_MAX_FILE_BYTES) {
-                free(buf);
-                fclose(fp);
-                return cp_error_set(err, CP_ERR_NOMEM, path, 0, 0, (long long)n,
-                                    "evidence file too large: more than %u bytes",
-                                    RD_MAX_FILE_BYTES);
-            }
-            cap *= 2;
-            char *nb = realloc(buf, cap + 1);
-            if (!nb) {
-                free(buf);
-                fclose(fp);
-                return cp_error_set(err, CP_ERR_NOMEM, path, 0, 0, -1, "out of memory");
-            }
-            buf = nb;
-        }
-        size_t got = fread(buf + n, 1, cap - n, fp);
-        n += got;
-        if (got == 0) {
-            if (ferror(fp)) {
-                free(buf);
-                fclose(fp);
-                return cp_error_sys(err, CP_ERR_IO, path, "cannot read evidence file");
-            }
-            break;
-        }
-    }
-    fclose(fp);
-    buf[n] = '\0';
-    *data = buf;
-    *len = n;
+    if (!b.data)
+        cp_buf_reserve(&b, 1); /* an empty file still gives a NUL-terminated buffer */
+    b.data[b.len] = '\0';
+    *data = b.data; /* ownership passes to the caller: free() */
+    *len = b.len;
     return 0;
 }
 

@@ -7,6 +7,8 @@
  */
 #include "rd_topo.h"
 
+#include "../base/util.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,13 +152,11 @@ static int parse_header(parser *ps, const cellv *c, int n, uint32_t lineno, int 
         ps->aff[ps->n_aff++] = a;
     }
     if (ndev > RD_TOPO_MAX_DEVICES) {
-        rd_diag_note(&m->diag, RD_DIAG_CAP, lineno);
+        rd_note(&m->diag, DIAG_LIMIT_REACHED, m->name, lineno);
         ndev = RD_TOPO_MAX_DEVICES;
     }
-    m->devs = calloc(ndev, sizeof *m->devs);
-    m->cells = calloc(ndev * ndev, sizeof *m->cells);
-    if (!m->devs || !m->cells)
-        abort(); /* same policy as xmalloc */
+    m->devs = cp_xcalloc(ndev, sizeof *m->devs);
+    m->cells = cp_xcalloc(ndev * ndev, sizeof *m->cells);
     m->n_devs = ndev;
     int nic_pos = 0;
     for (size_t d = 0; d < ndev; d++) {
@@ -207,7 +207,7 @@ static void parse_affinity(parser *ps, rd_topo_dev *dv, const cellv *c, int n, u
                 else
                     dv->gpu_numa_id = (int)x;
             } else {
-                rd_diag_note(&ps->m->diag, RD_DIAG_BAD_VALUE, lineno);
+                rd_note(&ps->m->diag, DIAG_EVIDENCE_BAD_VALUE, ps->m->name, lineno);
             }
             break;
         default:
@@ -221,7 +221,7 @@ static void parse_row(parser *ps, int row, const cellv *c, int n, uint32_t linen
     rd_topo *m = ps->m;
     int nd = (int)m->n_devs;
     if (n < 1 + nd) {
-        rd_diag_note(&m->diag, RD_DIAG_BAD_ROW, lineno);
+        rd_note(&m->diag, DIAG_EVIDENCE_BAD_ROW, m->name, lineno);
         return;
     }
     rd_topo_dev *dv = &m->devs[row];
@@ -229,7 +229,7 @@ static void parse_row(parser *ps, int row, const cellv *c, int n, uint32_t linen
     for (int j = 0; j < nd; j++) {
         rd_topo_cell cell;
         if (!path_cell(&c[1 + j], &cell))
-            rd_diag_note(&m->diag, RD_DIAG_BAD_VALUE, lineno);
+            rd_note(&m->diag, DIAG_EVIDENCE_BAD_VALUE, m->name, lineno);
         m->cells[(size_t)row * m->n_devs + (size_t)j] = cell;
     }
     parse_affinity(ps, dv, c + 1 + nd, n - 1 - nd, lineno);
@@ -256,16 +256,12 @@ static void parse_legend(parser *ps, const char *line, size_t len, uint32_t line
 int rd_topo_parse(const char *data, size_t len, const char *name, rd_topo **out, cp_error *err)
 {
     *out = NULL;
-    rd_topo *m = calloc(1, sizeof *m);
-    if (!m)
-        return cp_error_set(err, CP_ERR_NOMEM, name, 0, 0, -1, "out of memory");
-    m->name = rd_strndup(name ? name : "", name ? strlen(name) : 0);
+    rd_topo *m = cp_xcalloc(1, sizeof *m);
+    m->name = cp_xstrdup(name ? name : "");
     parser ps;
     memset(&ps, 0, sizeof ps);
     ps.m = m;
-    cellv *c = malloc((MAX_CELLS + 1) * sizeof *c);
-    if (!c)
-        abort(); /* same policy as xmalloc */
+    cellv *c = cp_xmalloc((MAX_CELLS + 1) * sizeof *c);
     rd_lines it;
     rd_lines_init(&it, data, len);
     const char *line;
@@ -368,9 +364,7 @@ int rd_topo_fill(const rd_topo *m, topo *t, const char *host, cp_error *err)
     int h = topo_add_host(t, host ? host : "localhost", hsrc);
     if (h < 0)
         goto cap;
-    int *ref = malloc(m->n_devs * sizeof *ref + 1); /* device -> model index */
-    if (!ref)
-        abort();
+    int *ref = cp_xmalloc(m->n_devs * sizeof *ref + 1); /* device -> model index */
     for (size_t i = 0; i < m->n_devs; i++) {
         const rd_topo_dev *dv = &m->devs[i];
         topo_src src = {file, dv->line ? dv->line : m->header_line};

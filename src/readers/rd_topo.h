@@ -54,7 +54,7 @@ typedef struct rd_topo {
     uint32_t header_line;
     int tab_separated;
     int has_nic_legend;
-    rd_diag diag;
+    diag_set diag;   /* counted damage, "file:line" of the first of each code */
 } rd_topo;
 
 int rd_topo_sniff(const char *buf, size_t len);

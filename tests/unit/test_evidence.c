@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../../src/readers/evidence.h"
-#include "../../src/readers/rd_nccltests.h"
+#include "readers/evidence.h"
+#include "readers/rd_nccltests.h"
 #include "evidence_testutil.h"
 
 static const char *detect_buf(const char *data, size_t len)
@@ -186,14 +186,15 @@ static void test_text_plumbing(void **state)
     assert_true(rd_lines_next(&it, &l, &n));
     assert_int_equal(n, 4); /* CR dropped */
     assert_int_equal(it.lineno, 2);
-    rd_diag d;
-    memset(&d, 0, sizeof d);
-    rd_diag_note(&d, RD_DIAG_BAD_ROW, 9);
-    rd_diag_note(&d, RD_DIAG_BAD_ROW, 12);
-    assert_int_equal(d.count[RD_DIAG_BAD_ROW], 2);
-    assert_int_equal(d.first_line[RD_DIAG_BAD_ROW], 9);
-    assert_string_equal(rd_diag_key(RD_DIAG_BAD_ROW), "evidence_bad_row");
-    assert_int_equal(rd_diag_total(&d), 2);
+    diag_set d;
+    diag_init(&d);
+    rd_note(&d, DIAG_EVIDENCE_BAD_ROW, "f.txt", 9);
+    rd_note(&d, DIAG_EVIDENCE_BAD_ROW, "f.txt", 12);
+    assert_int_equal(d.count[DIAG_EVIDENCE_BAD_ROW], 2);
+    assert_string_equal(d.first[DIAG_EVIDENCE_BAD_ROW], "f.txt:9");
+    assert_int_equal(ev_first_line(&d, DIAG_EVIDENCE_BAD_ROW), 9);
+    assert_string_equal(diag_key(DIAG_EVIDENCE_BAD_ROW), "evidence_bad_row");
+    assert_int_equal(diag_total(&d), 2);
 }
 
 int main(void)
@@ -209,6 +210,6 @@ int main(void)
         cmocka_unit_test(test_samples_detected),
     };
     int f = cmocka_run_group_tests_name("evidence_fixtures", fixtures, NULL, NULL);
-    int s = ev_data_dir() ? cmocka_run_group_tests_name("evidence_samples", samples, NULL, NULL) : 0;
+    int s = ev_have_data() ? cmocka_run_group_tests_name("evidence_samples", samples, NULL, NULL) : 0;
     return ev_exit(f, s);
 }

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../../src/readers/rd_dmon.h"
+#include "readers/rd_dmon.h"
 #include "evidence_testutil.h"
 
 static rd_dmon *parse(const char *rel, int sample)
@@ -53,17 +53,17 @@ static void test_dcgmi_triton(void **state)
     size_t smact = col(d, "SMACT"), gputl = col(d, "GPUTL"), tenso = col(d, "TENSO");
     const rd_dmon_stat *s = rd_dmon_stat_of(d, 0, smact);
     assert_int_equal(s->n, 6);
-    assert_near(s->min, 0.553, 1e-12);
-    assert_near(s->max, 0.934, 1e-12);
-    assert_near(s->mean, (0.652 + 0.553 + 0.562 + 0.742 + 0.934 + 0.830) / 6, 1e-12);
-    assert_near(rd_dmon_stat_of(d, RD_DMON_ALL, gputl)->min, 73, 1e-12);
-    assert_near(rd_dmon_stat_of(d, RD_DMON_ALL, gputl)->max, 97, 1e-12);
+    CP_ASSERT_NEAR(s->min, 0.553, 1e-12);
+    CP_ASSERT_NEAR(s->max, 0.934, 1e-12);
+    CP_ASSERT_NEAR(s->mean, (0.652 + 0.553 + 0.562 + 0.742 + 0.934 + 0.830) / 6, 1e-12);
+    CP_ASSERT_NEAR(rd_dmon_stat_of(d, RD_DMON_ALL, gputl)->min, 73, 1e-12);
+    CP_ASSERT_NEAR(rd_dmon_stat_of(d, RD_DMON_ALL, gputl)->max, 97, 1e-12);
     /* the second block (4 instances) starts at line 10 */
     assert_int_equal(d->samples[3].line, 10);
     assert_int_equal(d->samples[3].seq, 3);
-    assert_near(rd_dmon_value(d, 3, tenso), 0.323, 1e-12);
-    assert_near(rd_dmon_value(d, 5, col(d, "PCIRX")), 5184262455.0, 1e-3);
-    assert_int_equal(rd_diag_total(&d->diag), 0);
+    CP_ASSERT_NEAR(rd_dmon_value(d, 3, tenso), 0.323, 1e-12);
+    CP_ASSERT_NEAR(rd_dmon_value(d, 5, col(d, "PCIRX")), 5184262455.0, 1e-3);
+    assert_int_equal(diag_total(&d->diag), 0);
     rd_dmon_free(d);
 }
 
@@ -82,16 +82,16 @@ static void test_nvsmi_old_format(void **state)
     assert_string_equal(d->cols[sm].unit, "%");
     assert_string_equal(d->cols[temp].unit, "C");
     assert_string_equal(d->cols[col(d, "rxpci")].unit, "MB/s");
-    assert_near(rd_dmon_stat_of(d, RD_DMON_ALL, sm)->max, 25, 1e-12);  /* GPU 0 */
-    assert_near(rd_dmon_stat_of(d, RD_DMON_ALL, sm)->min, 18, 1e-12);
-    assert_near(rd_dmon_stat_of(d, RD_DMON_ALL, temp)->max, 84, 1e-12); /* GPU 1 */
-    assert_near(rd_dmon_stat_of(d, 1, temp)->mean, 84, 1e-12);
-    assert_near(rd_dmon_stat_of(d, 3, fb)->max, 11660, 1e-12);
+    CP_ASSERT_NEAR(rd_dmon_stat_of(d, RD_DMON_ALL, sm)->max, 25, 1e-12);  /* GPU 0 */
+    CP_ASSERT_NEAR(rd_dmon_stat_of(d, RD_DMON_ALL, sm)->min, 18, 1e-12);
+    CP_ASSERT_NEAR(rd_dmon_stat_of(d, RD_DMON_ALL, temp)->max, 84, 1e-12); /* GPU 1 */
+    CP_ASSERT_NEAR(rd_dmon_stat_of(d, 1, temp)->mean, 84, 1e-12);
+    CP_ASSERT_NEAR(rd_dmon_stat_of(d, 3, fb)->max, 11660, 1e-12);
     assert_int_equal(rd_dmon_stat_of(d, RD_DMON_ALL, sbecc)->n, 0); /* all "-" */
     assert_true(isnan(rd_dmon_stat_of(d, RD_DMON_ALL, sbecc)->mean));
     assert_int_equal(d->entities[2].gpu, 2);
     assert_int_equal(d->samples[0].line, 6);
-    assert_int_equal(rd_diag_total(&d->diag), 0);
+    assert_int_equal(diag_total(&d->diag), 0);
     rd_dmon_free(d);
 }
 
@@ -108,11 +108,11 @@ static void test_fixture_date_time(void **state)
     size_t sm = col(d, "sm"), gtemp = col(d, "gtemp");
     assert_true(isnan(rd_dmon_value(d, 4, gtemp))); /* "-" */
     assert_true(isnan(rd_dmon_value(d, 5, sm)));    /* "hot" */
-    assert_int_equal(d->diag.count[RD_DIAG_BAD_VALUE], 1);
-    assert_int_equal(d->diag.first_line[RD_DIAG_BAD_VALUE], 10);
-    assert_int_equal(d->diag.count[RD_DIAG_BAD_ROW], 1);
-    assert_int_equal(d->diag.first_line[RD_DIAG_BAD_ROW], 11);
-    assert_near(rd_dmon_stat_of(d, 0, sm)->mean, (98 + 97 + 99) / 3.0, 1e-12);
+    assert_int_equal(d->diag.count[DIAG_EVIDENCE_BAD_VALUE], 1);
+    assert_int_equal(ev_first_line(&d->diag, DIAG_EVIDENCE_BAD_VALUE), 10);
+    assert_int_equal(d->diag.count[DIAG_EVIDENCE_BAD_ROW], 1);
+    assert_int_equal(ev_first_line(&d->diag, DIAG_EVIDENCE_BAD_ROW), 11);
+    CP_ASSERT_NEAR(rd_dmon_stat_of(d, 0, sm)->mean, (98 + 97 + 99) / 3.0, 1e-12);
     assert_int_equal(rd_dmon_stat_of(d, 1, sm)->n, 2);
     rd_dmon_free(d);
 }
@@ -127,8 +127,8 @@ static void test_fixture_dcgmi_two_gpus(void **state)
     assert_int_equal(d->entities[1].gpu, 1);
     size_t smocc = col(d, "SMOCC");
     assert_int_equal(rd_dmon_stat_of(d, 1, smocc)->n, 1);
-    assert_near(rd_dmon_stat_of(d, 0, col(d, "SMACT"))->mean, (0.812 + 0.790) / 2, 1e-12);
-    assert_int_equal(rd_diag_total(&d->diag), 0);
+    CP_ASSERT_NEAR(rd_dmon_stat_of(d, 0, col(d, "SMACT"))->mean, (0.812 + 0.790) / 2, 1e-12);
+    assert_int_equal(diag_total(&d->diag), 0);
     rd_dmon_free(d);
 }
 
@@ -145,8 +145,8 @@ static void test_not_dmon(void **state)
     const char *orphan = "    0   100    50\n# gpu   pwr    sm\n    0   120    60\n";
     assert_int_equal(rd_dmon_parse(orphan, strlen(orphan), "o.txt", &d, &err), 0);
     assert_int_equal(d->n_samples, 1);
-    assert_int_equal(d->diag.count[RD_DIAG_ORPHAN_ROW], 1);
-    assert_int_equal(d->diag.first_line[RD_DIAG_ORPHAN_ROW], 1);
+    assert_int_equal(d->diag.count[DIAG_EVIDENCE_ORPHAN_ROW], 1);
+    assert_int_equal(ev_first_line(&d->diag, DIAG_EVIDENCE_ORPHAN_ROW), 1);
     rd_dmon_free(d);
 }
 
@@ -162,6 +162,6 @@ int main(void)
         cmocka_unit_test(test_nvsmi_old_format),
     };
     int f = cmocka_run_group_tests_name("rd_dmon_fixtures", fixtures, NULL, NULL);
-    int s = ev_data_dir() ? cmocka_run_group_tests_name("rd_dmon_samples", samples, NULL, NULL) : 0;
+    int s = ev_have_data() ? cmocka_run_group_tests_name("rd_dmon_samples", samples, NULL, NULL) : 0;
     return ev_exit(f, s);
 }

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../../src/readers/rd_nccltests.h"
+#include "readers/rd_nccltests.h"
 #include "evidence_testutil.h"
 
 static rd_nccltests *parse_sample(const char *rel)
@@ -71,10 +71,10 @@ static void test_abci_old_error_column(void **state)
     assert_int_equal(run->devices[8].line, 24);
     assert_int_equal(run->n_rows, 29);
     assert_int_equal(run->rows[0].size_bytes, 8);
-    assert_near(run->rows[0].oop.time_us, 22.54, 1e-9);
-    assert_near(run->rows[0].oop.max_error, 4e-07, 1e-12);
+    CP_ASSERT_NEAR(run->rows[0].oop.time_us, 22.54, 1e-9);
+    CP_ASSERT_NEAR(run->rows[0].oop.max_error, 4e-07, 1e-12);
     assert_int_equal(run->rows[0].oop.wrong, -1);
-    assert_near(run->avg_busbw_gbps, 29.0317, 1e-9);
+    CP_ASSERT_NEAR(run->avg_busbw_gbps, 29.0317, 1e-9);
     assert_int_equal(run->avg_line, 69);
     assert_int_equal(run->oob_values, 0);
     assert_int_equal(run->oob_ok, 1);
@@ -82,11 +82,11 @@ static void test_abci_old_error_column(void **state)
     const rd_nt_row *row = rd_nt_max_busbw(run, &best);
     assert_non_null(row);
     assert_int_equal(row->size_bytes, 2147483648LL);
-    assert_near(best, 105.51, 1e-9); /* in-place busbw of the last row */
-    assert_near(row->oop.busbw_gbps, 105.46, 1e-9);
-    assert_near(row->oop.time_us, 38180, 1e-9);
+    CP_ASSERT_NEAR(best, 105.51, 1e-9); /* in-place busbw of the last row */
+    CP_ASSERT_NEAR(row->oop.busbw_gbps, 105.46, 1e-9);
+    CP_ASSERT_NEAR(row->oop.time_us, 38180, 1e-9);
     assert_int_equal(row->line, 67);
-    assert_int_equal(rd_diag_total(&r->diag), 0); /* SHARP INFO lines are not rows */
+    assert_int_equal(diag_total(&r->diag), 0); /* SHARP INFO lines are not rows */
     rd_nccltests_free(r);
 }
 
@@ -108,13 +108,13 @@ static void test_coreweave_new_columns(void **state)
     assert_int_equal(run->rows[0].root, -1);
     assert_int_equal(run->rows[0].oop.wrong, 0);
     assert_true(isnan(run->rows[0].oop.max_error));
-    assert_near(run->rows[0].inp.busbw_gbps, 356.60, 1e-9);
-    assert_near(run->avg_busbw_gbps, 373.187, 1e-9);
+    CP_ASSERT_NEAR(run->rows[0].inp.busbw_gbps, 356.60, 1e-9);
+    CP_ASSERT_NEAR(run->avg_busbw_gbps, 373.187, 1e-9);
     assert_int_equal(run->avg_line, 16);
     double best;
     const rd_nt_row *row = rd_nt_max_busbw(run, &best);
     assert_int_equal(row->size_bytes, 8589934592LL);
-    assert_near(best, 386.56, 1e-9);
+    CP_ASSERT_NEAR(best, 386.56, 1e-9);
     assert_int_equal(row->line, 14);
     rd_nccltests_free(r);
 }
@@ -133,7 +133,7 @@ static void test_gtx1080_all_collectives(void **state)
     for (size_t i = 0; i < 5; i++) {
         const rd_nt_run *run = &r->runs[i];
         assert_string_equal(run->op, ops[i]);
-        assert_near(run->avg_busbw_gbps, avg[i], 1e-9);
+        CP_ASSERT_NEAR(run->avg_busbw_gbps, avg[i], 1e-9);
         assert_int_equal(run->has_redop, redop[i]);
         assert_int_equal(run->has_root, root[i]);
         assert_int_equal(run->n_rows, 6); /* the '.......' elisions are skipped */
@@ -144,8 +144,8 @@ static void test_gtx1080_all_collectives(void **state)
     /* all_reduce at 128 MB: 0.87 out-of-place, 0.85 in-place (line 20). */
     const rd_nt_row *last = &r->runs[0].rows[5];
     assert_int_equal(last->size_bytes, 134217728);
-    assert_near(last->oop.busbw_gbps, 0.87, 1e-9);
-    assert_near(last->inp.busbw_gbps, 0.85, 1e-9);
+    CP_ASSERT_NEAR(last->oop.busbw_gbps, 0.87, 1e-9);
+    CP_ASSERT_NEAR(last->inp.busbw_gbps, 0.85, 1e-9);
     assert_int_equal(last->line, 20);
     /* broadcast prints root 0 and no redop. */
     assert_int_equal(r->runs[2].rows[0].root, 0);
@@ -153,7 +153,7 @@ static void test_gtx1080_all_collectives(void **state)
     /* all_gather max busbw 0.78 in-place at 128 MB. */
     double best;
     rd_nt_max_busbw(&r->runs[1], &best);
-    assert_near(best, 0.78, 1e-9);
+    CP_ASSERT_NEAR(best, 0.78, 1e-9);
     rd_nccltests_free(r);
 }
 
@@ -178,10 +178,10 @@ static void test_fixture_new_format(void **state)
     assert_int_equal(run->rows[1].oop.wrong, 2);
     assert_int_equal(run->oob_values, 2);
     assert_int_equal(run->oob_ok, 0);
-    assert_int_equal(r->diag.count[RD_DIAG_BAD_VALUE], 1);
-    assert_int_equal(r->diag.first_line[RD_DIAG_BAD_VALUE], 17);
-    assert_int_equal(r->diag.count[RD_DIAG_BAD_ROW], 1);
-    assert_int_equal(r->diag.first_line[RD_DIAG_BAD_ROW], 18);
+    assert_int_equal(r->diag.count[DIAG_EVIDENCE_BAD_VALUE], 1);
+    assert_int_equal(ev_first_line(&r->diag, DIAG_EVIDENCE_BAD_VALUE), 17);
+    assert_int_equal(r->diag.count[DIAG_EVIDENCE_BAD_ROW], 1);
+    assert_int_equal(ev_first_line(&r->diag, DIAG_EVIDENCE_BAD_ROW), 18);
     rd_nccltests_free(r);
 }
 
@@ -226,6 +226,6 @@ int main(void)
         cmocka_unit_test(test_gtx1080_all_collectives),
     };
     int f = cmocka_run_group_tests_name("rd_nccltests_fixtures", fixtures, NULL, NULL);
-    int s = ev_data_dir() ? cmocka_run_group_tests_name("rd_nccltests_samples", samples, NULL, NULL) : 0;
+    int s = ev_have_data() ? cmocka_run_group_tests_name("rd_nccltests_samples", samples, NULL, NULL) : 0;
     return ev_exit(f, s);
 }

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../../src/readers/rd_perftest.h"
+#include "readers/rd_perftest.h"
 #include "evidence_testutil.h"
 
 static rd_perftest *parse(const char *rel, int sample)
@@ -53,11 +53,11 @@ static void test_cx7_four_runs(void **state)
     assert_string_equal(send->bw_unit, "MiB/sec");
     assert_int_equal(send->test_line, 7);
     assert_int_equal(send->mtu_line, 16);
-    assert_near(send->rows[0].bw_avg_raw, 46557.03, 1e-9);
+    CP_ASSERT_NEAR(send->rows[0].bw_avg_raw, 46557.03, 1e-9);
     /* 46557.03 MiB/s * 2^20 * 8 / 1e9 = 390.549 Gbit/s */
-    assert_near(send->rows[0].bw_avg_gbit_s, 46557.03 * 1048576.0 * 8.0 / 1e9, 1e-9);
-    assert_near(send->rows[0].bw_avg_gbit_s, 390.55, 0.01);
-    assert_near(send->rows[0].msg_rate_mpps, 0.744912, 1e-12);
+    CP_ASSERT_NEAR(send->rows[0].bw_avg_gbit_s, 46557.03 * 1048576.0 * 8.0 / 1e9, 1e-9);
+    CP_ASSERT_NEAR(send->rows[0].bw_avg_gbit_s, 390.55, 0.01);
+    CP_ASSERT_NEAR(send->rows[0].msg_rate_mpps, 0.744912, 1e-12);
     assert_int_equal(send->rows[0].bytes, 65536);
     assert_int_equal(send->rows[0].line, 27); /* after the CPU frequency warning */
     const rd_pt_setting *s = rd_pt_setting_get(send, "CQE Poll Batch");
@@ -70,24 +70,24 @@ static void test_cx7_four_runs(void **state)
     assert_string_equal(lat->lat_unit, "usec");
     assert_int_equal(lat->tx_depth, 1);
     assert_int_equal(lat->rows[0].bytes, 2);
-    assert_near(lat->rows[0].t_min_us, 1.24, 1e-12);
-    assert_near(lat->rows[0].t_max_us, 5.19, 1e-12);
-    assert_near(lat->rows[0].t_typical_us, 1.27, 1e-12);
-    assert_near(lat->rows[0].t_avg_us, 1.27, 1e-12);
-    assert_near(lat->rows[0].t_stdev_us, 0.0, 1e-12);
-    assert_near(lat->rows[0].t_p99_us, 1.37, 1e-12);
-    assert_near(lat->rows[0].t_p999_us, 5.19, 1e-12);
+    CP_ASSERT_NEAR(lat->rows[0].t_min_us, 1.24, 1e-12);
+    CP_ASSERT_NEAR(lat->rows[0].t_max_us, 5.19, 1e-12);
+    CP_ASSERT_NEAR(lat->rows[0].t_typical_us, 1.27, 1e-12);
+    CP_ASSERT_NEAR(lat->rows[0].t_avg_us, 1.27, 1e-12);
+    CP_ASSERT_NEAR(lat->rows[0].t_stdev_us, 0.0, 1e-12);
+    CP_ASSERT_NEAR(lat->rows[0].t_p99_us, 1.37, 1e-12);
+    CP_ASSERT_NEAR(lat->rows[0].t_p999_us, 5.19, 1e-12);
     assert_int_equal(lat->rows[0].line, 52);
 
     assert_string_equal(r->runs[2].bw_unit, "Gb/sec");
-    assert_near(r->runs[2].rows[0].bw_avg_gbit_s, 328.61, 1e-9);
-    assert_near(r->runs[2].rows[0].bw_peak_gbit_s, 328.64, 1e-9);
+    CP_ASSERT_NEAR(r->runs[2].rows[0].bw_avg_gbit_s, 328.61, 1e-9);
+    CP_ASSERT_NEAR(r->runs[2].rows[0].bw_peak_gbit_s, 328.64, 1e-9);
     const rd_pt_row *w = rd_pt_best_bw(&r->runs[3]);
     assert_non_null(w);
-    assert_near(w->bw_avg_gbit_s, 392.34, 1e-9);
+    CP_ASSERT_NEAR(w->bw_avg_gbit_s, 392.34, 1e-9);
     assert_int_equal(w->iterations, 5000);
     assert_int_equal(w->line, 102);
-    assert_int_equal(rd_diag_total(&r->diag), 0);
+    assert_int_equal(diag_total(&r->diag), 0);
     rd_perftest_free(r);
 }
 
@@ -107,8 +107,8 @@ static void test_dgx_spark_4qp(void **state)
     assert_int_equal(run->n_local_qps, 4);
     assert_int_equal(run->mtu_bytes, 1024);
     assert_int_equal(run->rdma_cm, 1);
-    assert_near(run->rows[0].bw_avg_gbit_s, 111.71, 1e-9);
-    assert_near(run->rows[0].bw_peak_gbit_s, 111.72, 1e-9);
+    CP_ASSERT_NEAR(run->rows[0].bw_avg_gbit_s, 111.71, 1e-9);
+    CP_ASSERT_NEAR(run->rows[0].bw_peak_gbit_s, 111.72, 1e-9);
     assert_int_equal(run->rows[0].iterations, 20000);
     assert_int_equal(run->rows[0].line, 29);
     rd_perftest_free(r);
@@ -131,13 +131,13 @@ static void test_fixture_old_format(void **state)
     assert_int_equal(bw->n_rows, 3);
     const rd_pt_row *best = rd_pt_best_bw(bw);
     assert_int_equal(best->bytes, 8388608);
-    assert_near(best->bw_avg_gbit_s, 11190.25 * 1048576.0 * 8.0 / 1e9, 1e-9);
-    assert_int_equal(r->diag.count[RD_DIAG_BAD_VALUE], 1);
-    assert_int_equal(r->diag.first_line[RD_DIAG_BAD_VALUE], 30);
+    CP_ASSERT_NEAR(best->bw_avg_gbit_s, 11190.25 * 1048576.0 * 8.0 / 1e9, 1e-9);
+    assert_int_equal(r->diag.count[DIAG_EVIDENCE_BAD_VALUE], 1);
+    assert_int_equal(ev_first_line(&r->diag, DIAG_EVIDENCE_BAD_VALUE), 30);
     const rd_pt_run *lat = &r->runs[1];
     assert_string_equal(lat->tool, "ib_read_lat");
     assert_true(lat->is_latency);
-    assert_near(lat->rows[0].t_typical_us, 3.02, 1e-12);
+    CP_ASSERT_NEAR(lat->rows[0].t_typical_us, 3.02, 1e-12);
     assert_true(isnan(lat->rows[0].t_avg_us)); /* column not printed */
     assert_true(isnan(lat->rows[0].t_p99_us));
     rd_perftest_free(r);
@@ -168,6 +168,6 @@ int main(void)
         cmocka_unit_test(test_dgx_spark_4qp),
     };
     int f = cmocka_run_group_tests_name("rd_perftest_fixtures", fixtures, NULL, NULL);
-    int s = ev_data_dir() ? cmocka_run_group_tests_name("rd_perftest_samples", samples, NULL, NULL) : 0;
+    int s = ev_have_data() ? cmocka_run_group_tests_name("rd_perftest_samples", samples, NULL, NULL) : 0;
     return ev_exit(f, s);
 }

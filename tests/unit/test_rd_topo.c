@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../../src/readers/rd_topo.h"
+#include "readers/rd_topo.h"
 #include "evidence_testutil.h"
 
 static rd_topo *parse(const char *rel, int sample)
@@ -52,21 +52,20 @@ static int numa_id_of_nic(const topo *t, const char *name)
 /* Round trip through JSON must give the same JSON back. */
 static void assert_json_roundtrip(const topo *t)
 {
-    char *js = NULL, *js2 = NULL;
-    size_t n = 0, n2 = 0;
-    assert_int_equal(topo_to_json(t, &js, &n), 0);
+    cp_buf js = CP_BUF_INIT, js2 = CP_BUF_INIT;
+    topo_to_json(t, &js);
     topo *back = NULL;
     cp_error err;
-    int rc = topo_from_json(js, n, "rt.json", &back, &err);
+    int rc = topo_from_json(js.data, js.len, "rt.json", &back, &err);
     if (rc < 0)
         fprintf(stderr, "%s at %lld\n", err.msg, err.offset);
     assert_int_equal(rc, 0);
-    assert_int_equal(topo_to_json(back, &js2, &n2), 0);
-    assert_int_equal(n, n2);
-    assert_memory_equal(js, js2, n);
+    topo_to_json(back, &js2);
+    assert_int_equal(js.len, js2.len);
+    assert_memory_equal(js.data, js2.data, js.len);
     assert_int_equal(back->n_links, t->n_links);
-    free(js);
-    free(js2);
+    cp_buf_free(&js);
+    cp_buf_free(&js2);
     topo_free(back);
 }
 
@@ -104,7 +103,7 @@ static void test_a100_tab_separated(void **state)
     int near = rd_topo_nearest_nic(m, (size_t)g4, &k);
     assert_string_equal(m->devs[near].label, "NIC4");
     assert_int_equal(k, TOPO_LINK_PXB);
-    assert_int_equal(rd_diag_total(&m->diag), 0);
+    assert_int_equal(diag_total(&m->diag), 0);
 
     topo *t = topo_new();
     assert_int_equal(rd_topo_fill(m, t, "dgx-a", NULL), 0);
@@ -219,8 +218,8 @@ static void test_fixture_bad_cell(void **state)
     (void)state;
     rd_topo *m = parse("topo/one-gpu-bad-cell.txt", 0);
     assert_int_equal(m->n_devs, 2);
-    assert_int_equal(m->diag.count[RD_DIAG_BAD_VALUE], 1);
-    assert_int_equal(m->diag.first_line[RD_DIAG_BAD_VALUE], 3);
+    assert_int_equal(m->diag.count[DIAG_EVIDENCE_BAD_VALUE], 1);
+    assert_int_equal(ev_first_line(&m->diag, DIAG_EVIDENCE_BAD_VALUE), 3);
     assert_string_equal(m->devs[1].name, "ens1f0np0");
     /* the GPU row still gives the pair */
     topo *t = topo_new();
@@ -257,6 +256,6 @@ int main(void)
         cmocka_unit_test(test_pcie_6gpu),
     };
     int f = cmocka_run_group_tests_name("rd_topo_fixtures", fixtures, NULL, NULL);
-    int s = ev_data_dir() ? cmocka_run_group_tests_name("rd_topo_samples", samples, NULL, NULL) : 0;
+    int s = ev_have_data() ? cmocka_run_group_tests_name("rd_topo_samples", samples, NULL, NULL) : 0;
     return ev_exit(f, s);
 }
