@@ -93,13 +93,22 @@ int rd_fieq(const rd_field *f, const char *s)
 
 /* ---- numbers ---------------------------------------------------------- */
 
-int rd_num(const char *p, size_t n, double *out)
+/* NUL-terminated copy of a field for strtod/strtoll; -1 when empty or too
+ * long to be a number. */
+static int field_copy(char *tmp, size_t cap, const char *p, size_t n)
 {
-    char tmp[64];
-    if (n == 0 || n >= sizeof tmp)
+    if (n == 0 || n >= cap)
         return -1;
     memcpy(tmp, p, n);
     tmp[n] = '\0';
+    return 0;
+}
+
+int rd_num(const char *p, size_t n, double *out)
+{
+    char tmp[64];
+    if (field_copy(tmp, sizeof tmp, p, n) < 0)
+        return -1;
     /* strtod accepts "inf", "nan" and hex floats; reports never print them
      * and a "nan" cell must not become a value. */
     for (size_t i = 0; i < n; i++) {
@@ -120,10 +129,8 @@ int rd_num(const char *p, size_t n, double *out)
 int rd_i64(const char *p, size_t n, int64_t *out)
 {
     char tmp[32];
-    if (n == 0 || n >= sizeof tmp)
+    if (field_copy(tmp, sizeof tmp, p, n) < 0)
         return -1;
-    memcpy(tmp, p, n);
-    tmp[n] = '\0';
     if (!((tmp[0] >= '0' && tmp[0] <= '9') || tmp[0] == '-' || tmp[0] == '+'))
         return -1;
     char *end = NULL;

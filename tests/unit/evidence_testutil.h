@@ -66,6 +66,29 @@ static inline char *ev_load_fixture(const char *rel, size_t *len, char *path, si
     return ev_load(ev_fixture_path(rel, path, cap), len);
 }
 
+/* Defines `static T *parse(const char *rel, int sample)` for reader fmt:
+ * loads the sample logs/<rel> (returns NULL when the data is absent) or the
+ * fixture <rel>, checks that the reader's sniffer claims it, parses it with
+ * rel as the file name, and fails the test when parsing fails. */
+#define EV_DEFINE_PARSE(fmt, T)                                                          \
+    static T *parse(const char *rel, int sample)                                         \
+    {                                                                                    \
+        char path[1200];                                                                 \
+        size_t len;                                                                      \
+        char *data = sample ? ev_load_sample(rel, &len, path, sizeof path)               \
+                            : ev_load_fixture(rel, &len, path, sizeof path);             \
+        if (!data)                                                                       \
+            return NULL;                                                                 \
+        T *r = NULL;                                                                     \
+        cp_error err;                                                                    \
+        if (rd_##fmt##_parse(data, len, rel, &r, &err) < 0)                              \
+            fail_msg("%s: %s", rel, err.msg);                                            \
+        if (rd_##fmt##_sniff(data, len) < 50)                                            \
+            fail_msg("%s: sniffer confidence %d", rel, rd_##fmt##_sniff(data, len));     \
+        free(data);                                                                      \
+        return r;                                                                        \
+    }
+
 /* Line number of the first occurrence of a diag code ("file:line"), 0 if none. */
 static inline long ev_first_line(const diag_set *d, diag_code code)
 {

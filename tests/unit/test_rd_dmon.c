@@ -10,24 +10,7 @@
 #include "readers/rd_dmon.h"
 #include "evidence_testutil.h"
 
-static rd_dmon *parse(const char *rel, int sample)
-{
-    char path[1200];
-    size_t len;
-    char *data = sample ? ev_load_sample(rel, &len, path, sizeof path)
-                        : ev_load_fixture(rel, &len, path, sizeof path);
-    if (!data)
-        return NULL;
-    rd_dmon *d = NULL;
-    cp_error err;
-    int rc = rd_dmon_parse(data, len, rel, &d, &err);
-    if (rc < 0)
-        fprintf(stderr, "%s\n", err.msg);
-    assert_int_equal(rc, 0);
-    assert_true(rd_dmon_sniff(data, len) >= 50);
-    free(data);
-    return d;
-}
+EV_DEFINE_PARSE(dmon, rd_dmon)
 
 static size_t col(const rd_dmon *d, const char *name)
 {

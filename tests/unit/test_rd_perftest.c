@@ -10,24 +10,7 @@
 #include "readers/rd_perftest.h"
 #include "evidence_testutil.h"
 
-static rd_perftest *parse(const char *rel, int sample)
-{
-    char path[1200];
-    size_t len;
-    char *data = sample ? ev_load_sample(rel, &len, path, sizeof path)
-                        : ev_load_fixture(rel, &len, path, sizeof path);
-    if (!data)
-        return NULL;
-    rd_perftest *r = NULL;
-    cp_error err;
-    int rc = rd_perftest_parse(data, len, path, &r, &err);
-    if (rc < 0)
-        fprintf(stderr, "%s\n", err.msg);
-    assert_int_equal(rc, 0);
-    assert_true(rd_perftest_sniff(data, len) >= 50);
-    free(data);
-    return r;
-}
+EV_DEFINE_PARSE(perftest, rd_perftest)
 
 /* CX-7 NDR back to back: send bw (MiB/sec), send lat, read bw, write bw. */
 static void test_cx7_four_runs(void **state)

@@ -11,24 +11,7 @@
 #include "readers/rd_topo.h"
 #include "evidence_testutil.h"
 
-static rd_topo *parse(const char *rel, int sample)
-{
-    char path[1200];
-    size_t len;
-    char *data = sample ? ev_load_sample(rel, &len, path, sizeof path)
-                        : ev_load_fixture(rel, &len, path, sizeof path);
-    if (!data)
-        return NULL;
-    rd_topo *m = NULL;
-    cp_error err;
-    int rc = rd_topo_parse(data, len, rel, &m, &err);
-    if (rc < 0)
-        fprintf(stderr, "%s\n", err.msg);
-    assert_int_equal(rc, 0);
-    assert_true(rd_topo_sniff(data, len) >= 50);
-    free(data);
-    return m;
-}
+EV_DEFINE_PARSE(topo, rd_topo)
 
 static topo_link_kind cell(const rd_topo *m, const char *a, const char *b, int *lanes)
 {
