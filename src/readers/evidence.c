@@ -9,6 +9,8 @@
 #include "../base/util.h"
 
 #include "rd_dmon.h"
+#include "rd_fio.h"
+#include "rd_iperf.h"
 #include "rd_nccltests.h"
 #include "rd_perftest.h"
 #include "rd_text.h"
@@ -30,12 +32,16 @@ RD_EVIDENCE_ADAPT(nccltests, rd_nccltests)
 RD_EVIDENCE_ADAPT(perftest, rd_perftest)
 RD_EVIDENCE_ADAPT(topo, rd_topo)
 RD_EVIDENCE_ADAPT(dmon, rd_dmon)
+RD_EVIDENCE_ADAPT(fio, rd_fio)
+RD_EVIDENCE_ADAPT(iperf, rd_iperf)
 
 static const rd_evidence_kind kinds[] = {
     {"nccl_tests", "nccl-tests output", rd_nccltests_sniff, parse_nccltests, free_nccltests},
     {"perftest", "perftest output (ib_*_bw, ib_*_lat)", rd_perftest_sniff, parse_perftest, free_perftest},
     {"nvidia_smi_topo", "nvidia-smi topo -m matrix", rd_topo_sniff, parse_topo, free_topo},
     {"dmon", "nvidia-smi dmon / dcgmi dmon samples", rd_dmon_sniff, parse_dmon, free_dmon},
+    {"fio", "fio output", rd_fio_sniff, parse_fio, free_fio},
+    {"iperf3", "iperf3 output", rd_iperf_sniff, parse_iperf, free_iperf},
 };
 
 const rd_evidence_kind *rd_evidence_kinds(size_t *n)

@@ -16,6 +16,8 @@
 
 #include "test_util.h"
 
+#include <math.h>
+
 #include "readers/rd_text.h"
 
 /* 1 when ../shared/data/logs is there (quietly: no skip message). */

@@ -39,6 +39,9 @@ static void test_fixtures_detected(void **state)
     expect_fixture_kind("topo/one-gpu-bad-cell.txt", "nvidia_smi_topo");
     expect_fixture_kind("dmon/nvidia-smi-dt-repeated-header.txt", "dmon");
     expect_fixture_kind("dmon/dcgmi-id-line-na-two-gpus.txt", "dmon");
+    expect_fixture_kind("fio/fio2-randrw-two-jobs.txt", "fio");
+    expect_fixture_kind("fio/fio3-iouring-nsec-k-suffix.txt", "fio");
+    expect_fixture_kind("iperf/iperf3-bitrate-two-streams.txt", "iperf3");
 }
 
 static void test_not_recognised(void **state)
@@ -68,7 +71,7 @@ static void test_registry(void **state)
     (void)state;
     size_t n;
     const rd_evidence_kind *ks = rd_evidence_kinds(&n);
-    assert_int_equal(n, 4);
+    assert_int_equal(n, 6);
     for (size_t i = 0; i < n; i++) {
         assert_ptr_equal(rd_evidence_kind_by_key(ks[i].key), &ks[i]);
         assert_non_null(ks[i].sniff);
@@ -122,6 +125,8 @@ static void test_samples_detected(void **state)
         {"topo/pcie-6gpu-2socket-pix-node-sys-pytorch47885.txt", "nvidia_smi_topo"},
         {"dmon/dcgmi-dmon-triton-gke-t4-1vs4-instances.txt", "dmon"},
         {"dmon/nvidia-smi-dmon-pucvmet-old-format-deepspeech178.txt", "dmon"},
+        {"fio-iperf/fio-seqwrite-zfs-psync-fio31-fio815.txt", "fio"},
+        {"fio-iperf/iperf3-old-bandwidth-header-server-and-client-19gbps.txt", "iperf3"},
         /* NCCL_DEBUG logs (some of nccl-tests runs without a table) and
          * PyTorch failure logs belong to other readers */
         {"nccl/aws-v100-no-efa-ofi-warn-socket-fallback-nccl248-nccl398.txt", NULL},
