@@ -682,6 +682,13 @@ static double jnum(const jdom *d, int obj, const char *key, double dflt)
     return c >= 0 && d->n[c].type == J_NUM ? d->n[c].num : dflt;
 }
 
+/* An int member within [lo, hi], else dflt (never a cast of a wild double). */
+static int jint(const jdom *d, int obj, const char *key, int lo, int hi, int dflt)
+{
+    double v = jnum(d, obj, key, NAN);
+    return v >= lo && v <= hi && v == floor(v) ? (int)v : dflt;
+}
+
 static const char *jstr(const jdom *d, int obj, const char *key)
 {
     int c = jget(d, obj, key);
@@ -748,12 +755,12 @@ static int load(const jdom *d, int root, topo *t, const char **bad)
             return *bad = "hosts", -1;
     for (int c = jarray(d, root, "sockets"); c >= 0; c = d->n[c].next)
         if (jidx(d, c, "host", t->n_hosts, &idx) < 0 ||
-            topo_add_socket(t, (uint32_t)idx, (int)jnum(d, c, "id", -1), jsrc(d, c, t)) < 0)
+            topo_add_socket(t, (uint32_t)idx, jint(d, c, "id", -1, INT32_MAX, -1), jsrc(d, c, t)) < 0)
             return *bad = "sockets", -1;
     for (int c = jarray(d, root, "numa_nodes"); c >= 0; c = d->n[c].next) {
         int k;
         if (jidx(d, c, "host", t->n_hosts, &idx) < 0 ||
-            (k = topo_add_numa(t, (uint32_t)idx, (int)jnum(d, c, "id", -1), jsrc(d, c, t))) < 0)
+            (k = topo_add_numa(t, (uint32_t)idx, jint(d, c, "id", -1, INT32_MAX, -1), jsrc(d, c, t))) < 0)
             return *bad = "numa_nodes", -1;
         int s;
         t->numa_nodes[k].socket = jidx(d, c, "socket", t->n_sockets, &s) == 0 ? s : -1;
@@ -762,7 +769,7 @@ static int load(const jdom *d, int root, topo *t, const char **bad)
     for (int c = jarray(d, root, "gpus"); c >= 0; c = d->n[c].next) {
         int k;
         if (jidx(d, c, "host", t->n_hosts, &idx) < 0 ||
-            (k = topo_add_gpu(t, (uint32_t)idx, (int)jnum(d, c, "index", -1), jsrc(d, c, t))) < 0)
+            (k = topo_add_gpu(t, (uint32_t)idx, jint(d, c, "index", -1, INT32_MAX, -1), jsrc(d, c, t))) < 0)
             return *bad = "gpus", -1;
         topo_gpu *g = &t->gpus[k];
         copy_str(g->name, sizeof g->name, jstr(d, c, "name"));
@@ -786,7 +793,7 @@ static int load(const jdom *d, int root, topo *t, const char **bad)
         topo_ref a, b;
         if (jref(d, c, "a", &a) < 0 || jref(d, c, "b", &b) < 0 ||
             topo_add_link(t, topo_link_kind_from_key(jstr(d, c, "kind")), a, b,
-                          (int)jnum(d, c, "lanes", 0), jnum_or_nan(d, c, "bandwidth_gbps"),
+                          jint(d, c, "lanes", 0, 1 << 20, 0), jnum_or_nan(d, c, "bandwidth_gbps"),
                           jnum_or_nan(d, c, "latency_us"), jsrc(d, c, t)) < 0)
             return *bad = "links", -1;
     }

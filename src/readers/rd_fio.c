@@ -154,7 +154,7 @@ static void parse_def(parser *ps, const char *line, size_t len, const char *g, u
     if (kv(line, len, "ioengine=", &v, &vn) == 0)
         rd_copy(j->ioengine, sizeof j->ioengine, v, vn);
     double d = kv_num(line, len, "iodepth=");
-    j->iodepth = isnan(d) ? -1 : (int)d;
+    j->iodepth = rd_d2int(d, -1);
     const char *bs = rd_find(line, len, "bs=");
     if (bs) {
         const char *end = rd_find(bs, len - (size_t)(bs - line), ", ioengine=");
@@ -178,11 +178,10 @@ static void parse_result(parser *ps, const char *line, size_t len, const char *g
     if (!j)
         return;
     j->line = lineno;
-    double x;
-    j->groupid = isnan(x = kv_num(line, len, "groupid=")) ? -1 : (int)x;
-    j->jobs = isnan(x = kv_num(line, len, "jobs=")) ? -1 : (int)x;
-    j->err = isnan(x = kv_num(line, len, "err=")) ? -1 : (int)x;
-    j->pid = isnan(x = kv_num(line, len, "pid=")) ? -1 : (int64_t)x;
+    j->groupid = rd_d2int(kv_num(line, len, "groupid="), -1);
+    j->jobs = rd_d2int(kv_num(line, len, "jobs="), -1);
+    j->err = rd_d2int(kv_num(line, len, "err="), -1);
+    j->pid = rd_d2i64(kv_num(line, len, "pid="), -1);
 }
 
 /* fio 3: "write: IOPS=734, BW=734MiB/s (770MB/s)(30.0GiB/41847msec)"
@@ -309,7 +308,7 @@ static void parse_line(parser *ps, const char *line, size_t len, uint32_t lineno
     rd_trim(&s, &n);
     if (n == 0)
         return;
-    if (rd_starts(s, n, "fio-") && n < 32 && s[4] >= '0' && s[4] <= '9') {
+    if (rd_starts(s, n, "fio-") && n > 4 && n < 32 && s[4] >= '0' && s[4] <= '9') {
         rd_copy(f->version, sizeof f->version, s, n);
         f->version_line = lineno;
         return;
@@ -339,7 +338,7 @@ static void parse_line(parser *ps, const char *line, size_t len, uint32_t lineno
         }
         rd_fio_group *gr = ps->group = &f->groups[f->n_groups++];
         memset(gr, 0, sizeof *gr);
-        gr->id = atoi(s + strlen("Run status group "));
+        gr->id = rd_leading_int(s + strlen("Run status group "), -1);
         gr->line = lineno;
         for (int d = 0; d < RD_FIO__DIRS; d++)
             gr->bw_bytes_s[d] = gr->io_bytes[d] = NAN;

@@ -83,11 +83,6 @@ static rd_pt_run *open_run(parser *ps, const char *banner, size_t n, uint32_t li
     return run;
 }
 
-static int leading_int(const char *s)
-{
-    return atoi(s); /* settings like "4096[B]": the number before the unit */
-}
-
 static void typed_setting(rd_pt_run *run, const rd_pt_setting *s)
 {
     const char *k = s->key, *v = s->value;
@@ -95,7 +90,7 @@ static void typed_setting(rd_pt_run *run, const rd_pt_setting *s)
         rd_copy(run->device, sizeof run->device, v, strlen(v));
         run->device_line = s->line;
     } else if (!strcasecmp(k, "Number of qps")) {
-        run->qps = leading_int(v);
+        run->qps = rd_leading_int(v, -1);
         run->qps_line = s->line;
     } else if (!strcasecmp(k, "Link type")) {
         rd_copy(run->link_type, sizeof run->link_type, v, strlen(v));
@@ -105,12 +100,12 @@ static void typed_setting(rd_pt_run *run, const rd_pt_setting *s)
     } else if (!strcasecmp(k, "Connection type")) {
         rd_copy(run->connection, sizeof run->connection, v, strlen(v));
     } else if (!strcasecmp(k, "Mtu")) {
-        run->mtu_bytes = leading_int(v);
+        run->mtu_bytes = rd_leading_int(v, -1);
         run->mtu_line = s->line;
     } else if (!strcasecmp(k, "TX depth")) {
-        run->tx_depth = leading_int(v);
+        run->tx_depth = rd_leading_int(v, -1);
     } else if (!strcasecmp(k, "GID index")) {
-        run->gid_index = leading_int(v);
+        run->gid_index = rd_leading_int(v, -1);
     } else if (!strcasecmp(k, "rdma_cm QPs")) {
         run->rdma_cm = !strcasecmp(v, "ON") ? 1 : !strcasecmp(v, "OFF") ? 0 : -1;
     }
@@ -229,8 +224,8 @@ static void parse_row(parser *ps, const rd_field *f, int n, uint32_t lineno)
         }
         double *dst = NULL;
         switch (ps->col[i]) {
-        case P_BYTES: row.bytes = (int64_t)v; break;
-        case P_ITERS: row.iterations = (int64_t)v; break;
+        case P_BYTES: row.bytes = rd_d2i64(v, -1); break;
+        case P_ITERS: row.iterations = rd_d2i64(v, -1); break;
         case P_BW_PEAK: row.bw_peak_raw = v; row.bw_peak_gbit_s = v * ps->bw_factor; break;
         case P_BW_AVG: row.bw_avg_raw = v; row.bw_avg_gbit_s = v * ps->bw_factor; break;
         case P_MSGRATE: row.msg_rate_mpps = v; break;

@@ -9,6 +9,7 @@
 #include "../base/util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +141,27 @@ int rd_i64(const char *p, size_t n, int64_t *out)
         return -1;
     *out = (int64_t)v;
     return 0;
+}
+
+int rd_d2int(double v, int dflt)
+{
+    return isfinite(v) && v >= (double)INT_MIN && v <= (double)INT_MAX ? (int)v : dflt;
+}
+
+int64_t rd_d2i64(double v, int64_t dflt)
+{
+    /* 2^63 is exactly representable; anything at or above it does not fit */
+    return isfinite(v) && v >= -9223372036854775808.0 && v < 9223372036854775808.0 ? (int64_t)v : dflt;
+}
+
+int rd_leading_int(const char *s, int dflt)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || errno == ERANGE || v < INT_MIN || v > INT_MAX)
+        return dflt;
+    return (int)v;
 }
 
 /* ---- strings ---------------------------------------------------------- */

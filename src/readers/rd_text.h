@@ -75,6 +75,14 @@ int rd_fieq(const rd_field *f, const char *s);
 int rd_num(const char *p, size_t n, double *out);
 int rd_i64(const char *p, size_t n, int64_t *out);
 
+/* Conversions that never invoke undefined behaviour on hostile input:
+ * dflt when v is NaN, infinite or outside the target type. */
+int rd_d2int(double v, int dflt);
+int64_t rd_d2i64(double v, int64_t dflt);
+/* The decimal number at the start of s ("4096[B]" -> 4096); dflt when there
+ * is none or it does not fit an int. */
+int rd_leading_int(const char *s, int dflt);
+
 /* ---- strings ---------------------------------------------------------- */
 
 /* Trim spaces and tabs on both sides, in place on the view. */
