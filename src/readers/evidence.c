@@ -26,7 +26,15 @@
         *out = r;                                                                     \
         return rc;                                                                    \
     }                                                                                 \
-    static void free_##fmt(void *facts) { rd_##fmt##_free(facts); }
+    static void free_##fmt(void *facts) { rd_##fmt##_free(facts); }                     \
+    static void report_##fmt(const void *facts, rep_report *r, rep_node *obj)          \
+    {                                                                                 \
+        rd_##fmt##_report(facts, r, obj);                                             \
+    }                                                                                 \
+    static const diag_set *diag_##fmt(const void *facts)                              \
+    {                                                                                 \
+        return &((const type *)facts)->diag;                                          \
+    }
 
 RD_EVIDENCE_ADAPT(nccltests, rd_nccltests)
 RD_EVIDENCE_ADAPT(perftest, rd_perftest)
@@ -36,12 +44,18 @@ RD_EVIDENCE_ADAPT(fio, rd_fio)
 RD_EVIDENCE_ADAPT(iperf, rd_iperf)
 
 static const rd_evidence_kind kinds[] = {
-    {"nccl_tests", "nccl-tests output", rd_nccltests_sniff, parse_nccltests, free_nccltests},
-    {"perftest", "perftest output (ib_*_bw, ib_*_lat)", rd_perftest_sniff, parse_perftest, free_perftest},
-    {"nvidia_smi_topo", "nvidia-smi topo -m matrix", rd_topo_sniff, parse_topo, free_topo},
-    {"dmon", "nvidia-smi dmon / dcgmi dmon samples", rd_dmon_sniff, parse_dmon, free_dmon},
-    {"fio", "fio output", rd_fio_sniff, parse_fio, free_fio},
-    {"iperf3", "iperf3 output", rd_iperf_sniff, parse_iperf, free_iperf},
+    {"nccl_tests", "nccl-tests output",
+     rd_nccltests_sniff, parse_nccltests, free_nccltests, report_nccltests, diag_nccltests},
+    {"perftest", "perftest output (ib_*_bw, ib_*_lat)",
+     rd_perftest_sniff, parse_perftest, free_perftest, report_perftest, diag_perftest},
+    {"nvidia_smi_topo", "nvidia-smi topo -m matrix",
+     rd_topo_sniff, parse_topo, free_topo, report_topo, diag_topo},
+    {"dmon", "nvidia-smi dmon / dcgmi dmon samples",
+     rd_dmon_sniff, parse_dmon, free_dmon, report_dmon, diag_dmon},
+    {"fio", "fio output",
+     rd_fio_sniff, parse_fio, free_fio, report_fio, diag_fio},
+    {"iperf3", "iperf3 output",
+     rd_iperf_sniff, parse_iperf, free_iperf, report_iperf, diag_iperf},
 };
 
 const rd_evidence_kind *rd_evidence_kinds(size_t *n)

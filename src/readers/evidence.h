@@ -9,7 +9,8 @@
  *
  * How to add a reader:
  *   1. write src/readers/rd_<fmt>.c/.h with rd_<fmt>_sniff, rd_<fmt>_parse
- *      (data, len, name, &out, err) and rd_<fmt>_free;
+ *      (data, len, name, &out, err), rd_<fmt>_free, a `diag_set diag` member
+ *      in the result, and rd_<fmt>_report in evidence_report.c;
  *   2. add one RD_EVIDENCE_ADAPT(<fmt>, type) line and one row to the table in
  *      evidence.c (key, title, adapters);
  *   3. give it a fixture, a unit test and a fuzz target, and document the
@@ -21,6 +22,8 @@
 #include <stddef.h>
 
 #include "../base/error.h"
+#include "../model/diag.h"
+#include "../model/report.h"
 
 #define RD_EVIDENCE_MIN_CONFIDENCE 50
 
@@ -28,6 +31,8 @@ typedef int (*rd_sniff_fn)(const char *buf, size_t len);
 typedef int (*rd_parse_fn)(const char *data, size_t len, const char *name, void **out,
                            cp_error *err);
 typedef void (*rd_free_fn)(void *facts);
+typedef void (*rd_report_fn)(const void *facts, rep_report *r, rep_node *obj);
+typedef const diag_set *(*rd_diag_fn)(const void *facts);
 
 typedef struct rd_evidence_kind {
     const char *key;   /* stable name reported in JSON: "nccl_tests", "perftest", ... */
@@ -35,6 +40,8 @@ typedef struct rd_evidence_kind {
     rd_sniff_fn sniff;
     rd_parse_fn parse;
     rd_free_fn free;
+    rd_report_fn report; /* the facts as an evidence[] entry's fields */
+    rd_diag_fn diag;     /* the damage counted while parsing */
 } rd_evidence_kind;
 
 /* The table (static storage, never freed) and its length. */

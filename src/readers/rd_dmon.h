@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../model/report.h"
 #include "rd_text.h"
 
 #define RD_DMON_MAX_COLS 96
@@ -83,6 +84,10 @@ int rd_dmon_sniff(const char *buf, size_t len);
 int rd_dmon_parse(const char *data, size_t len, const char *name, rd_dmon **out, cp_error *err);
 
 void rd_dmon_free(rd_dmon *d);
+
+/* The facts analyze reports for this file (evidence[] entry), each with its
+ * line, added to obj (evidence_report.c). */
+void rd_dmon_report(const rd_dmon *facts, rep_report *r, rep_node *obj);
 
 /* Column index by name (case-insensitive), or -1. */
 int rd_dmon_col_find(const rd_dmon *d, const char *name);

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../model/report.h"
 #include "rd_text.h"
 
 #define RD_FIO_MAX_JOBS 4096
@@ -85,6 +86,10 @@ int rd_fio_sniff(const char *buf, size_t len);
 /* Fails (CP_ERR_FORMAT) when no job result line and no run status group. */
 int rd_fio_parse(const char *data, size_t len, const char *name, rd_fio **out, cp_error *err);
 void rd_fio_free(rd_fio *f);
+
+/* The facts analyze reports for this file (evidence[] entry), each with its
+ * line, added to obj (evidence_report.c). */
+void rd_fio_report(const rd_fio *facts, rep_report *r, rep_node *obj);
 
 /* "734MiB/s" -> 769654784 (bytes/s); "770MB/s" -> 770e6. -1 when not a rate. */
 int rd_fio_rate(const char *p, size_t n, double *bytes_s);

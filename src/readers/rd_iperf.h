@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../model/report.h"
 #include "rd_text.h"
 
 #define RD_IPERF_MAX_ROWS 1000000
@@ -66,6 +67,10 @@ int rd_iperf_sniff(const char *buf, size_t len);
 /* Fails (CP_ERR_FORMAT) when no interval or summary row is found. */
 int rd_iperf_parse(const char *data, size_t len, const char *name, rd_iperf **out, cp_error *err);
 void rd_iperf_free(rd_iperf *r);
+
+/* The facts analyze reports for this file (evidence[] entry), each with its
+ * line, added to obj (evidence_report.c). */
+void rd_iperf_report(const rd_iperf *facts, rep_report *r, rep_node *obj);
 
 /* The receiver summary with the highest rate (the achieved throughput; a
  * server's zero "sender" line is not it), else the highest sender summary,

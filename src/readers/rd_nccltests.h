@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../model/report.h"
 #include "rd_text.h"
 
 #define RD_NT_MAX_RUNS 4096
@@ -122,6 +123,10 @@ int rd_nccltests_parse(const char *data, size_t len, const char *name,
                        rd_nccltests **out, cp_error *err);
 
 void rd_nccltests_free(rd_nccltests *r);
+
+/* The facts analyze reports for this file (evidence[] entry), each with its
+ * line, added to obj (evidence_report.c). */
+void rd_nccltests_report(const rd_nccltests *facts, rep_report *r, rep_node *obj);
 
 /* Row with the highest busbw (either placement) in a run, or NULL when the run
  * has no row with a busbw. *busbw_gbps gets that value. */

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../model/report.h"
 #include "rd_text.h"
 
 #define RD_PT_MAX_RUNS 4096
@@ -99,6 +100,10 @@ int rd_perftest_parse(const char *data, size_t len, const char *name,
                       rd_perftest **out, cp_error *err);
 
 void rd_perftest_free(rd_perftest *r);
+
+/* The facts analyze reports for this file (evidence[] entry), each with its
+ * line, added to obj (evidence_report.c). */
+void rd_perftest_report(const rd_perftest *facts, rep_report *r, rep_node *obj);
 
 /* Row with the largest average bandwidth in a bandwidth run (NULL if none). */
 const rd_pt_row *rd_pt_best_bw(const rd_pt_run *run);

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "../model/topo.h"
+#include "../model/report.h"
 #include "rd_text.h"
 
 #define RD_TOPO_MAX_DEVICES 512
@@ -63,6 +64,10 @@ int rd_topo_sniff(const char *buf, size_t len);
 int rd_topo_parse(const char *data, size_t len, const char *name, rd_topo **out, cp_error *err);
 
 void rd_topo_free(rd_topo *m);
+
+/* The facts analyze reports for this file (evidence[] entry), each with its
+ * line, added to obj (evidence_report.c). */
+void rd_topo_report(const rd_topo *facts, rep_report *r, rep_node *obj);
 
 /* Cell between devices i and j. */
 const rd_topo_cell *rd_topo_cell_at(const rd_topo *m, size_t i, size_t j);

@@ -10,6 +10,7 @@
 #include "readers/evidence.h"
 #include "readers/rd_nccltests.h"
 #include "evidence_testutil.h"
+#include "render/render.h"
 
 static const char *detect_buf(const char *data, size_t len)
 {
@@ -202,6 +203,66 @@ static void test_text_plumbing(void **state)
     assert_int_equal(diag_total(&d), 2);
 }
 
+static double num_at(const rep_report *r, const char *path)
+{
+    const rep_node *n = rep_path(r, path);
+    if (!n)
+        fail_msg("no %s in the report", path);
+    if (n->type == REP_INT)
+        return (double)n->v.i;
+    if (n->type != REP_NUM)
+        fail_msg("%s is not a number", path);
+    return n->v.d;
+}
+
+/* Each kind's facts land in the report with their lines, and render. */
+static void test_reports(void **state)
+{
+    (void)state;
+    static const char *fixtures[] = {
+        "nccl-tests/new-2node-allgather-wrong-na.txt", "perftest/old-mb-sec-roce-all-sizes.txt",
+        "topo/one-gpu-bad-cell.txt", "dmon/dcgmi-id-line-na-two-gpus.txt",
+        "fio/fio2-randrw-two-jobs.txt", "iperf/iperf3-bitrate-two-streams.txt",
+    };
+    rep_report *r = rep_new("chainprof.test/1", 0, NULL);
+    rep_node *arr = rep_arr(r, r->root, "evidence", NULL);
+    for (size_t i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++) {
+        char path[1200];
+        const rd_evidence_kind *k;
+        void *facts;
+        cp_error err;
+        ev_fixture_path(fixtures[i], path, sizeof path);
+        assert_int_equal(rd_evidence_load(path, &k, &facts, &err), 0);
+        rep_node *o = rep_obj(r, arr, NULL, NULL);
+        rep_str(r, o, "kind", NULL, k->key);
+        k->report(facts, r, o);
+        assert_non_null(k->diag(facts));
+        k->free(facts);
+    }
+    CP_ASSERT_NEAR(num_at(r, "evidence.0.runs.0.peak_busbw_gbps"), 0.09, 1e-12);
+    CP_ASSERT_NEAR(num_at(r, "evidence.0.runs.0.peak_line"), 16, 0);
+    CP_ASSERT_NEAR(num_at(r, "evidence.0.runs.0.hosts"), 2, 0);
+    assert_string_equal(rep_path(r, "evidence.0.runs.0.op")->v.s, "all_gather");
+    CP_ASSERT_NEAR(num_at(r, "evidence.1.runs.0.bw_avg_gbit_s"), 11190.25 * 1048576.0 * 8 / 1e9, 1e-9);
+    CP_ASSERT_NEAR(num_at(r, "evidence.1.runs.1.t_typical_us"), 3.02, 1e-12);
+    assert_int_equal(rep_path(r, "evidence.1.runs.1.t_p99_us")->type, REP_NUM); /* NaN: null */
+    assert_string_equal(rep_path(r, "evidence.2.gpu_paths.0.nic_path")->v.s, "phb");
+    CP_ASSERT_NEAR(num_at(r, "evidence.3.columns.0.max"), 0.812, 1e-12);
+    CP_ASSERT_NEAR(num_at(r, "evidence.4.jobs.0.read.clat_p99_us"), 4960, 1e-9);
+    CP_ASSERT_NEAR(num_at(r, "evidence.5.bits_per_s"), 9.16e9, 1);
+    CP_ASSERT_NEAR(num_at(r, "evidence.5.retransmits"), 42, 0);
+    cp_buf out = CP_BUF_INIT;
+    render_opts ro;
+    memset(&ro, 0, sizeof ro);
+    cp_error err;
+    assert_int_equal(render_json(r, &out, &ro, &err), 0);
+    assert_non_null(strstr(out.data, "\"peak_busbw_gbps\""));
+    cp_buf_reset(&out);
+    assert_int_equal(render_text(r, &out, &ro, &err), 0);
+    cp_buf_free(&out);
+    rep_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest fixtures[] = {
@@ -210,6 +271,7 @@ int main(void)
         cmocka_unit_test(test_registry),
         cmocka_unit_test(test_load_fixture),
         cmocka_unit_test(test_text_plumbing),
+        cmocka_unit_test(test_reports),
     };
     const struct CMUnitTest samples[] = {
         cmocka_unit_test(test_samples_detected),
