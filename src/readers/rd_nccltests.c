@@ -488,6 +488,29 @@ void rd_nccltests_free(rd_nccltests *r)
     free(r);
 }
 
+int rd_nt_fill_topo(const rd_nccltests *r, topo *t, cp_error *err)
+{
+    int32_t file = topo_add_source(t, r->name);
+    for (size_t i = 0; i < r->n_runs; i++) {
+        const rd_nt_run *run = &r->runs[i];
+        for (size_t j = 0; j < run->n_devices; j++) {
+            const rd_nt_device *d = &run->devices[j];
+            topo_src src = {file, d->line};
+            int h = topo_add_host(t, d->host, src);
+            int g = h < 0 ? -1 : topo_add_gpu(t, (uint32_t)h, d->device, src);
+            if (g < 0)
+                return cp_error_set(err, CP_ERR_NOMEM, r->name, d->line, 0, -1,
+                                    "topology model full: more than %d items", TOPO_MAX_ITEMS);
+            topo_gpu *gpu = &t->gpus[g];
+            if (!gpu->name[0])
+                rd_copy(gpu->name, sizeof gpu->name, d->name, strlen(d->name));
+            if (!gpu->pci_bus[0])
+                rd_copy(gpu->pci_bus, sizeof gpu->pci_bus, d->bus, strlen(d->bus));
+        }
+    }
+    return 0;
+}
+
 double rd_nt_row_busbw(const rd_nt_row *row)
 {
     double a = row->oop.busbw_gbps, b = row->inp.busbw_gbps;

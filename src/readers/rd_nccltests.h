@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "../model/report.h"
+#include "../model/topo.h"
 #include "rd_text.h"
 
 #define RD_NT_MAX_RUNS 4096
@@ -131,6 +132,12 @@ void rd_nccltests_report(const rd_nccltests *facts, rep_report *r, rep_node *obj
 /* Row with the highest busbw (either placement) in a run, or NULL when the run
  * has no row with a busbw. *busbw_gbps gets that value. */
 const rd_nt_row *rd_nt_max_busbw(const rd_nt_run *run, double *busbw_gbps);
+
+/* Add the hosts and GPUs of every run's device list ("on HOST device D
+ * [BUS] NAME") to the topology model, with their lines as provenance. GPUs
+ * already there (same host and index) get the name and bus filled when they
+ * had none. Returns 0, or CP_ERR_NOMEM when a model cap is reached. */
+int rd_nt_fill_topo(const rd_nccltests *r, topo *t, cp_error *err);
 
 /* Best busbw of a row: max of out-of-place and in-place (NaN when neither). */
 double rd_nt_row_busbw(const rd_nt_row *row);

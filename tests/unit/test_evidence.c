@@ -10,7 +10,11 @@
 #include "readers/evidence.h"
 #include "readers/rd_nccltests.h"
 #include "evidence_testutil.h"
+#include "readers/rd_perftest.h"
 #include "render/render.h"
+
+#include <unistd.h>
+#include <zlib.h>
 
 static const char *detect_buf(const char *data, size_t len)
 {
@@ -203,6 +207,32 @@ static void test_text_plumbing(void **state)
     assert_int_equal(diag_total(&d), 2);
 }
 
+/* Evidence files may be gzip-compressed; detection and parsing see the
+ * decompressed text. */
+static void test_gzip_evidence(void **state)
+{
+    (void)state;
+    char src[1200], gz[] = "/tmp/cp_ev_gz_XXXXXX";
+    size_t len;
+    char *data = ev_load_fixture("perftest/old-mb-sec-roce-all-sizes.txt", &len, src, sizeof src);
+    int fd = mkstemp(gz);
+    assert_true(fd >= 0);
+    gzFile z = gzdopen(fd, "wb");
+    assert_non_null(z);
+    assert_int_equal(gzwrite(z, data, (unsigned)len), (int)len);
+    assert_int_equal(gzclose(z), Z_OK);
+    free(data);
+    int conf;
+    cp_error err;
+    assert_string_equal(rd_evidence_detect_path(gz, &conf, &err), "perftest");
+    const rd_evidence_kind *k;
+    void *facts;
+    assert_int_equal(rd_evidence_load(gz, &k, &facts, &err), 0);
+    assert_int_equal(((const rd_perftest *)facts)->n_runs, 2);
+    k->free(facts);
+    unlink(gz);
+}
+
 static double num_at(const rep_report *r, const char *path)
 {
     const rep_node *n = rep_path(r, path);
@@ -272,6 +302,7 @@ int main(void)
         cmocka_unit_test(test_load_fixture),
         cmocka_unit_test(test_text_plumbing),
         cmocka_unit_test(test_reports),
+        cmocka_unit_test(test_gzip_evidence),
     };
     const struct CMUnitTest samples[] = {
         cmocka_unit_test(test_samples_detected),

@@ -59,6 +59,16 @@ static void test_abci_old_error_column(void **state)
     CP_ASSERT_NEAR(row->oop.time_us, 38180, 1e-9);
     assert_int_equal(row->line, 67);
     assert_int_equal(diag_total(&r->diag), 0); /* SHARP INFO lines are not rows */
+    topo *t = topo_new();
+    assert_int_equal(rd_nt_fill_topo(r, t, NULL), 0);
+    assert_int_equal(t->n_hosts, 2);
+    assert_int_equal(t->n_gpus, 16);
+    assert_string_equal(t->hosts[t->gpus[9].host].name, "a0001");
+    assert_int_equal(t->gpus[9].index, 1);
+    assert_string_equal(t->gpus[9].pci_bus, "0x2a");
+    assert_string_equal(t->gpus[9].name, "NVIDIA A100-SXM4-40GB");
+    assert_int_equal(t->gpus[9].src.line, 25);
+    topo_free(t);
     rd_nccltests_free(r);
 }
 
