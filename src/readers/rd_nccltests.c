@@ -360,6 +360,7 @@ static void note_failure(rd_nccltests *r, const char *line, size_t len, uint32_t
 
 static void parse_line(parser *ps, const char *line, size_t len, uint32_t lineno)
 {
+    rd_strip_launcher_tag(&line, &len); /* mpirun --tag-output, srun --label */
     rd_field f[RD_MAX_FIELDS];
     int trunc = 0;
     int n = rd_split(line, len, f, RD_MAX_FIELDS, &trunc);

@@ -46,6 +46,34 @@ int rd_lines_next(rd_lines *it, const char **line, size_t *len)
     return 1;
 }
 
+int rd_strip_launcher_tag(const char **line, size_t *len)
+{
+    const char *p = *line;
+    size_t n = *len, i = 0;
+    if (n > 2 && p[0] == '[') {
+        /* "[job,rank]<stdout>:" or "<stderr>:" */
+        const char *close = memchr(p, ']', n < 32 ? n : 32);
+        if (close && (size_t)(close - p) + 1 < n && close[1] == '<') {
+            const char *gt = memchr(close, '>', n - (size_t)(close - p));
+            if (gt && (size_t)(gt - p) + 1 < n && gt[1] == ':') {
+                i = (size_t)(gt - p) + 2;
+                *line = p + i;
+                *len = n - i;
+                return 1;
+            }
+        }
+        return 0;
+    }
+    while (i < n && i < 7 && p[i] >= '0' && p[i] <= '9')
+        i++;
+    if (i > 0 && i + 1 < n && p[i] == ':' && p[i + 1] == ' ') {
+        *line = p + i + 2;
+        *len = n - i - 2;
+        return 1;
+    }
+    return 0;
+}
+
 /* ---- fields ----------------------------------------------------------- */
 
 static int is_blank(char c)

@@ -52,6 +52,11 @@ void rd_lines_init(rd_lines *it, const char *data, size_t len);
  * Returns 0 at the end. */
 int rd_lines_next(rd_lines *it, const char **line, size_t *len);
 
+/* Drop a launcher's per-line tag so the tool's own text remains: OpenMPI
+ * --tag-output "[1,0]<stdout>:" and srun --label "12: ". Returns 1 when a
+ * tag was removed. */
+int rd_strip_launcher_tag(const char **line, size_t *len);
+
 /* ---- fields ----------------------------------------------------------- */
 
 typedef struct rd_field {

@@ -196,6 +196,18 @@ static void test_text_plumbing(void **state)
     assert_true(rd_lines_next(&it, &l, &n));
     assert_int_equal(n, 4); /* CR dropped */
     assert_int_equal(it.lineno, 2);
+    static const struct { const char *in, *out; } tags[] = {
+        {"[1,0]<stdout>:# nThread 1", "# nThread 1"}, {"[1,12]<stderr>:x", "x"},
+        {"12: #  Rank", "#  Rank"}, {"   8  2 float", "   8  2 float"},
+        {"[ ID] Interval", "[ ID] Interval"}, {"[  5] local", "[  5] local"}, {"3:x", "3:x"},
+    };
+    for (size_t i = 0; i < sizeof tags / sizeof tags[0]; i++) {
+        const char *l = tags[i].in;
+        size_t ln = strlen(l);
+        rd_strip_launcher_tag(&l, &ln);
+        assert_int_equal(ln, strlen(tags[i].out));
+        assert_memory_equal(l, tags[i].out, ln);
+    }
     diag_set d;
     diag_init(&d);
     rd_note(&d, DIAG_EVIDENCE_BAD_ROW, "f.txt", 9);

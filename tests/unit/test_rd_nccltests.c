@@ -188,6 +188,31 @@ static void test_fixture_crash(void **state)
     rd_nccltests_free(r);
 }
 
+/* Fixture: every line tagged by mpirun --tag-output; 2 hosts, 1 GPU each. */
+static void test_fixture_mpirun_tags(void **state)
+{
+    (void)state;
+    rd_nccltests *r = parse("nccl-tests/mpirun-tag-output-sendrecv.txt", 0);
+    assert_int_equal(r->n_runs, 1);
+    const rd_nt_run *run = &r->runs[0];
+    assert_int_equal(run->n_devices, 2);
+    assert_int_equal(run->n_hosts, 2);
+    assert_string_equal(run->devices[1].host, "gpu-b07");
+    assert_int_equal(run->n_rows, 3);
+    CP_ASSERT_NEAR(run->avg_busbw_gbps, 11.5533, 1e-12);
+    double best;
+    rd_nt_max_busbw(run, &best);
+    CP_ASSERT_NEAR(best, 11.98, 1e-12);
+    assert_int_equal(diag_total(&r->diag), 0);
+    rd_nccltests_free(r);
+    /* srun --label "0: " tags */
+    const char *lab = "0: #       size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
+                      "0:      8  2 float sum -1 9.0 0.00 0.00 0 9.1 0.00 0.00 0\n";
+    assert_int_equal(rd_nccltests_parse(lab, strlen(lab), "lab", &r, NULL), 0);
+    assert_int_equal(r->runs[0].n_rows, 1);
+    rd_nccltests_free(r);
+}
+
 static void test_not_nccltests(void **state)
 {
     (void)state;
@@ -207,6 +232,7 @@ int main(void)
     const struct CMUnitTest fixtures[] = {
         cmocka_unit_test(test_fixture_new_format),
         cmocka_unit_test(test_fixture_crash),
+        cmocka_unit_test(test_fixture_mpirun_tags),
         cmocka_unit_test(test_not_nccltests),
     };
     const struct CMUnitTest samples[] = {
