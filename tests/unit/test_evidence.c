@@ -202,11 +202,11 @@ static void test_text_plumbing(void **state)
         {"[ ID] Interval", "[ ID] Interval"}, {"[  5] local", "[  5] local"}, {"3:x", "3:x"},
     };
     for (size_t i = 0; i < sizeof tags / sizeof tags[0]; i++) {
-        const char *l = tags[i].in;
-        size_t ln = strlen(l);
-        rd_strip_launcher_tag(&l, &ln);
-        assert_int_equal(ln, strlen(tags[i].out));
-        assert_memory_equal(l, tags[i].out, ln);
+        const char *tl = tags[i].in;
+        size_t tn = strlen(tl);
+        rd_strip_launcher_tag(&tl, &tn);
+        assert_int_equal(tn, strlen(tags[i].out));
+        assert_memory_equal(tl, tags[i].out, tn);
     }
     diag_set d;
     diag_init(&d);
