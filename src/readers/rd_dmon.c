@@ -34,9 +34,11 @@ static rd_field strip_hash(const rd_field *f)
     return t;
 }
 
+/* As the tools print them (case matters: prose mentioning a "GPU" is not a
+ * header). */
 static int is_entity_name(const rd_field *t)
 {
-    return rd_fieq(t, "gpu") || rd_fieq(t, "Entity") || rd_fieq(t, "EntityId");
+    return rd_feq(t, "gpu") || rd_feq(t, "Entity") || rd_feq(t, "EntityId");
 }
 
 /* A header: a '#' line with a gpu / Entity / EntityId column. The unit line
@@ -82,7 +84,7 @@ static void make_block(rd_dmon *d, block *b, const rd_field *f, int n, uint32_t 
         b->col[i] = -1;
         if (is_entity_name(&f[i])) {
             b->kind[i] = K_ENTITY;
-            if (!rd_fieq(&f[i], "gpu"))
+            if (!rd_feq(&f[i], "gpu"))
                 d->flavor = RD_DMON_DCGMI;
         } else if (rd_fieq(&f[i], "Date")) {
             b->kind[i] = K_DATE;
@@ -254,7 +256,7 @@ int rd_dmon_parse(const char *data, size_t len, const char *name, rd_dmon **out,
     /* Pass 1: the union of the columns. */
     rd_lines_init(&it, data, len);
     while (rd_lines_next(&it, &line, &ln))
-        if (!(ln >= 2 && line[0] == '#' && line[1] == '@') && header_fields(line, ln, f, &n)) {
+        if (header_fields(line, ln, f, &n)) {
             make_block(d, &b, f, n, it.lineno);
             if (!d->first_header_line)
                 d->first_header_line = it.lineno;
@@ -270,8 +272,6 @@ int rd_dmon_parse(const char *data, size_t len, const char *name, rd_dmon **out,
     uint32_t header_at = 0;
     rd_lines_init(&it, data, len);
     while (rd_lines_next(&it, &line, &ln)) {
-        if (ln >= 2 && line[0] == '#' && line[1] == '@')
-            continue;
         if (header_fields(line, ln, f, &n)) {
             make_block(d, &b, f, n, it.lineno);
             header_at = it.lineno;

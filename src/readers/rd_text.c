@@ -31,7 +31,14 @@ void rd_lines_init(rd_lines *it, const char *data, size_t len)
 
 int rd_lines_next(rd_lines *it, const char **line, size_t *len)
 {
-    if (!it->p || it->p >= it->end)
+    if (!it->p)
+        return 0;
+    while (it->p < it->end && it->end - it->p >= 2 && it->p[0] == '#' && it->p[1] == '@') {
+        const char *nl = memchr(it->p, '\n', (size_t)(it->end - it->p));
+        it->p = nl ? nl + 1 : it->end;
+        it->lineno++;
+    }
+    if (it->p >= it->end)
         return 0;
     const char *s = it->p;
     const char *nl = memchr(s, '\n', (size_t)(it->end - s));
@@ -264,19 +271,4 @@ int rd_load_file(const char *path, char **data, size_t *len, cp_error *err)
     *data = b.data; /* ownership passes to the caller: free() */
     *len = b.len;
     return 0;
-}
-
-size_t rd_blank_annotations(char *data, size_t len)
-{
-    size_t blanked = 0, i = 0;
-    while (i < len) {
-        char *nl = memchr(data + i, '\n', len - i);
-        size_t e = nl ? (size_t)(nl - data) : len;
-        if (e - i >= 2 && data[i] == '#' && data[i + 1] == '@') {
-            memset(data + i, ' ', e - i);
-            blanked++;
-        }
-        i = e + 1;
-    }
-    return blanked;
 }

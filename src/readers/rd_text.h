@@ -7,15 +7,15 @@
  * shape once so each reader only states what is specific to its format:
  *
  *   - rd_lines: an iterator over the lines of a buffer (LF or CRLF), with the
- *     1-based line number every fact carries as its provenance;
+ *     1-based line number every fact carries as its provenance; it skips
+ *     `#@` lines (the provenance notes of the project's sample logs, which
+ *     no tool prints), so those files read like the users' own;
  *   - rd_split: fields of one line with their 1-based columns, no copying;
  *   - rd_num/rd_i64: strict number parsing of one field (the whole field must
  *     be the number, so "12abc" is a bad value, not 12);
  *   - rd_note: count a dropped or unparsed item in the reader's diag_set
  *     under its diag.def code, with "file:line" of the first one;
- *   - rd_load_file / rd_blank_annotations: reading a whole evidence file and,
- *     for the project's own test data, blanking `#@` provenance lines while
- *     keeping the line numbers true.
+ *   - rd_load_file: reading a whole evidence file (plain, .gz, .zst).
  *
  * Ownership: nothing here allocates except rd_load_file and rd_grow (the
  * caller owns the memory). Fields point into the caller's buffer. Out of
@@ -48,8 +48,9 @@ typedef struct rd_lines {
 } rd_lines;
 
 void rd_lines_init(rd_lines *it, const char *data, size_t len);
-/* Next line without its terminator (and without a trailing '\r').
- * Returns 0 at the end. */
+/* Next line without its terminator (and without a trailing '\r'), skipping
+ * lines that start with "#@" (line numbers still count them). Returns 0 at
+ * the end. */
 int rd_lines_next(rd_lines *it, const char **line, size_t *len);
 
 /* Drop a launcher's per-line tag so the tool's own text remains: OpenMPI
@@ -110,10 +111,5 @@ int rd_grow(void **arr, size_t *cap, size_t n, size_t elem, size_t max);
  * decompressed) into a malloc'ed buffer with a NUL after the last byte.
  * Caller frees *data with free(). */
 int rd_load_file(const char *path, char **data, size_t *len, cp_error *err);
-
-/* Overwrite every line that starts with "#@" with spaces (in place), so
- * line numbers and byte offsets stay those of the file. The project's sample logs carry such
- * provenance lines; users' files do not. Returns the number blanked. */
-size_t rd_blank_annotations(char *data, size_t len);
 
 #endif

@@ -267,8 +267,6 @@ int rd_topo_parse(const char *data, size_t len, const char *name, rd_topo **out,
     const char *line;
     size_t n;
     while (rd_lines_next(&it, &line, &n)) {
-        if (n >= 2 && line[0] == '#' && line[1] == '@')
-            continue;
         int tabbed;
         int k = split_cells(line, n, c, MAX_CELLS, &tabbed);
         int first = 0;

@@ -4,8 +4,8 @@
  * executable; builds on test_util.h (data location, CP_ASSERT_NEAR). Two kinds
  * of input:
  *   - the project's real samples under ../shared/data/logs, read in place and
- *     never copied; their `#@` provenance lines are blanked first (line
- *     numbers kept), as users' files do not have them;
+ *     never copied, as analyze reads them (the line iterator skips their
+ *     `#@` provenance lines, which users' files do not have);
  *   - fixtures written by the project in tests/fixtures/<fmt>/.
  * A test binary runs its fixture tests always and its sample tests only when
  * the data is present; with no data it exits 77 (ctest's skip) unless a
@@ -32,7 +32,8 @@ static inline int ev_have_data(void)
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* Loads a file (blanking `#@` lines); aborts the test run when unreadable,
+/* Loads a file as it is (the readers skip the samples' `#@` lines, as
+ * analyze gets them); aborts the test run when unreadable,
  * since callers only ask for files they know exist. Caller frees. */
 static inline char *ev_load(const char *path, size_t *len)
 {
@@ -42,7 +43,6 @@ static inline char *ev_load(const char *path, size_t *len)
         fprintf(stderr, "cannot load %s: %s\n", path, err.msg);
         abort();
     }
-    rd_blank_annotations(data, *len);
     return data;
 }
 

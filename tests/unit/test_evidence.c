@@ -185,17 +185,19 @@ static void test_text_plumbing(void **state)
     assert_int_equal(x, -1);
     assert_int_equal(rd_i64("99999999999999999999", 20, &x), -1);
     assert_int_equal(rd_i64("0x10", 4, &x), -1);
-    char text[] = "#@ source: x\nkeep\r\n#@ y\n#not@\n";
-    assert_int_equal(rd_blank_annotations(text, strlen(text)), 2);
-    assert_string_equal(text, "            \nkeep\r\n    \n#not@\n");
+    const char *text = "#@ source: x\nkeep\r\n#@ y\n#not@\n#@ last";
     rd_lines it;
     rd_lines_init(&it, text, strlen(text));
     const char *l;
     size_t n;
-    assert_true(rd_lines_next(&it, &l, &n));
-    assert_true(rd_lines_next(&it, &l, &n));
+    assert_true(rd_lines_next(&it, &l, &n)); /* the #@ line is skipped */
     assert_int_equal(n, 4); /* CR dropped */
+    assert_memory_equal(l, "keep", 4);
     assert_int_equal(it.lineno, 2);
+    assert_true(rd_lines_next(&it, &l, &n));
+    assert_int_equal(it.lineno, 4);
+    assert_memory_equal(l, "#not@", 5);
+    assert_false(rd_lines_next(&it, &l, &n));
     static const struct { const char *in, *out; } tags[] = {
         {"[1,0]<stdout>:# nThread 1", "# nThread 1"}, {"[1,12]<stderr>:x", "x"},
         {"12: #  Rank", "#  Rank"}, {"   8  2 float", "   8  2 float"},
