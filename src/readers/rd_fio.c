@@ -136,14 +136,18 @@ static rd_fio_job *job_by_name(rd_fio *f, const char *name, size_t n, uint32_t l
 }
 
 /* "seqwrite: (g=0): rw=write, bs=(R) 1024KiB-1024KiB, ..., ioengine=psync, iodepth=1" */
-static void parse_def(parser *ps, const char *line, size_t len, const char *g, uint32_t lineno)
+/* The job named before ": (g=" / ": (groupid=" at g. */
+static rd_fio_job *job_of_line(parser *ps, const char *line, const char *g, uint32_t lineno)
 {
     const char *name = line;
     size_t nn = (size_t)(g - line);
     rd_trim(&name, &nn);
-    if (nn > 0 && name[nn - 1] == ':')
-        nn--;
-    rd_fio_job *j = job_by_name(ps->f, name, nn, lineno);
+    return job_by_name(ps->f, name, nn, lineno);
+}
+
+static void parse_def(parser *ps, const char *line, size_t len, const char *g, uint32_t lineno)
+{
+    rd_fio_job *j = job_of_line(ps, line, g, lineno);
     if (!j)
         return;
     j->def_line = lineno;
@@ -166,12 +170,7 @@ static void parse_def(parser *ps, const char *line, size_t len, const char *g, u
 /* "seqwrite: (groupid=0, jobs=1): err= 0: pid=14175: Wed Sep 11 ..." */
 static void parse_result(parser *ps, const char *line, size_t len, const char *g, uint32_t lineno)
 {
-    const char *name = line;
-    size_t nn = (size_t)(g - line);
-    rd_trim(&name, &nn);
-    if (nn > 0 && name[nn - 1] == ':')
-        nn--;
-    rd_fio_job *j = job_by_name(ps->f, name, nn, lineno);
+    rd_fio_job *j = job_of_line(ps, line, g, lineno);
     ps->job = j;
     ps->dir = -1;
     ps->in_pct = 0;
@@ -300,8 +299,9 @@ static int dir_prefix(const char *s, size_t n, int upper)
     return -1;
 }
 
-static void parse_line(parser *ps, const char *line, size_t len, uint32_t lineno)
+static void parse_line(void *ctx, const char *line, size_t len, uint32_t lineno)
 {
+    parser *ps = ctx;
     rd_fio *f = ps->f;
     const char *s = line;
     size_t n = len;
@@ -388,12 +388,7 @@ int rd_fio_parse(const char *data, size_t len, const char *name, rd_fio **out, c
     memset(&ps, 0, sizeof ps);
     ps.f = f;
     ps.dir = -1;
-    rd_lines it;
-    rd_lines_init(&it, data, len);
-    const char *line;
-    size_t n;
-    while (rd_lines_next(&it, &line, &n))
-        parse_line(&ps, line, n, it.lineno);
+    rd_each_line(data, len, parse_line, &ps);
     size_t results = f->n_groups;
     for (size_t i = 0; i < f->n_jobs; i++)
         results += f->jobs[i].line != 0;

@@ -150,8 +150,9 @@ static void parse_row(rd_iperf *r, const rd_field *f, int n, int i, int stream, 
     r->rows[r->n_rows++] = row;
 }
 
-static void parse_line(rd_iperf *r, const char *line, size_t len, uint32_t lineno)
+static void parse_line(void *ctx, const char *line, size_t len, uint32_t lineno)
 {
+    rd_iperf *r = ctx;
     rd_field f[32];
     int n = rd_split(line, len, f, 32, NULL);
     if (n == 0)
@@ -180,12 +181,7 @@ int rd_iperf_parse(const char *data, size_t len, const char *name, rd_iperf **ou
     *out = NULL;
     rd_iperf *r = cp_xcalloc(1, sizeof *r);
     r->name = cp_xstrdup(name ? name : "");
-    rd_lines it;
-    rd_lines_init(&it, data, len);
-    const char *line;
-    size_t n;
-    while (rd_lines_next(&it, &line, &n))
-        parse_line(r, line, n, it.lineno);
+    rd_each_line(data, len, parse_line, r);
     if (r->n_rows == 0) {
         rd_iperf_free(r);
         return cp_error_set(err, CP_ERR_FORMAT, name, 0, 0, -1,

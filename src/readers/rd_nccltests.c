@@ -358,8 +358,9 @@ static void note_failure(rd_nccltests *r, const char *line, size_t len, uint32_t
     }
 }
 
-static void parse_line(parser *ps, const char *line, size_t len, uint32_t lineno)
+static void parse_line(void *ctx, const char *line, size_t len, uint32_t lineno)
 {
+    parser *ps = ctx;
     rd_strip_launcher_tag(&line, &len); /* mpirun --tag-output, srun --label */
     rd_field f[RD_MAX_FIELDS];
     int trunc = 0;
@@ -444,12 +445,7 @@ int rd_nccltests_parse(const char *data, size_t len, const char *name,
     parser ps;
     memset(&ps, 0, sizeof ps);
     ps.r = r;
-    rd_lines it;
-    rd_lines_init(&it, data, len);
-    const char *line;
-    size_t n;
-    while (rd_lines_next(&it, &line, &n))
-        parse_line(&ps, line, n, it.lineno);
+    rd_each_line(data, len, parse_line, &ps);
 
     /* Drop runs that never got a table (a parameter line of a run that
      * crashed keeps its failure in r->failure). */

@@ -257,8 +257,9 @@ static int is_banner(const char *s, size_t n)
             (n >= 12 && memcmp(s + n - 12, "Latency Test", 12) == 0));
 }
 
-static void parse_line(parser *ps, const char *line, size_t len, uint32_t lineno)
+static void parse_line(void *ctx, const char *line, size_t len, uint32_t lineno)
 {
+    parser *ps = ctx;
     const char *s = line;
     size_t sn = len;
     rd_trim(&s, &sn);
@@ -307,12 +308,7 @@ int rd_perftest_parse(const char *data, size_t len, const char *name,
     parser ps;
     memset(&ps, 0, sizeof ps);
     ps.r = r;
-    rd_lines it;
-    rd_lines_init(&it, data, len);
-    const char *line;
-    size_t n;
-    while (rd_lines_next(&it, &line, &n))
-        parse_line(&ps, line, n, it.lineno);
+    rd_each_line(data, len, parse_line, &ps);
     size_t tables = 0;
     for (size_t i = 0; i < r->n_runs; i++)
         tables += r->runs[i].header_line != 0;

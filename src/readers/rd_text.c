@@ -53,6 +53,16 @@ int rd_lines_next(rd_lines *it, const char **line, size_t *len)
     return 1;
 }
 
+void rd_each_line(const char *data, size_t len, rd_line_fn fn, void *ctx)
+{
+    rd_lines it;
+    rd_lines_init(&it, data, len);
+    const char *line;
+    size_t n;
+    while (rd_lines_next(&it, &line, &n))
+        fn(ctx, line, n, it.lineno);
+}
+
 int rd_strip_launcher_tag(const char **line, size_t *len)
 {
     const char *p = *line;

@@ -53,6 +53,11 @@ void rd_lines_init(rd_lines *it, const char *data, size_t len);
  * the end. */
 int rd_lines_next(rd_lines *it, const char **line, size_t *len);
 
+/* Call fn(ctx, line, len, lineno) for every line of data (as rd_lines_next
+ * gives them): the loop every line-oriented reader runs. */
+typedef void (*rd_line_fn)(void *ctx, const char *line, size_t len, uint32_t lineno);
+void rd_each_line(const char *data, size_t len, rd_line_fn fn, void *ctx);
+
 /* Drop a launcher's per-line tag so the tool's own text remains: OpenMPI
  * --tag-output "[1,0]<stdout>:" and srun --label "12: ". Returns 1 when a
  * tag was removed. */
