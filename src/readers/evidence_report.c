@@ -45,6 +45,8 @@ static void int_or_null(rep_report *r, rep_node *o, const char *key, const char 
 void rd_nccltests_report(const rd_nccltests *facts, rep_report *r, rep_node *o)
 {
     const rd_nccltests *t = facts;
+    str_or_null(r, o, "nccl_tests_version", "nccl-tests version", t->tests_version);
+    int_or_null(r, o, "nccl_library_version_code", "NCCL library (version code)", t->nccl_library, NULL);
     rep_node *runs = rep_arr(r, o, "runs", "nccl-tests runs");
     static const rep_col cols[] = {
         {"size_bytes", "size", "B", 0}, {"oop_time_us", "time (oop)", "us", 2},

@@ -347,6 +347,19 @@ static void parse_summary(parser *ps, const char *line, size_t len, uint32_t lin
     }
 }
 
+/* "# nccl-tests version 2.13.9 nccl-headers=21903 nccl-library=21903" */
+static void parse_version(rd_nccltests *r, const rd_field *f, int n, uint32_t lineno)
+{
+    rd_copy(r->tests_version, sizeof r->tests_version, f[3].p, f[3].len);
+    r->version_line = lineno;
+    for (int i = 4; i < n; i++) {
+        int64_t v;
+        if (rd_starts(f[i].p, f[i].len, "nccl-library=") &&
+            rd_i64(f[i].p + 13, f[i].len - 13, &v) == 0 && v > 0 && v < 1000000)
+            r->nccl_library = (int)v;
+    }
+}
+
 static void note_failure(rd_nccltests *r, const char *line, size_t len, uint32_t lineno)
 {
     if (r->n_failures++ == 0) {
@@ -379,6 +392,10 @@ static void parse_line(void *ctx, const char *line, size_t len, uint32_t lineno)
     }
 
     if (f[0].p[0] == '#') {
+        if (n >= 4 && rd_feq(&f[1], "nccl-tests") && rd_feq(&f[2], "version")) {
+            parse_version(ps->r, f, n, lineno);
+            return;
+        }
         if (rd_find(line, len, "nThread") && rd_find(line, len, "nGpus")) {
             rd_nt_run *run = open_run(ps, lineno);
             if (run)
@@ -441,6 +458,7 @@ int rd_nccltests_parse(const char *data, size_t len, const char *name,
 {
     *out = NULL;
     rd_nccltests *r = cp_xcalloc(1, sizeof *r);
+    r->nccl_library = -1;
     r->name = cp_xstrdup(name ? name : "");
     parser ps;
     memset(&ps, 0, sizeof ps);

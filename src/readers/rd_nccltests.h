@@ -105,6 +105,11 @@ typedef struct rd_nt_run {
 
 typedef struct rd_nccltests {
     char *name;          /* file name facts refer to */
+    /* "# nccl-tests version 2.13.9 nccl-headers=21903 nccl-library=21903"
+     * (newer nccl-tests only): "" / -1 when absent. */
+    char tests_version[24];
+    int nccl_library;    /* NCCL_VERSION_CODE of the library run, 21903 = 2.19.3 */
+    uint32_t version_line;
     rd_nt_run *runs;
     size_t n_runs, cap_runs;
     /* First "NCCL failure"/"CUDA failure"/"Test failure" line, if any. */

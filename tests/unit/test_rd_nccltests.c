@@ -109,6 +109,8 @@ static void test_gtx1080_all_collectives(void **state)
     if (!r)
         skip();
     assert_int_equal(r->n_runs, 5);
+    assert_string_equal(r->tests_version, ""); /* older nccl-tests do not say */
+    assert_int_equal(r->nccl_library, -1);
     static const char *ops[] = {"all_reduce", "all_gather", "broadcast", "reduce", "reduce_scatter"};
     static const double avg[] = {0.414483, 0.347488, 0.698235, 0.716373, 0.328477};
     static const int redop[] = {1, 0, 0, 1, 1}, root[] = {0, 0, 1, 1, 0};
@@ -144,6 +146,9 @@ static void test_fixture_new_format(void **state)
 {
     (void)state;
     rd_nccltests *r = parse("nccl-tests/new-2node-allgather-wrong-na.txt", 0);
+    assert_string_equal(r->tests_version, "2.13.9");
+    assert_int_equal(r->nccl_library, 21903);
+    assert_int_equal(r->version_line, 1);
     assert_int_equal(r->n_runs, 1);
     const rd_nt_run *run = &r->runs[0];
     assert_string_equal(run->op, "all_gather");
