@@ -102,6 +102,10 @@ static void feed_line(dg_input *in, const char *line, size_t len, long lineno)
     }
     rd_prefix pfx;
     rd_prefix_parse(line, len, &pfx);
+    /* an untimed line (a traceback, an NCCL line) happened no earlier than
+     * the last timed line of its file: inherit that time for ordering */
+    if (pfx.ts.clock == RD_CLOCK_NONE) pfx.ts = in->last_ts;
+    else in->last_ts = pfx.ts;
     rd_nccl_line_pfx(in->nccl, &pfx, line, len, lineno);
     rd_torch_line_pfx(in->torch, &pfx, line, len, lineno);
     rd_dmesg_line_pfx(in->dmesg, &pfx, line, len, lineno);

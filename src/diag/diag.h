@@ -48,6 +48,7 @@ typedef struct dg_input {
     rd_torch_facts *torch;
     rd_dmesg_facts *dmesg;
     rd_smiq_facts *smiq;  /* NULL unless the input is nvidia-smi -q output */
+    rd_time last_ts;      /* time of the last timed line (reading state) */
 } dg_input;
 
 typedef struct dg_evidence {

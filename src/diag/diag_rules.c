@@ -189,6 +189,10 @@ static void rule_watchdog(dg_ctx *c, const dg_rule *r)
         }
     }
     if (b || desync) return;
+    int stalled = 0;
+    for (int k = 0; k < n; k++)
+        if (refs[k].w->timeout_ms > 0 && refs[k].w->ran_for_ms > 2 * refs[k].w->timeout_ms) stalled++;
+    if (stalled == n) return; /* every timeout is explained by a stalled process */
 
     /* 4. every rank stuck on the same collective: a peer or the network stalled */
     dg_verdict *v = dg_verdict_get(c, "nccl_timeout_stall", "inter");

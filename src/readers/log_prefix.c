@@ -18,13 +18,12 @@
 
 static const int k_month_start[12] = {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334};
 
-static int is_leap(int y) { return y > 0 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0); }
-
 /* ns since Jan 1 of the year for a calendar date; month 1..12, day 1..31. */
 static int64_t wall_ns(int year, int month, int day, int h, int m, int s, int64_t frac_ns)
 {
+    /* no leap day: stamps with and without a year must stay comparable */
+    (void)year;
     int64_t days = k_month_start[month - 1] + (day - 1);
-    if (month > 2 && is_leap(year)) days++;
     return ((days * 24 + h) * 60 + m) * 60 * NS_PER_SEC + (int64_t)s * NS_PER_SEC + frac_ns;
 }
 
@@ -48,9 +47,8 @@ const char *rd_time_format(rd_time t, char *buf, size_t size)
         int ms = (int)((t.ns % NS_PER_SEC) / 1000000);
         int doy = (int)(sec / 86400), rem = (int)(sec % 86400);
         int month = 12;
-        int leap = is_leap(t.year);
-        while (month > 1 && doy < k_month_start[month - 1] + (month > 2 ? leap : 0)) month--;
-        int day = doy - k_month_start[month - 1] - (month > 2 ? leap : 0) + 1;
+        while (month > 1 && doy < k_month_start[month - 1]) month--;
+        int day = doy - k_month_start[month - 1] + 1;
         if (t.year)
             snprintf(buf, size, "%04d-%02d-%02d %02d:%02d:%02d.%03d", t.year, month, day,
                      rem / 3600, rem / 60 % 60, rem % 60, ms);
@@ -383,12 +381,14 @@ void rd_prefix_parse(const char *line, size_t len, rd_prefix *o)
     const char *s = line, *end = line + len;
     for (int round = 0; round < 8 && s < end; round++) {
         size_t k = 0;
+        rd_time outer = o->ts; /* the outermost stamp (a collector's) wins */
         if (round == 0) k = strip_srun_label(s, end, o);
         if (!k) k = strip_bracket(s, end, o);
         if (!k) k = strip_iso(s, end, o);
         if (!k && o->ts.clock == RD_CLOCK_NONE) k = strip_syslog(s, end, o);
         if (!k && o->pid < 0) k = strip_nccl(s, end, o);
         if (!k) break;
+        if (outer.clock != RD_CLOCK_NONE) o->ts = outer;
         s += k;
     }
     /* "[Rank 3] ..." / "[PG 1 Rank 3] ..." at the start of a PyTorch message

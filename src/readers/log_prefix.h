@@ -15,7 +15,10 @@
  * boot (dmesg). rd_time_cmp() orders two times only when they are on the same
  * clock; the diagnose engine uses it to find the first failure across ranks.
  * Time zones are not known from the logs and are ignored (all files of one
- * job are assumed to be written in one zone).
+ * job are assumed to be written in one zone). Days are counted without a leap
+ * day so that a stamp with a year and one without compare within the year.
+ * When a line has several stamps (a log collector's ISO time in front of a
+ * glog stamp) the outermost one is kept: it is the one every line has.
  *
  * Everything here is pure: no allocation, no globals; out-structs are plain
  * data owned by the caller and point into the caller's line buffer.

@@ -198,8 +198,19 @@ static void classify_warn(rd_nccl_facts *f, const rd_prefix *pfx, const char *bo
     size_t n = (size_t)(end - body);
     const char *k;
     if ((k = find(body, n, "Got completion")) != NULL) {
+        /* three spellings across versions:
+         *   "with error 12, opcode 0, len 0, vendor err 129"            (<= 2.18)
+         *   "with status=12 opcode=0 len=0 vendor err 129 (Recv)"       (2.19+)
+         *   "with status=transport retry counter exceeded(12) ... vendor_err=129" (newest) */
         long code = number_after(k, end, "with error");
+        if (code < 0) code = number_after(k, end, "status=");
+        if (code < 0) {
+            const char *st = find(k, (size_t)(end - k), "status=");
+            const char *lp = st ? memchr(st, '(', (size_t)(end - st)) : NULL;
+            if (lp) code = number_after(lp, end, "(");
+        }
         long vendor = number_after(k, end, "vendor err");
+        if (vendor < 0) vendor = number_after(k, end, "vendor_err=");
         const char *dir = find(k, (size_t)(end - k), "(Send)") ? "send"
                           : find(k, (size_t)(end - k), "(Recv)") ? "recv" : "";
         add_issue(f, pfx, RD_NCCL_ISSUE_IB_COMPLETION, code, vendor, dir, strlen(dir), line, len,
