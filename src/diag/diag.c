@@ -1,7 +1,8 @@
 /* diag.c - diagnose engine: inputs, one reading pass, cross-rank timeline,
  * first failure, rules, ranking (see diag.h).
  *
- * Reading: every line is split off a 1 MiB window (no whole-file buffers), its
+ * Reading: every line is split off a 1 MiB window (no whole-file buffers;
+ * plain, gzip and zstd through cp_src), its
  * prefix parsed once, and handed to the NCCL, PyTorch and kernel readers; an
  * input whose first bytes are nvidia-smi -q output goes to that reader only.
  *
@@ -17,26 +18,24 @@
  * the first failure gets a small confidence bonus, so among equally specific
  * signatures the one that came first wins.
  */
-#ifndef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L /* strdup */
-#endif
 #include "diag.h"
 
-#include <dirent.h>
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+
+#include "../base/paths.h"
+#include "../base/src.h"
+#include "../base/util.h"
 
 #define READ_CHUNK (1 << 20)
 #define FIRST_FAILURE_BONUS 0.05
 
 dg_ctx *dg_new(void)
 {
-    dg_ctx *c = calloc(1, sizeof *c);
-    if (c) c->first_failure = -1;
+    dg_ctx *c = cp_xcalloc(1, sizeof *c);
+    c->first_failure = -1;
     return c;
 }
 
@@ -57,36 +56,21 @@ void dg_free(dg_ctx *c)
 
 /* ---- inputs ------------------------------------------------------------- */
 
-static dg_input *new_input(dg_ctx *c, const char *name, cp_error *err)
+static dg_input *new_input(dg_ctx *c, const char *name)
 {
     if (c->n_inputs == DG_MAX_INPUTS) {
         c->inputs_dropped++;
         return NULL;
     }
-    if ((c->n_inputs & (c->n_inputs - 1)) == 0) { /* grow at powers of two */
-        size_t cap = c->n_inputs ? (size_t)c->n_inputs * 2 : 8;
-        dg_input *p = realloc(c->inputs, cap * sizeof *p);
-        if (!p) {
-            cp_error_set(err, CP_ERR_NOMEM, name, 0, 0, -1, "cannot add input: out of memory");
-            return NULL;
-        }
-        c->inputs = p;
-    }
-    dg_input *in = &c->inputs[c->n_inputs];
+    size_t cap = (size_t)c->n_inputs;
+    if ((c->n_inputs & (c->n_inputs - 1)) == 0) /* grow at powers of two */
+        c->inputs = cp_xrealloc(c->inputs, (cap ? cap * 2 : 8) * sizeof *c->inputs);
+    dg_input *in = &c->inputs[c->n_inputs++];
     memset(in, 0, sizeof *in);
-    in->path = strdup(name);
-    in->nccl = malloc(sizeof *in->nccl);
-    in->torch = malloc(sizeof *in->torch);
-    in->dmesg = malloc(sizeof *in->dmesg);
-    if (!in->path || !in->nccl || !in->torch || !in->dmesg) {
-        free(in->path);
-        free(in->nccl);
-        free(in->torch);
-        free(in->dmesg);
-        cp_error_set(err, CP_ERR_NOMEM, name, 0, 0, -1, "cannot add input: out of memory");
-        return NULL;
-    }
-    c->n_inputs++;
+    in->path = cp_xstrdup(name);
+    in->nccl = cp_xmalloc(sizeof *in->nccl);
+    in->torch = cp_xmalloc(sizeof *in->torch);
+    in->dmesg = cp_xmalloc(sizeof *in->dmesg);
     rd_nccl_init(in->nccl, in->path);
     rd_torch_init(in->torch, in->path);
     rd_dmesg_init(in->dmesg, in->path);
@@ -114,8 +98,8 @@ static void feed_line(dg_input *in, const char *line, size_t len, long lineno)
 static void start_input(dg_input *in, const char *head, size_t n)
 {
     if (rd_smiq_sniff(head, n)) {
-        in->smiq = malloc(sizeof *in->smiq);
-        if (in->smiq) rd_smiq_init(in->smiq, in->path);
+        in->smiq = cp_xmalloc(sizeof *in->smiq);
+        rd_smiq_init(in->smiq, in->path);
     }
 }
 
@@ -165,8 +149,9 @@ static void buffer_lines(struct line_state *st, const char *buf, size_t len, boo
 
 int dg_add_buffer(dg_ctx *c, const char *name, const char *buf, size_t len, cp_error *err)
 {
-    dg_input *in = new_input(c, name, err);
-    if (!in) return c->n_inputs == DG_MAX_INPUTS ? 0 : CP_ERR_NOMEM;
+    (void)err;
+    dg_input *in = new_input(c, name);
+    if (!in) return 0; /* over the input cap: counted */
     start_input(in, buf, len);
     struct line_state st = {in, 0};
     size_t used;
@@ -176,37 +161,33 @@ int dg_add_buffer(dg_ctx *c, const char *name, const char *buf, size_t len, cp_e
     return 0;
 }
 
+/* Stream one file (plain, .gz or .zst) through a fixed window. */
 static int add_file(dg_ctx *c, const char *path, cp_error *err)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return cp_error_sys(err, CP_ERR_IO, path, "cannot open input");
-    char *win = malloc(READ_CHUNK + DG_MAX_LINE_BYTES);
-    if (!win) {
-        fclose(fp);
-        return cp_error_set(err, CP_ERR_NOMEM, path, 0, 0, -1, "cannot read input: out of memory");
-    }
-    dg_input *in = new_input(c, path, err);
+    cp_src *src;
+    int rc = cp_src_open(&src, path, err);
+    if (rc < 0) return rc;
+    dg_input *in = new_input(c, path);
     if (!in) {
-        free(win);
-        fclose(fp);
-        return c->n_inputs == DG_MAX_INPUTS ? 0 : CP_ERR_NOMEM;
+        cp_src_close(src);
+        return 0;
     }
+    char *win = cp_xmalloc(READ_CHUNK + DG_MAX_LINE_BYTES);
     struct line_state st = {in, 0};
     size_t have = 0;
     bool first = true, skipping = false;
-    int rc = 0;
     for (;;) {
-        size_t got = fread(win + have, 1, READ_CHUNK, fp);
-        if (got == 0 && ferror(fp)) {
-            rc = cp_error_sys(err, CP_ERR_IO, path, "read failed after %lld bytes", in->bytes);
+        ssize_t got = cp_src_read(src, win + have, READ_CHUNK, err);
+        if (got < 0) {
+            rc = (int)got;
             break;
         }
-        in->bytes += (long long)got;
+        in->bytes += got;
         if (first) {
-            start_input(in, win, got);
+            start_input(in, win, (size_t)got);
             first = false;
         }
-        size_t len = have + got, used = 0;
+        size_t len = have + (size_t)got, used = 0;
         if (skipping) { /* the rest of an over-long line */
             const char *nl = memchr(win, '\n', len);
             if (!nl) {
@@ -214,14 +195,14 @@ static int add_file(dg_ctx *c, const char *path, cp_error *err)
                 if (got == 0) break;
                 continue;
             }
-            memmove(win, nl + 1, len - (size_t)(nl + 1 - win));
             len -= (size_t)(nl + 1 - win);
+            memmove(win, nl + 1, len);
             skipping = false;
         }
         buffer_lines(&st, win, len, got == 0, &used);
         have = len - used;
         if (have) memmove(win, win + used, have);
-        if (have >= DG_MAX_LINE_BYTES) { /* cut: feed the head, skip to newline */
+        if (have >= DG_MAX_LINE_BYTES) { /* cut: feed the head, skip to the newline */
             in->long_lines++;
             feed_line(in, win, DG_MAX_LINE_BYTES, ++st.lineno);
             have = 0;
@@ -229,66 +210,28 @@ static int add_file(dg_ctx *c, const char *path, cp_error *err)
         }
         if (got == 0) break;
     }
+    in->truncated = cp_src_truncated(src);
     free(win);
-    fclose(fp);
+    cp_src_close(src);
     finish_input(c, in);
     return rc;
 }
 
-static int cmp_names(const void *a, const void *b)
+static bool keep_any(const char *path, void *ctx)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int add_dir(dg_ctx *c, const char *path, int depth, cp_error *err)
-{
-    if (depth > 16) return 0; /* symlink loops and absurd trees */
-    DIR *d = opendir(path);
-    if (!d) return cp_error_sys(err, CP_ERR_IO, path, "cannot open directory");
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    struct dirent *de;
-    int rc = 0;
-    while ((de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.') continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 32;
-            char **p = realloc(names, cap * sizeof *p);
-            if (!p) {
-                rc = cp_error_set(err, CP_ERR_NOMEM, path, 0, 0, -1, "cannot list directory: out of memory");
-                break;
-            }
-            names = p;
-        }
-        size_t L = strlen(path) + strlen(de->d_name) + 2;
-        names[n] = malloc(L);
-        if (!names[n]) {
-            rc = CP_ERR_NOMEM;
-            break;
-        }
-        snprintf(names[n], L, "%s/%s", path, de->d_name);
-        n++;
-    }
-    closedir(d);
-    if (n) qsort(names, n, sizeof *names, cmp_names);
-    for (size_t i = 0; i < n; i++) {
-        struct stat sb;
-        if (rc == 0 && stat(names[i], &sb) == 0) {
-            int r = S_ISDIR(sb.st_mode) ? add_dir(c, names[i], depth + 1, err)
-                    : S_ISREG(sb.st_mode) ? add_file(c, names[i], err) : 0;
-            if (r) rc = r;
-        }
-        free(names[i]);
-    }
-    free(names);
-    return rc;
+    (void)path;
+    (void)ctx;
+    return true;
 }
 
 int dg_add_path(dg_ctx *c, const char *path, cp_error *err)
 {
-    struct stat sb;
-    if (stat(path, &sb) != 0) return cp_error_sys(err, CP_ERR_IO, path, "cannot open input");
-    return S_ISDIR(sb.st_mode) ? add_dir(c, path, 0, err) : add_file(c, path, err);
+    cp_paths ps = {0};
+    int rc = cp_paths_add(&ps, path, keep_any, NULL, err);
+    if (rc == 0) cp_paths_sort_unique(&ps);
+    for (size_t i = 0; rc == 0 && i < ps.n; i++) rc = add_file(c, ps.v[i], err);
+    cp_paths_free(&ps);
+    return rc;
 }
 
 /* ---- events ------------------------------------------------------------- */
@@ -300,15 +243,8 @@ static void add_event(dg_ctx *c, int input, long line, rd_time ts, int rank, con
         c->events_dropped++;
         return;
     }
-    if ((c->n_events & (c->n_events - 1)) == 0) {
-        size_t cap = c->n_events ? (size_t)c->n_events * 2 : 64;
-        dg_event *p = realloc(c->events, cap * sizeof *p);
-        if (!p) {
-            c->events_dropped++;
-            return;
-        }
-        c->events = p;
-    }
+    if ((c->n_events & (c->n_events - 1)) == 0) /* grow at powers of two */
+        c->events = cp_xrealloc(c->events, (c->n_events ? (size_t)c->n_events * 2 : 64) * sizeof *c->events);
     dg_event *e = &c->events[c->n_events++];
     e->input = input;
     e->line = line;

@@ -43,6 +43,7 @@ typedef struct dg_input {
     long long bytes;
     long lines;
     long long_lines;      /* lines cut at DG_MAX_LINE_BYTES */
+    bool truncated;       /* a compressed input ended early */
     char kinds[64];       /* what was recognised: "nccl,pytorch,kernel,nvidia-smi-q" or "unknown" */
     rd_nccl_facts *nccl;  /* owned; never NULL after dg_run */
     rd_torch_facts *torch;
@@ -102,9 +103,8 @@ typedef struct dg_ctx {
 dg_ctx *dg_new(void);
 void dg_free(dg_ctx *c);
 
-/* Add a file, or every regular file under a directory (recursively, in name
- * order, skipping dot-files). Returns 0, or CP_ERR_IO with err filled; the
- * ctx stays usable. Lines are read as they come (streaming): a file of any
+/* Add a file, a directory (its files, recursively, in name order) or a glob.
+ * Returns 0, or a negative status with err filled; the ctx stays usable. Lines are read as they come (streaming): a file of any
  * size costs O(DG_MAX_LINE_BYTES) memory plus the bounded facts. */
 int dg_add_path(dg_ctx *c, const char *path, cp_error *err);
 /* Add an in-memory input named `name` (copied). */
