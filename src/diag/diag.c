@@ -254,7 +254,11 @@ static void add_event(dg_ctx *c, int input, long line, rd_time ts, int rank, con
     e->kind = kind;
     e->severity = sev;
     e->symptom = symptom;
-    snprintf(e->text, sizeof e->text, "%s", text);
+    /* the message without launcher/NCCL/time prefixes: the event already
+     * carries rank, host and time, and the evidence keeps the whole line */
+    rd_prefix pfx;
+    rd_prefix_parse(text, strlen(text), &pfx);
+    rd_copy_trim(e->text, sizeof e->text, pfx.msg, pfx.msg_len);
 }
 
 static void events_from_input(dg_ctx *c, int i)
