@@ -1,7 +1,8 @@
 /* cmd_diagnose.c - `chainprof diagnose`: failure logs in, root cause out.
  *
  * Flow: expand the arguments (files, directories, globs; plain, .gz, .zst)
- * into a sorted file list; feed every file to the diagnose engine (src/diag),
+ * into a sorted file list; feed the files to the diagnose engine (src/diag,
+ * one thread per file up to --threads),
  * which reads each line once through the shared log readers, builds the
  * cross-rank timeline and applies the rule table; turn its verdicts, events
  * and inputs into the report tree (schema chainprof.diagnose/1) that every
@@ -162,11 +163,14 @@ int cmd_diagnose(cli_ctx *ctx)
         cp_paths_free(&paths);
         return cli_usage_error(ctx, "no input files found in the given directories");
     }
-    dg_ctx *c = dg_new();
-    for (size_t i = 0; i < paths.n && !rc; i++) {
-        cp_error_clear(&err);
-        if (dg_add_path(c, paths.v[i], &err) < 0) rc = cli_fail(&err);
+    int nthreads = cli_threads(ctx);
+    if (nthreads < 0) {
+        cp_paths_free(&paths);
+        return CLI_EXIT_USAGE;
     }
+    dg_ctx *c = dg_new();
+    cp_error_clear(&err);
+    if (dg_add_files(c, paths.v, paths.n, nthreads, &err) < 0) rc = cli_fail(&err);
     rep_report *rep = NULL;
     if (rc) goto out;
     dg_run(c);

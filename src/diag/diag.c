@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/par.h"
 #include "../base/paths.h"
 #include "../base/src.h"
 #include "../base/util.h"
@@ -103,14 +104,12 @@ static void start_input(dg_input *in, const char *head, size_t n)
     }
 }
 
-static void finish_input(dg_ctx *c, dg_input *in)
+static void finish_input(dg_input *in)
 {
     rd_nccl_finish(in->nccl);
     rd_torch_finish(in->torch);
     rd_dmesg_finish(in->dmesg);
     if (in->smiq) rd_smiq_finish(in->smiq);
-    c->bytes_read += in->bytes;
-    c->lines_read += in->lines;
     char *k = in->kinds;
     size_t cap = sizeof in->kinds;
     k[0] = '\0';
@@ -157,21 +156,17 @@ int dg_add_buffer(dg_ctx *c, const char *name, const char *buf, size_t len, cp_e
     size_t used;
     buffer_lines(&st, buf, len, true, &used);
     in->bytes = (long long)len;
-    finish_input(c, in);
+    finish_input(in);
     return 0;
 }
 
-/* Stream one file (plain, .gz or .zst) through a fixed window. */
-static int add_file(dg_ctx *c, const char *path, cp_error *err)
+/* Stream one file (plain, .gz or .zst) through a fixed window into `in`.
+ * Touches only `in`, so files are read in parallel. */
+static int read_file(dg_input *in, cp_error *err)
 {
     cp_src *src;
-    int rc = cp_src_open(&src, path, err);
+    int rc = cp_src_open(&src, in->path, err);
     if (rc < 0) return rc;
-    dg_input *in = new_input(c, path);
-    if (!in) {
-        cp_src_close(src);
-        return 0;
-    }
     char *win = cp_xmalloc(READ_CHUNK + DG_MAX_LINE_BYTES);
     struct line_state st = {in, 0};
     size_t have = 0;
@@ -213,7 +208,39 @@ static int add_file(dg_ctx *c, const char *path, cp_error *err)
     in->truncated = cp_src_truncated(src);
     free(win);
     cp_src_close(src);
-    finish_input(c, in);
+    finish_input(in);
+    return rc;
+}
+
+typedef struct read_job {
+    dg_input *inputs;
+    cp_error *errs;
+    int *rcs;
+} read_job;
+
+static void read_one(void *ctx, size_t i)
+{
+    read_job *job = ctx;
+    cp_error_clear(&job->errs[i]);
+    job->rcs[i] = read_file(&job->inputs[i], &job->errs[i]);
+}
+
+int dg_add_files(dg_ctx *c, char *const *paths, size_t n, int nthreads, cp_error *err)
+{
+    int first = c->n_inputs;
+    for (size_t i = 0; i < n; i++) new_input(c, paths[i]); /* all before any pointer is taken */
+    size_t m = (size_t)(c->n_inputs - first);
+    if (!m) return 0;
+    read_job job = {&c->inputs[first], cp_xcalloc(m, sizeof(cp_error)), cp_xcalloc(m, sizeof(int))};
+    cp_par_for(m, nthreads, read_one, &job);
+    int rc = 0;
+    for (size_t i = 0; i < m && !rc; i++)
+        if (job.rcs[i] < 0) {
+            rc = job.rcs[i];
+            if (err) *err = job.errs[i];
+        }
+    free(job.errs);
+    free(job.rcs);
     return rc;
 }
 
@@ -228,8 +255,10 @@ int dg_add_path(dg_ctx *c, const char *path, cp_error *err)
 {
     cp_paths ps = {0};
     int rc = cp_paths_add(&ps, path, keep_any, NULL, err);
-    if (rc == 0) cp_paths_sort_unique(&ps);
-    for (size_t i = 0; rc == 0 && i < ps.n; i++) rc = add_file(c, ps.v[i], err);
+    if (rc == 0) {
+        cp_paths_sort_unique(&ps);
+        rc = dg_add_files(c, ps.v, ps.n, 1, err);
+    }
     cp_paths_free(&ps);
     return rc;
 }
@@ -352,6 +381,12 @@ void dg_run(dg_ctx *c)
 {
     c->n_events = 0;
     c->n_verdicts = 0;
+    c->bytes_read = 0;
+    c->lines_read = 0;
+    for (int i = 0; i < c->n_inputs; i++) {
+        c->bytes_read += c->inputs[i].bytes;
+        c->lines_read += c->inputs[i].lines;
+    }
     for (int i = 0; i < c->n_inputs; i++) events_from_input(c, i);
     if (c->n_events) qsort(c->events, (size_t)c->n_events, sizeof *c->events, cmp_events);
     /* first failure: earliest non-symptom error; else the earliest error */

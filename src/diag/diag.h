@@ -8,7 +8,8 @@
  * steps[]} sorted by confidence. It knows nothing about output formats: the
  * CLI renders the result through the report model.
  *
- * Life cycle: dg_new(); dg_add_path()/dg_add_buffer() any number of times;
+ * Life cycle: dg_new(); dg_add_path()/dg_add_files()/dg_add_buffer() any
+ * number of times;
  * dg_run() once; read ->verdicts, ->events, ->inputs; dg_free().
  *
  * Ownership: the ctx owns everything it returns (inputs, facts, events,
@@ -107,6 +108,9 @@ void dg_free(dg_ctx *c);
  * Returns 0, or a negative status with err filled; the ctx stays usable. Lines are read as they come (streaming): a file of any
  * size costs O(DG_MAX_LINE_BYTES) memory plus the bounded facts. */
 int dg_add_path(dg_ctx *c, const char *path, cp_error *err);
+/* Add files (no directory expansion) and read them on up to nthreads
+ * threads, one file per thread. Returns 0 or the first error (err filled). */
+int dg_add_files(dg_ctx *c, char *const *paths, size_t n, int nthreads, cp_error *err);
 /* Add an in-memory input named `name` (copied). */
 int dg_add_buffer(dg_ctx *c, const char *name, const char *buf, size_t len, cp_error *err);
 

@@ -80,9 +80,13 @@ const char *rd_aer_severity_name(int s)
     return s == RD_AER_FATAL ? "fatal" : s == RD_AER_NONFATAL ? "non-fatal" : "corrected";
 }
 
+enum { K_NVRM, K_AER, K_PCIE, K_OOMKILL };
+static const char *const k_keys[] = {"NVRM", "AER", "PCIe Bus Error", "Out of memory"};
+
 void rd_dmesg_init(rd_dmesg_facts *f, const char *file)
 {
     memset(f, 0, sizeof *f);
+    rd_keyset_init(&f->keys_, k_keys, (int)(sizeof k_keys / sizeof k_keys[0]));
     f->file = file;
 }
 
@@ -182,10 +186,11 @@ void rd_dmesg_line_pfx(rd_dmesg_facts *f, const rd_prefix *pfx, const char *line
     const char *s = pfx->msg, *end = pfx->msg + pfx->msg_len;
     size_t n = pfx->msg_len;
     const char *k;
-    bool nvrm = find(s, n > 40 ? 40 : n, "NVRM") != NULL;
+    if (pfx->pid >= 0) return; /* an NCCL-prefixed line is not the kernel's */
+    uint32_t mask = rd_keyset_scan(&f->keys_, s, n);
+    bool nvrm = (mask & (1u << K_NVRM)) && find(s, n > 40 ? 40 : n, "NVRM") != NULL;
     if (pfx->ts.clock == RD_CLOCK_BOOT || nvrm) f->kernel_lines++;
-    if (!nvrm && !find(s, n, "AER") && !find(s, n, "PCIe Bus Error") && !find(s, n, "Out of memory"))
-        return;
+    if (!nvrm && !(mask & ((1u << K_AER) | (1u << K_PCIE) | (1u << K_OOMKILL)))) return;
 
     if (nvrm && (k = find(s, n, "Xid (")) != NULL) {
         parse_xid(f, pfx, k, end, line, len, lineno);

@@ -88,6 +88,7 @@ typedef struct rd_dmesg_facts {
     rd_dmesg_oomkill oomkills[RD_DMESG_MAX_ITEMS];
     int n_oomkills;
     long dropped;
+    rd_keyset keys_;   /* private: phrases looked for, one pass per line */
     /* private: last "The NVIDIA GPU <bdf>" seen, for the multi-line message */
     char last_gpu_[24];
     long last_gpu_line_;

@@ -72,6 +72,20 @@ void rd_prefix_parse(const char *line, size_t len, rd_prefix *out);
 typedef void (*rd_line_fn)(void *ctx, const char *line, size_t len, long lineno);
 void rd_each_line(const char *buf, size_t len, rd_line_fn fn, void *ctx);
 
+/* A set of up to 32 needles (each >= 3 bytes) found in one pass over a line:
+ * rd_keyset_scan() returns a bit per needle present. Readers use it as a
+ * gate so a line that holds none of their phrases costs one pass instead of
+ * one search per phrase (logs are mostly lines nobody cares about). The
+ * tables are plain data built by rd_keyset_init into caller storage. */
+typedef struct rd_keyset {
+    uint32_t t0[256], t1[256], t2[256]; /* keys with byte b at offset 0/1/2 */
+    const char *keys[32];
+    uint8_t lens[32];
+    int n;
+} rd_keyset;
+void rd_keyset_init(rd_keyset *ks, const char *const *keys, int n);
+uint32_t rd_keyset_scan(const rd_keyset *ks, const char *s, size_t n);
+
 /* Small scanning helpers shared by the log readers (all bounded by len). */
 const char *rd_memmem(const char *hay, size_t n, const char *needle);
 /* Parse a decimal integer at *p (optional sign); advances *p. 0 on success. */

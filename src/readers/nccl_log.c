@@ -37,9 +37,23 @@ const char *rd_nccl_issue_key(int kind)
     return kind >= 0 && kind < RD_NCCL_ISSUE_COUNT ? k_issue_keys[kind] : "?";
 }
 
+/* Phrases whose presence decides which matchers run (rd_keyset); a line
+ * without any of them is not NCCL's, unless tagged "NCCL INFO/WARN". */
+enum {
+    K_NCCL, K_NET, K_BOOTSTRAP, K_P2P_PLUGIN, K_USING_NETWORK, K_GPU_DIRECT, K_GDR, K_CHANNEL,
+    K_RING, K_TREE, K_COLL_CHANNELS, K_NVLS, K_NRANKS, K_NRANKS2, K_RANK_HDR, K_VIA, K_VERSION,
+};
+static const char *const k_keys[] = {
+    "NCCL", "NET/", "Bootstrap", "P2P plugin", "Using network", "GPU Direct RDMA ", "disabling GDR",
+    "Channel ", "Ring ", "Tree", " coll channels", "NVLS", " nranks ", " nRanks ", " Rank ", " via ",
+    "NCCL version ",
+};
+#define HAS(k) (mask & (1u << (k)))
+
 void rd_nccl_init(rd_nccl_facts *f, const char *file)
 {
     memset(f, 0, sizeof *f);
+    rd_keyset_init(&f->keys_, k_keys, (int)(sizeof k_keys / sizeof k_keys[0]));
     f->file = file;
     f->gid_index = -1;
     f->coll_channels = f->nvls_channels = -1;
@@ -354,10 +368,12 @@ void rd_nccl_line_pfx(rd_nccl_facts *f, const rd_prefix *pfx, const char *line, 
     if (n == 0) return;
     /* fast reject: NCCL phrases all contain one of these letters early; lines
      * of other tools are skipped cheaply when they lack "NCCL"/"NET"/... */
+    uint32_t mask = rd_keyset_scan(&f->keys_, s, n);
+    if (!mask) return;
     bool tagged = false, warn = false;
     const char *body = s, *loc = NULL;
     size_t loc_len = 0;
-    const char *tag = find(s, n > 160 ? 160 : n, "NCCL ");
+    const char *tag = HAS(K_NCCL) ? find(s, n > 160 ? 160 : n, "NCCL ") : NULL;
     if (tag) {
         const char *t = tag + 5;
         if (starts(t, (size_t)(end - t), "INFO")) tagged = true;
@@ -376,7 +392,7 @@ void rd_nccl_line_pfx(rd_nccl_facts *f, const rd_prefix *pfx, const char *line, 
     const char *k;
 
     /* version: "NCCL version 2.18.5+cuda12.0", also inside PyTorch errors */
-    if ((k = find(s, n, "NCCL version ")) != NULL) {
+    if (HAS(K_VERSION) && (k = find(s, n, "NCCL version ")) != NULL) {
         const char *v = k + 13;
         size_t vl = token_len(v, end, " ,)");
         if (vl && isdigit((unsigned char)*v) && !f->version[0]) {
@@ -386,7 +402,7 @@ void rd_nccl_line_pfx(rd_nccl_facts *f, const rd_prefix *pfx, const char *line, 
         f->nccl_lines++;
         return;
     }
-    if (nccl_tests_rank_line(f, s, end)) return;
+    if (HAS(K_RANK_HDR) && nccl_tests_rank_line(f, s, end)) return;
 
     if (warn) {
         f->nccl_lines++;
@@ -397,7 +413,7 @@ void rd_nccl_line_pfx(rd_nccl_facts *f, const rd_prefix *pfx, const char *line, 
     }
 
     bool known = true;
-    if (starts(body, bn, "Bootstrap") && (k = find(body, bn, "Using ")) != NULL) {
+    if (HAS(K_BOOTSTRAP) && starts(body, bn, "Bootstrap") && (k = find(body, bn, "Using ")) != NULL) {
         const char *v = k + 6;
         if (v < end && *v == '[') v = memchr(v, ']', (size_t)(end - v)) ? (const char *)memchr(v, ']', (size_t)(end - v)) + 1 : v;
         if (!f->bootstrap_if[0]) {
@@ -432,7 +448,7 @@ void rd_nccl_line_pfx(rd_nccl_facts *f, const rd_prefix *pfx, const char *line, 
     } else if (starts(body, bn, "NET/Socket") && find(body, bn, "Using ")) {
         set_at_once(&f->socket_using_at, line, len, lineno);
         if (!f->network_at.line && !f->ib_using_at.line) f->net = RD_NCCL_NET_SOCKET;
-    } else if ((k = find(body, bn, "GPU Direct RDMA ")) != NULL) {
+    } else if (HAS(K_GPU_DIRECT) && (k = find(body, bn, "GPU Direct RDMA ")) != NULL) {
         /* "GPU Direct RDMA Enabled for GPU 1a000 / HCA 0 (distance 2 <= 3), read 1"
          * "GPU Direct RDMA Disabled for GPU ca000 / HCA 0 (distance 7 > 4)"
          * "NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)" */
@@ -448,13 +464,13 @@ void rd_nccl_line_pfx(rd_nccl_facts *f, const rd_prefix *pfx, const char *line, 
                 set_at(&f->gdr_at, line, len, lineno);
             }
         }
-    } else if (find(body, bn, "disabling GDR")) { /* NET/OFI */
+    } else if (HAS(K_GDR)) { /* NET/OFI "disabling GDR" */
         if (f->gdr != RD_NCCL_GDR_ON) {
             f->gdr = RD_NCCL_GDR_OFF;
             rd_copy_trim(f->gdr_reason, sizeof f->gdr_reason, body, bn);
             set_at(&f->gdr_at, line, len, lineno);
         }
-    } else if ((starts(body, bn, "Channel ") || starts(body, bn, "Ring ")) &&
+    } else if ((starts(body, bn, "Channel ") || starts(body, bn, "Ring ")) && HAS(K_VIA) &&
                (k = find(body, bn, " via ")) != NULL) {
         int t = classify_transport(k + 5, end);
         if (t >= 0) {
@@ -472,7 +488,7 @@ void rd_nccl_line_pfx(rd_nccl_facts *f, const rd_prefix *pfx, const char *line, 
         else known = false;
     } else if (starts(body, bn, "Trees ") || starts(body, bn, "Tree ")) {
         f->trees++;
-    } else if ((k = find(body, bn, " coll channels")) != NULL) {
+    } else if (HAS(K_COLL_CHANNELS) && (k = find(body, bn, " coll channels")) != NULL) {
         /* "16 coll channels, 0 nvls channels, 16 p2p channels, ..." */
         const char *p = body;
         long v;
@@ -484,7 +500,7 @@ void rd_nccl_line_pfx(rd_nccl_facts *f, const rd_prefix *pfx, const char *line, 
             if (rd_scan_long(&q, nv, &v) == 0) f->nvls_channels = (int)v;
         }
         set_at(&f->channels_at, line, len, lineno);
-    } else if (find(body, bn, "NVLS multicast support is ")) {
+    } else if (HAS(K_NVLS) && find(body, bn, "NVLS multicast support is ")) {
         int avail = find(body, bn, "is not available") ? 0 : 1;
         if (f->nvls_available != 0) { /* one device without it is the news */
             f->nvls_available = avail;
@@ -495,7 +511,8 @@ void rd_nccl_line_pfx(rd_nccl_facts *f, const rd_prefix *pfx, const char *line, 
             f->nvls_available = 1;
             set_at(&f->nvls_at, line, len, lineno);
         }
-    } else if ((k = find(body, bn, " nranks ")) != NULL || (k = find(body, bn, " nRanks ")) != NULL) {
+    } else if ((HAS(K_NRANKS) && (k = find(body, bn, " nranks ")) != NULL) ||
+               (HAS(K_NRANKS2) && (k = find(body, bn, " nRanks ")) != NULL)) {
         /* "comm 0x.. rank 7 nranks 8 cudaDev 7 ..." */
         long nr = number_after(k, end, k[2] == 'r' ? " nranks" : " nRanks");
         long r = number_after(body, k + 1, " rank ");

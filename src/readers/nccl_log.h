@@ -162,6 +162,7 @@ typedef struct rd_nccl_facts {
     int n_issues;
     long issues_dropped;
     long warn_lines;           /* all NCCL WARN lines */
+    rd_keyset keys_;           /* private: phrases looked for, one pass per line */
     /* private streaming state: distinct (host,pid,dev) triples, capped */
     struct { uint32_t host_hash; long pid; int dev; } seen_[256];
     int n_seen_;

@@ -26,9 +26,16 @@ const char *rd_torch_phase_name(int phase)
     }
 }
 
+/* Phrases that make a line worth a closer look (rd_keyset gate). */
+enum { K_ERROR, K_WORKNCCL, K_COLLECTIVE, K_SIGBUS, K_OOM, K_TRACEBACK, K_NCCL_WORK };
+static const char *const k_keys[] = {
+    "rror", "WorkNCCL(", "collective", "SIGBUS", "out of memory", "Traceback (most recent call last)", "NCCL work",
+};
+
 void rd_torch_init(rd_torch_facts *f, const char *file)
 {
     memset(f, 0, sizeof *f);
+    rd_keyset_init(&f->keys_, k_keys, (int)(sizeof k_keys / sizeof k_keys[0]));
     f->file = file;
     f->desync_seq = -1;
     f->tb_.rank = -1;
@@ -240,8 +247,10 @@ void rd_torch_line_pfx(rd_torch_facts *f, const rd_prefix *pfx, const char *line
     const char *s = pfx->msg, *end = pfx->msg + pfx->msg_len;
     size_t n = pfx->msg_len;
     const char *k;
-    traceback_line(f, pfx, s, end, lineno);
-    if (n < 8) return;
+    if (pfx->pid >= 0) return; /* an NCCL-prefixed line is never PyTorch's own */
+    uint32_t mask = rd_keyset_scan(&f->keys_, s, n);
+    if (f->tb_.open || (mask & (1u << K_TRACEBACK))) traceback_line(f, pfx, s, end, lineno);
+    if (n < 8 || !mask) return;
 
     if (find(s, n, "out of memory") && (find(s, n, "CUDA") || find(s, n, "Tried to allocate"))) {
         parse_oom(f, pfx, s, end, line, len, lineno);

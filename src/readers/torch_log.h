@@ -113,6 +113,7 @@ typedef struct rd_torch_facts {
     rd_torch_error cuda_errors[RD_TORCH_MAX_ITEMS];
     int n_cuda_errors;
     long dropped;      /* items past a cap */
+    rd_keyset keys_;   /* private: phrases looked for, one pass per line */
     /* private traceback state (the most recent traceback of any rank) */
     struct {
         bool open;
