@@ -83,6 +83,16 @@ int rd_scan_long(const char **p, const char *end, long *out)
     return 0;
 }
 
+long rd_long_after(const char *s, const char *end, const char *key)
+{
+    const char *k = rd_memmem(s, (size_t)(end - s), key);
+    long v;
+    if (!k) return -1;
+    k += strlen(key);
+    while (k < end && *k == ' ') k++;
+    return rd_scan_long(&k, end, &v) == 0 ? v : -1;
+}
+
 int rd_scan_double(const char **p, const char *end, double *out)
 {
     const char *s = *p;

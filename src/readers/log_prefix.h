@@ -90,6 +90,8 @@ uint32_t rd_keyset_scan(const rd_keyset *ks, const char *s, size_t n);
 const char *rd_memmem(const char *hay, size_t n, const char *needle);
 /* Parse a decimal integer at *p (optional sign); advances *p. 0 on success. */
 int rd_scan_long(const char **p, const char *end, long *out);
+/* The integer after the first `key` in [s, end) (spaces skipped), or -1. */
+long rd_long_after(const char *s, const char *end, const char *key);
 /* Parse a decimal number with optional fraction; advances *p. 0 on success. */
 int rd_scan_double(const char **p, const char *end, double *out);
 /* Copy at most size-1 bytes of s[0..n), trimming spaces, always terminated. */

@@ -196,16 +196,6 @@ static void add_issue(rd_nccl_facts *f, const rd_prefix *pfx, int kind, long cod
     set_at(&is->at, line, len, lineno);
 }
 
-static long number_after(const char *s, const char *end, const char *key)
-{
-    const char *k = find(s, (size_t)(end - s), key);
-    long v;
-    if (!k) return -1;
-    k += strlen(key);
-    while (k < end && *k == ' ') k++;
-    return rd_scan_long(&k, end, &v) == 0 ? v : -1;
-}
-
 static void classify_warn(rd_nccl_facts *f, const rd_prefix *pfx, const char *body, const char *end,
                           const char *loc, size_t loc_len, const char *line, size_t len, long lineno)
 {
@@ -216,15 +206,15 @@ static void classify_warn(rd_nccl_facts *f, const rd_prefix *pfx, const char *bo
          *   "with error 12, opcode 0, len 0, vendor err 129"            (<= 2.18)
          *   "with status=12 opcode=0 len=0 vendor err 129 (Recv)"       (2.19+)
          *   "with status=transport retry counter exceeded(12) ... vendor_err=129" (newest) */
-        long code = number_after(k, end, "with error");
-        if (code < 0) code = number_after(k, end, "status=");
+        long code = rd_long_after(k, end, "with error");
+        if (code < 0) code = rd_long_after(k, end, "status=");
         if (code < 0) {
             const char *st = find(k, (size_t)(end - k), "status=");
             const char *lp = st ? memchr(st, '(', (size_t)(end - st)) : NULL;
-            if (lp) code = number_after(lp, end, "(");
+            if (lp) code = rd_long_after(lp, end, "(");
         }
-        long vendor = number_after(k, end, "vendor err");
-        if (vendor < 0) vendor = number_after(k, end, "vendor_err=");
+        long vendor = rd_long_after(k, end, "vendor err");
+        if (vendor < 0) vendor = rd_long_after(k, end, "vendor_err=");
         const char *dir = find(k, (size_t)(end - k), "(Send)") ? "send"
                           : find(k, (size_t)(end - k), "(Recv)") ? "recv" : "";
         add_issue(f, pfx, RD_NCCL_ISSUE_IB_COMPLETION, code, vendor, dir, strlen(dir), line, len,
@@ -272,10 +262,10 @@ static void classify_warn(rd_nccl_facts *f, const rd_prefix *pfx, const char *bo
         add_issue(f, pfx, RD_NCCL_ISSUE_SHM, -1, -1, NULL, 0, line, len, lineno);
     } else if (find(body, n, "NVLS") || find(body, n, "nvls") ||
                (loc && find(loc, loc_len, "nvls"))) {
-        add_issue(f, pfx, RD_NCCL_ISSUE_NVLS, number_after(body, end, "Cuda failure"), -1, NULL, 0,
+        add_issue(f, pfx, RD_NCCL_ISSUE_NVLS, rd_long_after(body, end, "Cuda failure"), -1, NULL, 0,
                   line, len, lineno);
     } else if ((k = find(body, n, "Cuda failure")) != NULL) {
-        add_issue(f, pfx, RD_NCCL_ISSUE_CUDA, number_after(k, end, "Cuda failure"), -1, NULL, 0,
+        add_issue(f, pfx, RD_NCCL_ISSUE_CUDA, rd_long_after(k, end, "Cuda failure"), -1, NULL, 0,
                   line, len, lineno);
     } else if (find(body, n, "unhandled system error") || find(body, n, "remote process exited")) {
         add_issue(f, pfx, RD_NCCL_ISSUE_SYSTEM, -1, -1, NULL, 0, line, len, lineno);
@@ -514,14 +504,14 @@ void rd_nccl_line_pfx(rd_nccl_facts *f, const rd_prefix *pfx, const char *line, 
     } else if ((HAS(K_NRANKS) && (k = find(body, bn, " nranks ")) != NULL) ||
                (HAS(K_NRANKS2) && (k = find(body, bn, " nRanks ")) != NULL)) {
         /* "comm 0x.. rank 7 nranks 8 cudaDev 7 ..." */
-        long nr = number_after(k, end, k[2] == 'r' ? " nranks" : " nRanks");
-        long r = number_after(body, k + 1, " rank ");
+        long nr = rd_long_after(k, end, k[2] == 'r' ? " nranks" : " nRanks");
+        long r = rd_long_after(body, k + 1, " rank ");
         if (nr > f->nranks && nr < 1000000) f->nranks = (int)nr;
         if (r > f->max_rank && r < 1000000) f->max_rank = (int)r;
     } else if (starts(body, bn, "NCCL_")) {
         note_env(f, body, end, lineno);
         if (starts(body, bn, "NCCL_IB_GID_INDEX")) {
-            long g = number_after(body, end, " to ");
+            long g = rd_long_after(body, end, " to ");
             if (g >= 0) {
                 f->gid_index = (int)g;
                 set_at(&f->gid_at, line, len, lineno);
@@ -529,7 +519,7 @@ void rd_nccl_line_pfx(rd_nccl_facts *f, const rd_prefix *pfx, const char *line, 
         }
     } else if (starts(body, bn, "NET/IB") && (k = find(body, bn, " GID ")) != NULL) {
         /* "NET/IB: Dev 0 Port 1 qpn 58 mtu 3 GID 3 (0/A10B0A0AFFFF0000)" */
-        long g = number_after(k, end, " GID ");
+        long g = rd_long_after(k, end, " GID ");
         if (g >= 0 && f->gid_index < 0) {
             f->gid_index = (int)g;
             set_at(&f->gid_at, line, len, lineno);

@@ -96,16 +96,6 @@ static double size_before(const char *s, const char *end, const char *key)
     return rd_torch_scan_size(&q, k, &b) == 0 ? b : -1;
 }
 
-static long long_after(const char *s, const char *end, const char *key)
-{
-    const char *k = find(s, (size_t)(end - s), key);
-    long v;
-    if (!k) return -1;
-    k += strlen(key);
-    while (k < end && *k == ' ') k++;
-    return rd_scan_long(&k, end, &v) == 0 ? v : -1;
-}
-
 static void parse_oom(rd_torch_facts *f, const rd_prefix *pfx, const char *s, const char *end,
                       const char *line, size_t len, long lineno)
 {
@@ -163,11 +153,11 @@ static void parse_watchdog(rd_torch_facts *f, const rd_prefix *pfx, const char *
     }
     rd_torch_watchdog *w = &f->timeouts[f->n_timeouts++];
     memset(w, 0, sizeof *w);
-    w->seq = long_after(s, end, "SeqNum=");
-    w->numel_in = long_after(s, end, "NumelIn=");
-    w->numel_out = long_after(s, end, "NumelOut=");
-    w->timeout_ms = long_after(s, end, "Timeout(ms)=");
-    w->ran_for_ms = long_after(s, end, "ran for ");
+    w->seq = rd_long_after(s, end, "SeqNum=");
+    w->numel_in = rd_long_after(s, end, "NumelIn=");
+    w->numel_out = rd_long_after(s, end, "NumelOut=");
+    w->timeout_ms = rd_long_after(s, end, "Timeout(ms)=");
+    w->ran_for_ms = rd_long_after(s, end, "ran for ");
     w->format = find(s, (size_t)(end - s), "NumelIn=") ? 2 : 1;
     const char *op = find(s, (size_t)(end - s), "OpType=");
     if (op) {
@@ -227,7 +217,7 @@ static void traceback_line(rd_torch_facts *f, const rd_prefix *pfx, const char *
                 for (const char *c = path; c < q; c++)
                     if (*c == '/') base = c + 1;
                 snprintf(f->tb_.frame, sizeof f->tb_.frame, "%.*s:%ld in %.*s", (int)(q - base > 80 ? 80 : q - base),
-                         base, long_after(s, end, ", line "), (int)(fn > 60 ? 60 : fn), func);
+                         base, rd_long_after(s, end, ", line "), (int)(fn > 60 ? 60 : fn), func);
             }
         } else { /* source line of a frame: "    loss.backward()" */
             if (find(s, n, ".backward(")) f->tb_.phase_flags |= 1 << RD_TORCH_PHASE_BACKWARD;
@@ -262,9 +252,9 @@ void rd_torch_line_pfx(rd_torch_facts *f, const rd_prefix *pfx, const char *line
             return;
         }
         rd_torch_progress *p = &f->progress[f->n_progress++];
-        p->at_work = long_after(s, end, "at work:");
-        p->last_enqueued = long_after(s, end, "last enqueued NCCL work:");
-        p->last_completed = long_after(s, end, "last completed NCCL work:");
+        p->at_work = rd_long_after(s, end, "at work:");
+        p->last_enqueued = rd_long_after(s, end, "last enqueued NCCL work:");
+        p->last_completed = rd_long_after(s, end, "last completed NCCL work:");
         set_at(&p->at, pfx, line, len, lineno);
     } else if ((k = find(s, n, "] finished collective #")) != NULL) {
         /* "[1] finished collective #2, but didn't join collective #3" */
@@ -275,8 +265,8 @@ void rd_torch_line_pfx(rd_torch_facts *f, const rd_prefix *pfx, const char *line
         if (f->n_desyncs < RD_TORCH_MAX_ITEMS && rd_scan_long(&q, k, &r) == 0 && q == k) {
             rd_torch_desync *d = &f->desyncs[f->n_desyncs++];
             d->lag_rank = (int)r;
-            d->finished_seq = long_after(k, end, "finished collective #");
-            d->missing_seq = long_after(k, end, "join collective #");
+            d->finished_seq = rd_long_after(k, end, "finished collective #");
+            d->missing_seq = rd_long_after(k, end, "join collective #");
             set_at(&d->at, pfx, line, len, lineno);
         }
     } else if ((k = find(s, n, "Timeout at collective:")) != NULL) {
@@ -286,7 +276,7 @@ void rd_torch_line_pfx(rd_torch_facts *f, const rd_prefix *pfx, const char *line
         const char *e = op;
         while (e < end && *e != ',' && *e != ' ') e++;
         rd_copy_trim(f->desync_op, sizeof f->desync_op, op, (size_t)(e - op));
-        f->desync_seq = long_after(e, end, "#");
+        f->desync_seq = rd_long_after(e, end, "#");
         set_at(&f->desync_timeout_at, pfx, line, len, lineno);
     } else if ((k = find(s, n, "NCCL error")) != NULL) {
         /* "NCCL error in: .../ProcessGroupNCCL.cpp:825, unhandled system error, NCCL version 2.7.8" */
