@@ -204,6 +204,64 @@ static void test_rule_table(void **state)
     }
 }
 
+
+/* One small log per rule signature: the top verdict must be that rule's. */
+typedef struct rule_case {
+    const char *log;
+    const char *code;
+    const char *title_has;
+} rule_case;
+
+static const rule_case k_rule_cases[] = {
+    {"a:1:2 [0] misc/ibvwrap.cc:187 NCCL WARN Call to ibv_modify_qp failed with error Network is unreachable\n",
+     "roce_network_unreachable", "Network is unreachable"},
+    {"a:1:2 [0] misc/ibvwrap.cc:160 NCCL WARN Call to ibv_modify_qp failed with error Connection timed out\n",
+     "ibv_call_failed", "Connection timed out"},
+    {"a:1:2 [1] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device\n"
+     "a:1:2 [1] include/shm.h:48 NCCL WARN Error while creating shared memory segment nccl-shm-recv-1 (size 9637888)\n",
+     "nccl_shm", "/dev/shm"},
+    {"a:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via SHM/direct/direct\nBus error (core dumped)\n",
+     "nccl_shm", "SIGBUS"},
+    {"a:1:2 [0] transport/nvls.cc:158 NCCL WARN Cuda failure 801 'operation not supported'\n",
+     "nvls_setup_failed", "NVLS"},
+    {"a:1:2 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer with error 5, opcode 0, len 0, vendor err 249 (Recv)\n",
+     "ib_completion_error", "error 5"},
+    {"[  700.0] Out of memory: Killed process 4242 (python3) total-vm:1000kB\n", "host_oom_killer", "4242 (python3)"},
+    {"[  600.0] pcieport 0000:00:03.1: AER: Uncorrected (Fatal) error received: 0000:3b:00.0\n", "pcie_aer", "1 fatal"},
+    {"[ 10.0] NVRM: Xid (PCI:0000:3b:00): 74, pid=1, NVLink: fatal error detected on link 3\n", "gpu_nvlink", "Xid 74"},
+    {"[ 10.0] NVRM: Xid (PCI:0000:3b:00): 119, pid=1, Timeout waiting for RPC from GSP!\n", "gpu_firmware", "Xid 119"},
+    {"[ 10.0] NVRM: Xid (PCI:0000:3b:00): 31, pid=1, name=python, Ch 00000010, MMU Fault\n", "gpu_app_fault", "Xid 31"},
+    {"[ 10.0] NVRM: Xid (PCI:0000:3b:00): 999, pid=1, something new\n", "gpu_xid", "Xid 999"},
+    {"[rank2]:RuntimeError: CUDA error: uncorrectable ECC error encountered\n", "gpu_ecc_uncorrectable", "rank 2"},
+    {"RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3\n",
+     "nccl_error", "unhandled cuda error"},
+    {"h1:1:2 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)\n"
+     "h1:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>\n"
+     "h2:3:4 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/IB/0\n",
+     "gdr_disabled", "no module"},
+    {"==============NVSMI LOG==============\nGPU 00000000:07:00.0\n    Product Name : NVIDIA A100-SXM4-80GB\n"
+     "    Remapped Rows\n        Pending : No\n        Remapping Failure Occurred : Yes\n",
+     "gpu_row_remap_failure", "A100"},
+};
+
+static void test_rule_signatures(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof k_rule_cases / sizeof k_rule_cases[0]; i++) {
+        const rule_case *rc = &k_rule_cases[i];
+        dg_ctx *c = dg_new();
+        dg_add_buffer(c, "case.log", rc->log, strlen(rc->log), NULL);
+        dg_run(c);
+        if (!c->n_verdicts) fail_msg("case %zu: no verdict, expected %s", i, rc->code);
+        if (strcmp(c->verdicts[0].code, rc->code) != 0)
+            fail_msg("case %zu: top verdict %s, expected %s", i, c->verdicts[0].code, rc->code);
+        if (!strstr(c->verdicts[0].title, rc->title_has))
+            fail_msg("case %zu: title \"%s\" lacks \"%s\"", i, c->verdicts[0].title, rc->title_has);
+        assert_true(c->verdicts[0].n_evidence > 0 && c->verdicts[0].n_steps > 0);
+        dg_free(c);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -216,6 +274,7 @@ int main(void)
         cmocka_unit_test(test_empty_and_binary_input),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_rule_table),
+        cmocka_unit_test(test_rule_signatures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
