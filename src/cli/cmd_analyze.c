@@ -22,17 +22,21 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { O_GPUS_PER_NODE = 100 };
+enum { O_GPUS_PER_NODE = 100, O_RANK_MAP };
 
 static const cli_opt opts[] = {
     { "gpus-per-node", 0, "N", O_GPUS_PER_NODE, 0,
       "GPUs per node, for intra/inter-node scope (default: the trace's device count)" },
+    { "rank-map", 0, "PID=RANK,...", O_RANK_MAP, 0,
+      "ranks of processes in Nsight Systems reports (default: one rank per process, in pid order)" },
 };
 
 typedef struct input {
     const char *path;
     const rd_trace_reader *reader;
     tl_builder *builder;
+    tl_builder **extra; /* more ranks from the same file (rd_opts.more) */
+    size_t n_extra;
     cp_error err;
     int rc;
     uint64_t size_bytes;
@@ -42,13 +46,21 @@ typedef struct input {
 typedef struct read_job {
     input *inputs;
     size_t n;
+    const char *rank_map;
 } read_job;
+
+static tl_builder *more_builder(void *ctx, const char *source)
+{
+    input *in = ctx;
+    in->extra = cp_xrealloc(in->extra, (in->n_extra + 1) * sizeof *in->extra);
+    return in->extra[in->n_extra++] = tl_builder_new(source);
+}
 
 static void read_one(void *ctx, size_t i)
 {
     read_job *job = ctx;
     input *in = &job->inputs[i];
-    rd_opts ro = { 0 };
+    rd_opts ro = { .more = more_builder, .more_ctx = in, .rank_map = job->rank_map };
     cp_error_clear(&in->err);
     in->builder = tl_builder_new(in->path);
     in->rc = in->reader->read(in->path, in->builder, &ro, &in->err);
@@ -88,7 +100,7 @@ static bool keep_trace_file(const char *path, void *ctx)
 {
     (void)ctx;
     return cp_str_ends(path, ".json") || cp_str_ends(path, ".json.gz") || cp_str_ends(path, ".json.zst") ||
-           cp_str_ends(path, ".sqlite") || cp_str_ends(path, ".log") || cp_str_ends(path, ".txt");
+           cp_str_ends(path, ".sqlite") || cp_str_ends(path, ".nsys-rep") || cp_str_ends(path, ".log") || cp_str_ends(path, ".txt");
 }
 
 int cmd_analyze(cli_ctx *ctx)
@@ -130,26 +142,33 @@ int cmd_analyze(cli_ctx *ctx)
     if (cp_log_stderr_is_tty() && cp_log_level() >= CP_LOG_WARN)
         fprintf(stderr, "chainprof: reading %zu file%s on %d thread%s...\r", paths.n, paths.n == 1 ? "" : "s",
                 nthreads, nthreads == 1 ? "" : "s");
-    read_job job = { inputs, paths.n };
+    read_job job = { inputs, paths.n, cli_get(ctx, O_RANK_MAP) };
     cp_par_for(paths.n, nthreads, read_one, &job);
     if (cp_log_stderr_is_tty() && cp_log_level() >= CP_LOG_WARN)
         fprintf(stderr, "\033[K");
     for (size_t i = 0; i < paths.n && !rc; i++)
         if (inputs[i].rc < 0)
             rc = cli_fail(&inputs[i].err);
-    tl_builder **bs = cp_xcalloc(paths.n, sizeof *bs);
+    size_t n_builders = 0;
+    for (size_t i = 0; i < paths.n; i++)
+        n_builders += 1 + inputs[i].n_extra;
+    tl_builder **bs = cp_xcalloc(n_builders, sizeof *bs);
+    n_builders = 0;
     for (size_t i = 0; i < paths.n; i++) {
-        bs[i] = inputs[i].builder;
+        bs[n_builders++] = inputs[i].builder;
         inputs[i].builder = NULL;
+        for (size_t k = 0; k < inputs[i].n_extra; k++)
+            bs[n_builders++] = inputs[i].extra[k];
+        inputs[i].n_extra = 0;
     }
     if (rc) {
-        for (size_t i = 0; i < paths.n; i++)
+        for (size_t i = 0; i < n_builders; i++)
             tl_builder_free(bs[i]);
         free(bs);
         goto out;
     }
     tl_finish_opts fo = { .nthreads = nthreads };
-    if (tl_finish(bs, paths.n, &fo, &tl, &err) < 0) {
+    if (tl_finish(bs, n_builders, &fo, &tl, &err) < 0) {
         free(bs);
         rc = cli_fail(&err);
         goto out;
@@ -175,8 +194,12 @@ out:
     an_ctx_free(&an);
     rep_free(rep);
     tl_free(tl);
-    for (size_t i = 0; i < paths.n; i++)
+    for (size_t i = 0; i < paths.n; i++) {
         tl_builder_free(inputs[i].builder);
+        for (size_t k = 0; k < inputs[i].n_extra; k++)
+            tl_builder_free(inputs[i].extra[k]);
+        free(inputs[i].extra);
+    }
     free(inputs);
     cp_paths_free(&paths);
     return rc;

@@ -28,7 +28,15 @@
 #include <stddef.h>
 
 typedef struct rd_opts {
-    int reserved; /* per-read options (none yet) */
+    /* A file that holds several ranks (an nsys report of several processes)
+     * asks for one more builder per extra rank; the caller owns them and
+     * passes them all to tl_finish. NULL when the caller cannot take more
+     * (the reader then merges into the given builder and says so). */
+    tl_builder *(*more)(void *ctx, const char *source);
+    void *more_ctx;
+    /* --rank-map "PID=RANK[,PID=RANK...]": ranks of processes in formats
+     * that have no rank of their own (nsys); NULL when not given. */
+    const char *rank_map;
 } rd_opts;
 
 typedef struct rd_trace_reader {
