@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "../base/paths.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -238,6 +239,14 @@ static void rule_watchdog(dg_ctx *c, const dg_rule *r)
              ranks_seen ? ranks_seen : 1, a->op, a->seq, a->numel_in, a->timeout_ms,
              n_missing ? "; no timeout line from rank(s) " : "", missing,
              n_missing ? " - look at their logs first" : "");
+    /* name the rank that failed before the collective timed out, if any */
+    if (c->first_failure >= 0 && strcmp(c->events[c->first_failure].kind, "watchdog_timeout") != 0) {
+        const dg_event *ff = &c->events[c->first_failure];
+        char ts[48];
+        rd_time_format(ff->ts, ts, sizeof ts);
+        dg_verdict_step(v, "rank %d%s%s failed first (%s%s%s, %s:%ld): start there", ff->rank, ff->host[0] ? " on " : "",
+                        ff->host, ff->kind, ts[0] ? " at " : "", ts, cp_path_base(c->inputs[ff->input].path), ff->line);
+    }
     if (min_done >= 0 && min_done != max_done)
         dg_verdict_step(v, "last completed work differs across ranks (%ld vs %ld): the rank with %ld is behind", min_done, max_done, min_done);
     dg_verdict_step(v, "look for the first error on any rank before the timeout (NCCL WARN, Xid, OOM, a killed process) - this timeout is a symptom");

@@ -13,8 +13,8 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 static const char *const k_transport_names[] = {
 #define X(e, s) s,
@@ -552,6 +552,31 @@ void rd_nccl_finish(rd_nccl_facts *f)
 static void line_cb(void *ctx, const char *line, size_t len, long lineno)
 {
     rd_nccl_line(ctx, line, len, lineno);
+}
+
+struct sniff_state {
+    rd_nccl_facts *f;
+    long lines;
+};
+
+static void sniff_cb(void *ctx, const char *line, size_t len, long lineno)
+{
+    struct sniff_state *st = ctx;
+    st->lines++;
+    rd_nccl_line(st->f, line, len, lineno);
+}
+
+int rd_nccl_sniff(const char *head, size_t n)
+{
+    rd_nccl_facts *f = malloc(sizeof *f);
+    if (!f) return 0;
+    rd_nccl_init(f, "");
+    struct sniff_state st = {f, 0};
+    rd_each_line(head, n, sniff_cb, &st);
+    long hits = f->nccl_lines;
+    free(f);
+    if (hits >= 3 || (st.lines && hits * 3 >= st.lines && hits)) return 100;
+    return hits ? 60 : 0;
 }
 
 void rd_nccl_parse_buf(rd_nccl_facts *f, const char *file, const char *buf, size_t len)

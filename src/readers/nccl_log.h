@@ -179,6 +179,10 @@ void rd_nccl_finish(rd_nccl_facts *f);
 /* init + every line of buf + finish. */
 void rd_nccl_parse_buf(rd_nccl_facts *f, const char *file, const char *buf, size_t len);
 
+/* Confidence 0..100 that head[0..n) (the start of a file) is an NCCL_DEBUG
+ * log or a console holding one: 100 with 3+ NCCL lines or a third of the
+ * lines, 60 with 1-2, else 0. For content detection in `analyze`. */
+int rd_nccl_sniff(const char *head, size_t n);
 /* Is `name` a GPU generation that has NVLS (NVLink SHARP: Hopper, Blackwell)? */
 bool rd_nccl_gpu_has_nvls(const char *name);
 /* Env value NCCL reported as set ("NCCL_IB_GID_INDEX"), or NULL. */

@@ -51,6 +51,10 @@ static void test_ib_error_first_across_ranks(void **state)
     assert_non_null(t);
     assert_true(t->confidence < c->verdicts[0].confidence);
     assert_non_null(strstr(t->title, "4 rank(s)"));
+    bool names_first = false;
+    for (int s = 0; s < t->n_steps; s++)
+        names_first |= strstr(t->steps[s], "rank 2 on gpu-b failed first (nccl_warn at 2024-11-04 10:00:01.734, rank2.log:5)") != NULL;
+    assert_true(names_first);
     /* timeline: the IB warning first, then the four timeouts in time order */
     assert_int_equal(c->first_failure, 0);
     assert_string_equal(c->events[0].kind, "nccl_warn");

@@ -58,6 +58,12 @@ static void test_prefixes(void **state)
     /* yearless and dated stamps of the same instant compare equal */
     rd_prefix_parse(LINE("[E1104 10:10:02.500000000 x.cpp:1] m"), &p);
     assert_int_equal(rd_time_cmp(p.ts, q.ts), 0);
+    /* NCCL >= 2.26 stamps WARN lines with "[%F %T] " by default */
+    rd_prefix_parse(LINE("[2025-03-21 02:07:08] gpu-b:5200:5290 [0] transport/net_ib.cc:1696 NCCL WARN NET/IB : x"), &p);
+    assert_int_equal(p.ts.year, 2025);
+    assert_string_equal(p.host, "gpu-b");
+    assert_int_equal(p.dev, 0);
+    assert_true(strncmp(p.msg, "transport/net_ib.cc:1696 NCCL WARN", 34) == 0);
     /* not prefixes */
     rd_prefix_parse(LINE("  File \"/a.py\", line 3, in f"), &p);
     assert_int_equal(p.rank, -1);
@@ -171,6 +177,18 @@ static void test_nccl_warnings(void **state)
     assert_string_equal(g_nf.issues[6].host, "b");
     assert_int_equal(g_nf.issues[7].kind, RD_NCCL_ISSUE_OTHER);
     assert_int_equal(g_nf.warn_lines, 8);
+}
+
+static void test_nccl_sniff(void **state)
+{
+    (void)state;
+    const char *nccl = "n:1:2 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+                       "n:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:10.0.0.1<0>\n"
+                       "NCCL version 2.18.5+cuda12.0\n";
+    const char *other = "epoch 1 loss 2.0\nepoch 2 loss 1.9\nNCCL is mentioned here once\n";
+    assert_true(rd_nccl_sniff(nccl, strlen(nccl)) >= 80);
+    assert_true(rd_nccl_sniff(other, strlen(other)) < 50);
+    assert_int_equal(rd_nccl_sniff("", 0), 0);
 }
 
 static void test_nccl_caps(void **state)
@@ -335,6 +353,7 @@ int main(void)
         cmocka_unit_test(test_nccl_transports_and_topology),
         cmocka_unit_test(test_nccl_net_and_gdr),
         cmocka_unit_test(test_nccl_warnings),
+        cmocka_unit_test(test_nccl_sniff),
         cmocka_unit_test(test_nccl_caps),
         cmocka_unit_test(test_torch_oom_old_format),
         cmocka_unit_test(test_torch_watchdog_and_errors),
