@@ -37,6 +37,9 @@ dg_ctx *dg_new(void)
 {
     dg_ctx *c = cp_xcalloc(1, sizeof *c);
     c->first_failure = -1;
+    rd_nccl_init(&c->empty_nccl_, "");
+    rd_torch_init(&c->empty_torch_, "");
+    rd_dmesg_init(&c->empty_dmesg_, "");
     return c;
 }
 
@@ -44,11 +47,12 @@ void dg_free(dg_ctx *c)
 {
     if (!c) return;
     for (int i = 0; i < c->n_inputs; i++) {
-        free(c->inputs[i].path);
-        free(c->inputs[i].nccl);
-        free(c->inputs[i].torch);
-        free(c->inputs[i].dmesg);
-        free(c->inputs[i].smiq);
+        dg_input *in = &c->inputs[i];
+        free(in->path);
+        if (in->nccl != &c->empty_nccl_) free(in->nccl);
+        if (in->torch != &c->empty_torch_) free(in->torch);
+        if (in->dmesg != &c->empty_dmesg_) free(in->dmesg);
+        free(in->smiq);
     }
     free(c->inputs);
     free(c->events);
@@ -125,6 +129,26 @@ static void finish_input(dg_input *in)
     else snprintf(k, cap, "unknown");
 }
 
+/* Give back the facts of readers that found nothing in `in`. */
+static void compact_input(dg_ctx *c, dg_input *in)
+{
+    if (in->nccl != &c->empty_nccl_ && !in->nccl->nccl_lines && !in->nccl->n_issues) {
+        free(in->nccl);
+        in->nccl = &c->empty_nccl_;
+    }
+    const rd_torch_facts *t = in->torch;
+    if (t != &c->empty_torch_ && !(t->n_ooms || t->n_timeouts || t->n_progress || t->n_desyncs || t->n_nccl_errors ||
+                                   t->n_signals || t->n_cuda_errors || t->dropped || t->desync_timeout_at.line)) {
+        free(in->torch);
+        in->torch = &c->empty_torch_;
+    }
+    const rd_dmesg_facts *d = in->dmesg;
+    if (d != &c->empty_dmesg_ && !(d->n_xids || d->n_bus || d->n_aer || d->n_oomkills || d->dropped)) {
+        free(in->dmesg);
+        in->dmesg = &c->empty_dmesg_;
+    }
+}
+
 struct line_state {
     dg_input *in;
     long lineno;
@@ -157,6 +181,7 @@ int dg_add_buffer(dg_ctx *c, const char *name, const char *buf, size_t len, cp_e
     buffer_lines(&st, buf, len, true, &used);
     in->bytes = (long long)len;
     finish_input(in);
+    compact_input(c, in);
     return 0;
 }
 
@@ -233,6 +258,7 @@ int dg_add_files(dg_ctx *c, char *const *paths, size_t n, int nthreads, cp_error
     if (!m) return 0;
     read_job job = {&c->inputs[first], cp_xcalloc(m, sizeof(cp_error)), cp_xcalloc(m, sizeof(int))};
     cp_par_for(m, nthreads, read_one, &job);
+    for (size_t i = 0; i < m; i++) compact_input(c, &c->inputs[first + (int)i]);
     int rc = 0;
     for (size_t i = 0; i < m && !rc; i++)
         if (job.rcs[i] < 0) {

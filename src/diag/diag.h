@@ -35,7 +35,7 @@
 #define DG_MAX_EVIDENCE 8
 #define DG_MAX_STEPS 8
 #define DG_MAX_VERDICTS 64
-#define DG_MAX_EVENTS 4096
+#define DG_MAX_EVENTS 65536
 #define DG_MAX_INPUTS 4096
 #define DG_MAX_LINE_BYTES 65536 /* longer lines are cut (counted) */
 
@@ -46,7 +46,7 @@ typedef struct dg_input {
     long long_lines;      /* lines cut at DG_MAX_LINE_BYTES */
     bool truncated;       /* a compressed input ended early */
     char kinds[64];       /* what was recognised: "nccl,pytorch,kernel,nvidia-smi-q" or "unknown" */
-    rd_nccl_facts *nccl;  /* owned; never NULL after dg_run */
+    rd_nccl_facts *nccl;  /* never NULL; owned unless it is the ctx's shared empty facts */
     rd_torch_facts *torch;
     rd_dmesg_facts *dmesg;
     rd_smiq_facts *smiq;  /* NULL unless the input is nvidia-smi -q output */
@@ -99,6 +99,12 @@ typedef struct dg_ctx {
     int n_verdicts;
     long long bytes_read;
     long lines_read;
+    /* private: inputs where a reader found nothing share these (not owned
+     * by the input), so thousands of rank logs cost memory only for what
+     * they contain */
+    rd_nccl_facts empty_nccl_;
+    rd_torch_facts empty_torch_;
+    rd_dmesg_facts empty_dmesg_;
 } dg_ctx;
 
 dg_ctx *dg_new(void);

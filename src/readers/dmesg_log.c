@@ -9,6 +9,7 @@
 #include "dmesg_log.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -85,7 +86,7 @@ static const char *const k_keys[] = {"NVRM", "AER", "PCIe Bus Error", "Out of me
 
 void rd_dmesg_init(rd_dmesg_facts *f, const char *file)
 {
-    memset(f, 0, sizeof *f);
+    memset(f, 0, offsetof(rd_dmesg_facts, xids)); /* the arrays after it are filled as items come */
     rd_keyset_init(&f->keys_, k_keys, (int)(sizeof k_keys / sizeof k_keys[0]));
     f->file = file;
 }

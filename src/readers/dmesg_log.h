@@ -24,7 +24,7 @@
 #include "log_prefix.h"
 
 #define RD_DMESG_TEXT_MAX 200
-#define RD_DMESG_MAX_ITEMS 64
+#define RD_DMESG_MAX_ITEMS 32
 
 typedef struct rd_dmesg_at {
     long line;
@@ -78,20 +78,21 @@ typedef struct rd_dmesg_facts {
     const char *file; /* borrowed */
     long lines;
     long kernel_lines; /* lines with a kernel time/tag or an NVRM/AER marker */
-    rd_dmesg_xid xids[RD_DMESG_MAX_ITEMS];
     int n_xids;
-    rd_dmesg_bus bus[RD_DMESG_MAX_ITEMS];
     int n_bus;
-    rd_dmesg_aer aer[RD_DMESG_MAX_ITEMS];
     int n_aer;
     long aer_total[3]; /* per severity, including those past the cap */
-    rd_dmesg_oomkill oomkills[RD_DMESG_MAX_ITEMS];
     int n_oomkills;
     long dropped;
     rd_keyset keys_;   /* private: phrases looked for, one pass per line */
     /* private: last "The NVIDIA GPU <bdf>" seen, for the multi-line message */
     char last_gpu_[24];
     long last_gpu_line_;
+    /* arrays last: only [0, n_x) is ever written or read (init skips them) */
+    rd_dmesg_xid xids[RD_DMESG_MAX_ITEMS];
+    rd_dmesg_bus bus[RD_DMESG_MAX_ITEMS];
+    rd_dmesg_aer aer[RD_DMESG_MAX_ITEMS];
+    rd_dmesg_oomkill oomkills[RD_DMESG_MAX_ITEMS];
 } rd_dmesg_facts;
 
 void rd_dmesg_init(rd_dmesg_facts *f, const char *file);

@@ -12,6 +12,7 @@
 #include "nccl_log.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,7 @@ static const char *const k_keys[] = {
 
 void rd_nccl_init(rd_nccl_facts *f, const char *file)
 {
-    memset(f, 0, sizeof *f);
+    memset(f, 0, offsetof(rd_nccl_facts, devs)); /* the arrays after it are filled as items come */
     rd_keyset_init(&f->keys_, k_keys, (int)(sizeof k_keys / sizeof k_keys[0]));
     f->file = file;
     f->gid_index = -1;
@@ -108,6 +109,7 @@ static void note_host(rd_nccl_facts *f, const char *host, long pid, int dev)
             return;
         }
         snprintf(f->hosts[i], sizeof f->hosts[i], "%s", host);
+        f->host_ranks[i] = 0;
         f->n_hosts++;
     }
     uint32_t h = hash_str(host);
@@ -140,7 +142,7 @@ static void parse_ib_devs(rd_nccl_facts *f, const char *s, const char *end)
         const char *colon = memchr(s, ':', n);
         if (!colon) continue;
         if (f->n_devs == RD_NCCL_MAX_DEVS) break;
-        rd_nccl_dev *d = &f->devs[f->n_devs++];
+        rd_nccl_dev *d = &f->devs[f->n_devs];
         memset(d, 0, sizeof *d);
         rd_copy_trim(d->name, sizeof d->name, s, (size_t)(colon - s));
         const char *p = colon + 1;
@@ -153,6 +155,10 @@ static void parse_ib_devs(rd_nccl_facts *f, const char *s, const char *end)
             rd_copy_trim(d->link, sizeof d->link, p, L);
             d->sharp = find(p, (size_t)(s + n - p), "SHARP") != NULL;
         }
+        bool dup = false; /* every rank prints the same list: keep one of each */
+        for (int k = 0; k < f->n_devs && !dup; k++)
+            dup = f->devs[k].port == d->port && strcmp(f->devs[k].name, d->name) == 0;
+        if (!dup) f->n_devs++;
         s += n;
     }
 }

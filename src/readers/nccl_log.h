@@ -128,7 +128,6 @@ typedef struct rd_nccl_facts {
     char network[32];          /* "Using network X" (IB, Socket, IBext_v8, AWS Libfabric) */
     int net;                   /* rd_nccl_net, from "Using network", NET/IB, NET/Socket */
     rd_nccl_at network_at;
-    rd_nccl_dev devs[RD_NCCL_MAX_DEVS];
     int n_devs;
     rd_nccl_at ib_using_at;    /* "NET/IB : Using [0]mlx5_0:1/RoCE ..." */
     rd_nccl_at ib_none_at;     /* "NET/IB : No device found." */
@@ -150,22 +149,23 @@ typedef struct rd_nccl_facts {
     rd_nccl_at nvls_at;
     int nranks;                /* largest "nranks N" of a comm line; 0 unknown */
     int max_rank;              /* largest rank seen in comm lines; -1 */
-    char hosts[RD_NCCL_MAX_HOSTS][64]; /* distinct hosts of NCCL prefixes */
-    int host_ranks[RD_NCCL_MAX_HOSTS]; /* distinct (pid,dev) seen per host */
     int n_hosts;
     long hosts_dropped;
-    char gpus[RD_NCCL_MAX_GPUS][48];  /* GPU names from nccl-tests "# Rank n ... device d [..] NAME" */
     int n_gpus;
-    struct { char name[40]; char value[56]; long line; } env[RD_NCCL_MAX_ENV]; /* "X set by environment to Y" */
     int n_env;
-    rd_nccl_issue issues[RD_NCCL_MAX_ISSUES];
     int n_issues;
     long issues_dropped;
     long warn_lines;           /* all NCCL WARN lines */
     rd_keyset keys_;           /* private: phrases looked for, one pass per line */
-    /* private streaming state: distinct (host,pid,dev) triples, capped */
-    struct { uint32_t host_hash; long pid; int dev; } seen_[256];
-    int n_seen_;
+    int n_seen_;               /* private: entries of seen_ */
+    /* arrays last: only [0, n_x) is ever written or read (init skips them) */
+    rd_nccl_dev devs[RD_NCCL_MAX_DEVS];
+    char hosts[RD_NCCL_MAX_HOSTS][64]; /* distinct hosts of NCCL prefixes */
+    int host_ranks[RD_NCCL_MAX_HOSTS]; /* distinct (pid,dev) seen per host */
+    char gpus[RD_NCCL_MAX_GPUS][48];  /* GPU names from nccl-tests "# Rank n ... device d [..] NAME" */
+    struct { char name[40]; char value[56]; long line; } env[RD_NCCL_MAX_ENV]; /* "X set by environment to Y" */
+    rd_nccl_issue issues[RD_NCCL_MAX_ISSUES];
+    struct { uint32_t host_hash; long pid; int dev; } seen_[256]; /* private: distinct (host,pid,dev) */
 } rd_nccl_facts;
 
 void rd_nccl_init(rd_nccl_facts *f, const char *file);

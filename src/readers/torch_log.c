@@ -11,6 +11,7 @@
 #include "torch_log.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,7 +35,7 @@ static const char *const k_keys[] = {
 
 void rd_torch_init(rd_torch_facts *f, const char *file)
 {
-    memset(f, 0, sizeof *f);
+    memset(f, 0, offsetof(rd_torch_facts, ooms)); /* the arrays after it are filled as items come */
     rd_keyset_init(&f->keys_, k_keys, (int)(sizeof k_keys / sizeof k_keys[0]));
     f->file = file;
     f->desync_seq = -1;

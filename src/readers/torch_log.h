@@ -33,7 +33,7 @@
 #include "log_prefix.h"
 
 #define RD_TORCH_TEXT_MAX 200
-#define RD_TORCH_MAX_ITEMS 64
+#define RD_TORCH_MAX_ITEMS 32
 
 typedef struct rd_torch_at {
     long line; /* 1-based; 0 = not seen */
@@ -95,22 +95,15 @@ typedef struct rd_torch_facts {
     const char *file;  /* borrowed */
     long lines;
     long tracebacks;
-    rd_torch_oom ooms[RD_TORCH_MAX_ITEMS];
     int n_ooms;
-    rd_torch_watchdog timeouts[RD_TORCH_MAX_ITEMS];
     int n_timeouts;
-    rd_torch_progress progress[RD_TORCH_MAX_ITEMS];
     int n_progress;
-    rd_torch_desync desyncs[RD_TORCH_MAX_ITEMS];
     int n_desyncs;
     rd_torch_at desync_timeout_at; /* " - [0] Timeout at collective: ALLREDUCE, #3" */
     char desync_op[24];
     long desync_seq;
-    rd_torch_error nccl_errors[RD_TORCH_MAX_ITEMS];
     int n_nccl_errors;
-    rd_torch_error signals[RD_TORCH_MAX_ITEMS];
     int n_signals;
-    rd_torch_error cuda_errors[RD_TORCH_MAX_ITEMS];
     int n_cuda_errors;
     long dropped;      /* items past a cap */
     rd_keyset keys_;   /* private: phrases looked for, one pass per line */
@@ -122,6 +115,15 @@ typedef struct rd_torch_facts {
         long closed_line;
         int rank;
     } tb_;
+    /* arrays last: only [0, n_x) is ever written or read, so init leaves
+     * them untouched (no memset, no page faults for empty readers) */
+    rd_torch_oom ooms[RD_TORCH_MAX_ITEMS];
+    rd_torch_watchdog timeouts[RD_TORCH_MAX_ITEMS];
+    rd_torch_progress progress[RD_TORCH_MAX_ITEMS];
+    rd_torch_desync desyncs[RD_TORCH_MAX_ITEMS];
+    rd_torch_error nccl_errors[RD_TORCH_MAX_ITEMS];
+    rd_torch_error signals[RD_TORCH_MAX_ITEMS];
+    rd_torch_error cuda_errors[RD_TORCH_MAX_ITEMS];
 } rd_torch_facts;
 
 void rd_torch_init(rd_torch_facts *f, const char *file);
