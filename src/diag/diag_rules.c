@@ -463,10 +463,11 @@ static void rule_shm(dg_ctx *c, const dg_rule *r)
     int sig_in = -1;
     const rd_torch_error *sig = NULL;
     for (int i = 0; i < c->n_inputs && !sig; i++)
-        if (c->inputs[i].torch->n_signals) {
-            sig = &c->inputs[i].torch->signals[0];
-            sig_in = i;
-        }
+        for (int k = 0; k < c->inputs[i].torch->n_signals && !sig; k++)
+            if (c->inputs[i].torch->signals[k].signo == 7) { /* SIGBUS */
+                sig = &c->inputs[i].torch->signals[k];
+                sig_in = i;
+            }
     if (!ir.is && !sig) return;
     bool nccl_ctx = ir.is != NULL;
     for (int i = 0; i < c->n_inputs; i++)
@@ -695,6 +696,41 @@ static void rule_host_oom(dg_ctx *c, const dg_rule *r)
     }
 }
 
+/* A rank killed by a signal other than SIGBUS (that one is rule_shm's). */
+static void rule_signal(dg_ctx *c, const dg_rule *r)
+{
+    (void)r;
+    bool oom_kill = false;
+    for (int i = 0; i < c->n_inputs; i++) oom_kill |= c->inputs[i].dmesg->n_oomkills > 0;
+    for (int i = 0; i < c->n_inputs; i++) {
+        const rd_torch_facts *t = c->inputs[i].torch;
+        for (int k = 0; k < t->n_signals; k++) {
+            const rd_torch_error *e = &t->signals[k];
+            if (e->signo == 7) continue;
+            bool kill = e->signo == 9 || e->signo == 15;
+            dg_verdict *v = dg_verdict_get(c, kill ? "process_killed" : "process_crashed", "host");
+            if (!v) return;
+            if (!v->n_evidence) {
+                /* with an OOM-killer line the host_oom_killer verdict explains it */
+                dg_verdict_raise(v, kill ? (oom_kill ? 0.4 : 0.55) : 0.5);
+                v->rank = e->at.rank;
+                dg_verdict_title(v, "rank %d was %s by %s%s", e->at.rank, kill ? "killed" : "terminated", e->what,
+                                 kill ? ": the kernel OOM killer, the scheduler (time limit, preemption) or a user"
+                                      : ": a crash in native code (CUDA/NCCL library, extension, driver)");
+            }
+            ev_torch(v, i, &e->at);
+            if (kill) {
+                dg_verdict_step(v, "dmesg -T | grep -i -e 'killed process' -e 'out of memory'   # on the rank's node");
+                dg_verdict_step(v, "sacct -j <jobid> -o JobID,State,ExitCode,MaxRSS,Elapsed,Timelimit   # SLURM: time limit or memory");
+                dg_verdict_step(v, "check the cgroup/container memory limit of the job (kubectl describe pod: OOMKilled)");
+            } else {
+                dg_verdict_step(v, "rerun with python -X faulthandler and ulimit -c unlimited; gdb python core to see the frame");
+                dg_verdict_step(v, "check CUDA, NCCL and driver versions match what the framework was built with");
+            }
+        }
+    }
+}
+
 static void rule_cuda_errors(dg_ctx *c, const dg_rule *r)
 {
     (void)r;
@@ -785,6 +821,7 @@ const dg_rule dg_rules[] = {
     {"pcie_aer", "intra", "PCIe AER errors by severity", rule_aer},
     {"host_oom_killer", "host", "kernel OOM killer killed a process", rule_host_oom},
     {"cuda_error", "compute", "CUDA errors: ECC, illegal address, others", rule_cuda_errors},
+    {"process_signal", "host", "a rank killed (SIGKILL/SIGTERM) or crashed (SIGSEGV/SIGABRT ...)", rule_signal},
     {"gpu_ecc", "compute", "nvidia-smi -q: uncorrectable ECC, pending row remaps/page retirement, remap failure", rule_smi},
 };
 const size_t dg_n_rules = sizeof dg_rules / sizeof dg_rules[0];

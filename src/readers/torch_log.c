@@ -28,10 +28,27 @@ const char *rd_torch_phase_name(int phase)
 }
 
 /* Phrases that make a line worth a closer look (rd_keyset gate). */
-enum { K_ERROR, K_WORKNCCL, K_COLLECTIVE, K_SIGBUS, K_OOM, K_TRACEBACK, K_NCCL_WORK };
+enum { K_ERROR, K_WORKNCCL, K_COLLECTIVE, K_SIGBUS, K_OOM, K_TRACEBACK, K_NCCL_WORK, K_SIGNAL, K_RANK };
 static const char *const k_keys[] = {
     "rror", "WorkNCCL(", "collective", "SIGBUS", "out of memory", "Traceback (most recent call last)", "NCCL work",
+    "ignal ", "rank ",
 };
+
+/* torchrun's failure summary names the rank on its own line before the
+ * signal: "  rank      : 3 (local_rank: 3)" ... "  traceback : Signal 9 (SIGKILL)
+ * received by PID 1234". Returns the rank, or -1 when the line is not that. */
+static int elastic_rank_line(const char *s, const char *end)
+{
+    while (s < end && *s == ' ') s++;
+    if (end - s < 6 || memcmp(s, "rank", 4) != 0) return -1;
+    s += 4;
+    while (s < end && *s == ' ') s++;
+    if (s >= end || *s != ':') return -1;
+    s++;
+    while (s < end && *s == ' ') s++;
+    long v;
+    return rd_scan_long(&s, end, &v) == 0 && v >= 0 && v < 1000000 ? (int)v : -1;
+}
 
 void rd_torch_init(rd_torch_facts *f, const char *file)
 {
@@ -40,6 +57,7 @@ void rd_torch_init(rd_torch_facts *f, const char *file)
     f->file = file;
     f->desync_seq = -1;
     f->tb_.rank = -1;
+    f->elastic_rank_ = -1;
 }
 
 int rd_torch_scan_size(const char **p, const char *end, double *bytes)
@@ -185,6 +203,25 @@ static void add_error(rd_torch_facts *f, rd_torch_error *arr, int *n, const rd_p
     set_at(&e->at, pfx, line, len, lineno);
 }
 
+/* After "Signal " / "signal: ": "9 (SIGKILL)". Adds a signal item; false when
+ * the text is not a signal number. */
+static bool signal_line(rd_torch_facts *f, const rd_prefix *pfx, const char *p, const char *end,
+                        const char *line, size_t len, long lineno)
+{
+    while (p < end && (*p == ' ' || *p == ':')) p++;
+    long signo;
+    if (rd_scan_long(&p, end, &signo) != 0 || signo <= 0 || signo > 64) return false;
+    char name[16];
+    const char *lp = memchr(p, '(', (size_t)(end - p));
+    const char *rp = lp ? memchr(lp, ')', (size_t)(end - lp)) : NULL;
+    if (lp && rp && lp - p < 3) rd_copy_trim(name, sizeof name, lp + 1, (size_t)(rp - lp - 1));
+    else snprintf(name, sizeof name, "signal %ld", signo);
+    rd_prefix tagged = *pfx;
+    if (tagged.rank < 0 && tagged.local_rank < 0) tagged.rank = f->elastic_rank_;
+    add_error(f, f->signals, &f->n_signals, &tagged, name, strlen(name), (int)signo, line, len, lineno);
+    return true;
+}
+
 static void traceback_line(rd_torch_facts *f, const rd_prefix *pfx, const char *s, const char *end,
                            long lineno)
 {
@@ -288,6 +325,11 @@ void rd_torch_line_pfx(rd_torch_facts *f, const rd_prefix *pfx, const char *line
         if (!stop || (paren && paren < stop)) stop = paren ? paren : end;
         add_error(f, f->nccl_errors, &f->n_nccl_errors, pfx, w, (size_t)(stop - w), 0, line, len,
                   lineno);
+    } else if ((mask & (1u << K_RANK)) && elastic_rank_line(s, end) >= 0) {
+        f->elastic_rank_ = elastic_rank_line(s, end);
+    } else if ((mask & (1u << K_SIGNAL)) && (k = find(s, n, "ignal ")) != NULL && k > s &&
+               (k[-1] == 'S' || k[-1] == 's') && signal_line(f, pfx, k + 6, end, line, len, lineno)) {
+        /* "Signal 9 (SIGKILL) received by PID 1234", "signal: 7 (SIGBUS)" */
     } else if (find(s, n, "SIGBUS") || find(s, n, "Bus error")) {
         add_error(f, f->signals, &f->n_signals, pfx, "SIGBUS", 6, 7, line, len, lineno);
     } else if ((k = find(s, n, "CUDA error: ")) != NULL) {

@@ -17,7 +17,9 @@
  *    the TORCH_NCCL_DESYNC_DEBUG report ("[1] finished collective #2, but
  *    didn't join collective #3");
  *  - "NCCL error in: ..., unhandled system error, NCCL version ..." and the
- *    other ncclResult strings; fatal signals (SIGBUS ...); "CUDA error: ...".
+ *    other ncclResult strings; fatal signals ("Signal 9 (SIGKILL) received by
+ *    PID", with the rank of torchrun's failure summary; "Bus error");
+ *    "CUDA error: ...".
  * Each item keeps its line, rank (launcher tag or "[Rank N]") and time.
  *
  * Use like nccl_log.h: init, line (or line_pfx) per line, finish. Caps are
@@ -107,6 +109,7 @@ typedef struct rd_torch_facts {
     int n_cuda_errors;
     long dropped;      /* items past a cap */
     rd_keyset keys_;   /* private: phrases looked for, one pass per line */
+    int elastic_rank_; /* private: "rank : N" of torchrun's failure summary; -1 */
     /* private traceback state (the most recent traceback of any rank) */
     struct {
         bool open;

@@ -243,6 +243,14 @@ static const rule_case k_rule_cases[] = {
      "h1:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>\n"
      "h2:3:4 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/IB/0\n",
      "gdr_disabled", "no module"},
+    {"[2025-01-02 03:04:05,000] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -9)\n"
+     "Root Cause (first observed failure):\n[0]:\n  time      : 2025-01-02_03:04:05\n  host      : node7\n"
+     "  rank      : 13 (local_rank: 5)\n  exitcode  : -9 (pid: 4242)\n  error_file: <N/A>\n"
+     "  traceback : Signal 9 (SIGKILL) received by PID 4242\n",
+     "process_killed", "rank 13 was killed by SIGKILL"},
+    {"[rank1]: traceback : Signal 11 (SIGSEGV) received by PID 77\n", "process_crashed", "SIGSEGV"},
+    {"  traceback : Signal 9 (SIGKILL) received by PID 4242\n[  700.0] Out of memory: Killed process 4242 (python3)\n",
+     "host_oom_killer", "4242"},
     {"==============NVSMI LOG==============\nGPU 00000000:07:00.0\n    Product Name : NVIDIA A100-SXM4-80GB\n"
      "    Remapped Rows\n        Pending : No\n        Remapping Failure Occurred : Yes\n",
      "gpu_row_remap_failure", "A100"},
