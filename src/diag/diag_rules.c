@@ -319,8 +319,9 @@ static void rule_connect(dg_ctx *c, const dg_rule *r)
     const char *lt = strchr(ir.is->detail, '<');
     const char *colon = strstr(ir.is->detail, ": ");
     snprintf(addr, sizeof addr, "%.*s", (int)(lt ? lt - ir.is->detail : colon ? colon - ir.is->detail : (long)strlen(ir.is->detail)), ir.is->detail);
-    dg_verdict_title(v, "NCCL could not connect to %s%s (%d failed connect(s)) - that node's network or NCCL process is down; the \"unhandled system error\" is the consequence",
-             ir.is->detail, issue_where(ir.is, where, sizeof where), cnt);
+    issue_where(ir.is, where, sizeof where);
+    dg_verdict_title(v, "NCCL could not connect to %s (%d failed connect(s)%s%s) - that node's network or NCCL process is down; the \"unhandled system error\" is the consequence",
+             ir.is->detail, cnt, where[0] ? ", seen" : "", where);
     add_issue_evidence(c, v, RD_NCCL_ISSUE_CONNECT, NULL);
     add_torch_nccl_errors(c, v);
     dg_verdict_step(v, "nslookup %s   # name the node behind the address", addr);
