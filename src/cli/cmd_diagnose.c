@@ -123,6 +123,58 @@ static void add_first_failure(rep_report *r, const dg_ctx *c)
     rep_str(r, o, "text", "text", e->text);
 }
 
+static void opt_str(rep_report *r, rep_node *o, const char *key, const char *title, const char *s)
+{
+    rep_str(r, o, key, title, s && s[0] ? s : NULL);
+}
+
+static void opt_int(rep_report *r, rep_node *o, const char *key, const char *title, long v, long unknown)
+{
+    if (v == unknown) rep_null(r, o, key, title, NULL);
+    else rep_int(r, o, key, title, v, NULL);
+}
+
+/* What each NCCL log says about the communication stack: context for the
+ * verdicts (and the whole answer when nothing failed). */
+static void add_nccl_facts(rep_report *r, const dg_ctx *c)
+{
+    rep_node *arr = rep_arr(r, r->root, "nccl", "NCCL configuration seen");
+    for (int i = 0; i < c->n_inputs; i++) {
+        const rd_nccl_facts *f = c->inputs[i].nccl;
+        if (!f->nccl_lines) continue;
+        rep_node *o = rep_obj(r, arr, NULL, NULL);
+        rep_str(r, o, "file", "file", c->inputs[i].path);
+        opt_str(r, o, "version", "NCCL version", f->version);
+        opt_str(r, o, "bootstrap", "bootstrap interface", f->bootstrap_if);
+        opt_str(r, o, "net_plugin", "net plugin", f->net_plugin);
+        static const char *const nets[] = {NULL, "ib", "socket", "other"};
+        opt_str(r, o, "network", "network", f->network[0] ? f->network : nets[f->net]);
+        rep_node *devs = rep_arr(r, o, "ib_devices", "IB/RoCE devices");
+        for (int d = 0; d < f->n_devs; d++) {
+            char buf[96];
+            snprintf(buf, sizeof buf, "%s:%d/%s%s", f->devs[d].name, f->devs[d].port, f->devs[d].link,
+                     f->devs[d].sharp ? "/SHARP" : "");
+            rep_str(r, devs, NULL, NULL, buf);
+        }
+        opt_int(r, o, "gid_index", "GID index", f->gid_index, -1);
+        static const char *const gdr[] = {NULL, "on", "off"};
+        opt_str(r, o, "gdr", "GPU Direct RDMA", gdr[f->gdr]);
+        opt_str(r, o, "gdr_reason", "GDR reason", f->gdr_reason);
+        rep_node *tr = rep_obj(r, o, "transports", "channel transports");
+        for (int t = 0; t < RD_NCCL_TR_COUNT; t++)
+            if (f->transports[t]) rep_int(r, tr, rd_nccl_transport_key(t), rd_nccl_transport_name(t), f->transports[t], NULL);
+        rep_int(r, o, "rings", "ring lines", f->rings, NULL);
+        rep_int(r, o, "trees", "tree lines", f->trees, NULL);
+        opt_int(r, o, "coll_channels", "coll channels", f->coll_channels, -1);
+        opt_int(r, o, "nvls_channels", "nvls channels", f->nvls_channels, -1);
+        if (f->nvls_available < 0) rep_null(r, o, "nvls_available", "NVLS available", NULL);
+        else rep_bool(r, o, "nvls_available", "NVLS available", f->nvls_available == 1);
+        opt_int(r, o, "nranks", "ranks", f->nranks, 0);
+        rep_int(r, o, "hosts", "hosts seen", f->n_hosts, NULL);
+        rep_int(r, o, "warnings", "NCCL WARN lines", f->warn_lines, NULL);
+    }
+}
+
 /* caps and cut lines, counted under the shared diagnostic codes */
 static void count_damage(const dg_ctx *c, diag_set *d)
 {
@@ -187,6 +239,7 @@ int cmd_diagnose(cli_ctx *ctx)
     add_verdicts(rep, c);
     add_first_failure(rep, c);
     add_events(rep, c, max_events);
+    add_nccl_facts(rep, c);
     for (int i = 0; i < c->n_inputs; i++) {
         rep_node *in = rep_input(rep, c->inputs[i].path, c->inputs[i].kinds, (uint64_t)c->inputs[i].bytes);
         rep_int(rep, in, "lines", "lines", c->inputs[i].lines, NULL);

@@ -18,7 +18,12 @@
 #include <string.h>
 
 static const char *const k_transport_names[] = {
-#define X(e, s) s,
+#define X(e, k, s) s,
+    RD_NCCL_TRANSPORTS(X)
+#undef X
+};
+static const char *const k_transport_keys[] = {
+#define X(e, k, s) k,
     RD_NCCL_TRANSPORTS(X)
 #undef X
 };
@@ -31,6 +36,11 @@ static const char *const k_issue_keys[] = {
 const char *rd_nccl_transport_name(int t)
 {
     return t >= 0 && t < RD_NCCL_TR_COUNT ? k_transport_names[t] : "?";
+}
+
+const char *rd_nccl_transport_key(int t)
+{
+    return t >= 0 && t < RD_NCCL_TR_COUNT ? k_transport_keys[t] : "unknown";
 }
 
 const char *rd_nccl_issue_key(int kind)

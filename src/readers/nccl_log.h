@@ -59,24 +59,25 @@ typedef enum rd_nccl_gdr {
 } rd_nccl_gdr;
 
 /* Transports of "Channel xx/y : a[..] -> b[..] via T" lines. */
-#define RD_NCCL_TRANSPORTS(X) \
-    X(P2P_IPC, "P2P/IPC")     \
-    X(P2P_CUMEM, "P2P/CUMEM") \
-    X(P2P_DIRECT, "P2P/direct") \
-    X(SHM, "SHM")             \
-    X(NET_IB, "NET/IB")       \
-    X(NET_IB_GDR, "NET/IB/GDRDMA") \
-    X(NET_SOCKET, "NET/Socket") \
-    X(NET_OTHER, "NET/other") \
-    X(COLLNET, "CollNet")     \
-    X(NVLS, "NVLS")
+#define RD_NCCL_TRANSPORTS(X)                       \
+    X(P2P_IPC, "p2p_ipc", "P2P/IPC")                \
+    X(P2P_CUMEM, "p2p_cumem", "P2P/CUMEM")          \
+    X(P2P_DIRECT, "p2p_direct", "P2P/direct")       \
+    X(SHM, "shm", "SHM")                            \
+    X(NET_IB, "net_ib", "NET/IB")                   \
+    X(NET_IB_GDR, "net_ib_gdrdma", "NET/IB/GDRDMA") \
+    X(NET_SOCKET, "net_socket", "NET/Socket")       \
+    X(NET_OTHER, "net_other", "NET/other")          \
+    X(COLLNET, "collnet", "CollNet")                \
+    X(NVLS, "nvls", "NVLS")
 typedef enum rd_nccl_transport {
-#define X(e, s) RD_NCCL_TR_##e,
+#define X(e, k, s) RD_NCCL_TR_##e,
     RD_NCCL_TRANSPORTS(X)
 #undef X
     RD_NCCL_TR_COUNT
 } rd_nccl_transport;
-const char *rd_nccl_transport_name(int t);
+const char *rd_nccl_transport_name(int t); /* "P2P/IPC" as NCCL prints it */
+const char *rd_nccl_transport_key(int t);  /* "p2p_ipc", for JSON keys */
 
 /* Warnings and errors NCCL prints, classified by signature. */
 #define RD_NCCL_ISSUE_KINDS(X)                                                       \
