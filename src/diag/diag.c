@@ -439,6 +439,7 @@ void dg_run(dg_ctx *c)
                     break;
                 }
         }
+        vd->confidence = (double)(long)(vd->confidence * 100 + 0.5) / 100; /* 2 decimals, stable in JSON */
         if (w != v) c->verdicts[w] = *vd;
         w++;
     }

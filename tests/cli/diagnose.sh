@@ -22,7 +22,14 @@ ev = v[0]["evidence"][0]
 assert ev["file"].endswith("rank2.log") and ev["line"] == 5 and "vendor err 129" in ev["text"]
 assert v[0]["next_steps"] and d["first_failure"]["rank"] == 2
 assert d["events"][0]["kind"] == "nccl_warn" and len(d["inputs"]) == 4
+assert v[0]["confidence"] == 0.9 and d["events_total"] == 5
+nccl = {x["file"].rsplit("/", 1)[-1]: x for x in d["nccl"]}
+assert nccl["rank0.log"]["ib_devices"] == ["mlx5_0:1/RoCE"] and nccl["rank0.log"]["network"] == "IB"
+assert nccl["rank2.log"]["warnings"] == 1
 PY
+n=$("$CP" diagnose --json --events 0 "$FIX/ib_first" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(len(d["events"]), d["events_total"])')
+[ "$n" = "0 5" ] || fail "--events 0: $n"
+"$CP" diagnose --format csv "$FIX/oom_first" | grep -q '^verdicts.0.code,oom_fragmentation' || fail "csv"
 
 "$CP" diagnose --fail-on high "$FIX/ib_first" >/dev/null; [ $? -eq 4 ] || fail "--fail-on high should exit 4"
 "$CP" diagnose --fail-on 0.95 "$FIX/ib_first" >/dev/null; [ $? -eq 0 ] || fail "--fail-on 0.95 should exit 0"
