@@ -29,10 +29,12 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "diag.h"
 #include "../base/paths.h"
+#include "../base/util.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -110,23 +112,35 @@ typedef struct wd_ref {
     int input;
 } wd_ref;
 
+static void watchdog_verdicts(dg_ctx *c, const wd_ref *refs, int n, const rd_torch_desync *desync,
+                              const rd_torch_facts *desync_t, int desync_in);
+
 static void rule_watchdog(dg_ctx *c, const dg_rule *r)
 {
     (void)r;
-    wd_ref refs[64];
     int n = 0, desync_in = -1;
     const rd_torch_desync *desync = NULL;
     const rd_torch_facts *desync_t = NULL;
+    for (int i = 0; i < c->n_inputs; i++) n += c->inputs[i].torch->n_timeouts;
+    wd_ref *refs = cp_xmalloc((size_t)(n ? n : 1) * sizeof *refs);
+    n = 0;
     for (int i = 0; i < c->n_inputs; i++) {
         const rd_torch_facts *t = c->inputs[i].torch;
-        for (int k = 0; k < t->n_timeouts && n < 64; k++) refs[n++] = (wd_ref){&t->timeouts[k], i};
+        for (int k = 0; k < t->n_timeouts; k++) refs[n++] = (wd_ref){&t->timeouts[k], i};
         if (t->n_desyncs && !desync) {
             desync = &t->desyncs[0];
             desync_t = t;
             desync_in = i;
         }
     }
-    if (!n && !desync) return;
+    if (n || desync) watchdog_verdicts(c, refs, n, desync, desync_t, desync_in);
+    free(refs);
+}
+
+/* Every watchdog timeout of every input (refs), in input order. */
+static void watchdog_verdicts(dg_ctx *c, const wd_ref *refs, int n, const rd_torch_desync *desync,
+                              const rd_torch_facts *desync_t, int desync_in)
+{
 
     /* 1. an explicit desync report names the lagging rank */
     if (desync) {

@@ -209,6 +209,31 @@ static void test_rule_table(void **state)
 }
 
 
+/* 300 ranks time out on the same collective except rank 137, which never
+ * logged one: the verdict counts them all and names the missing rank. */
+static void test_many_ranks_missing_one(void **state)
+{
+    (void)state;
+    dg_ctx *c = dg_new();
+    for (int r = 0; r < 300; r++) {
+        char name[32], buf[512];
+        snprintf(name, sizeof name, "rank%d.log", r);
+        int n = r == 137 ? snprintf(buf, sizeof buf, "[rank%d]:step 10 loss 2.0\n", r)
+                         : snprintf(buf, sizeof buf,
+                                    "[rank%d]:[E0101 10:00:%02d.000000000 ProcessGroupNCCL.cpp:616] [Rank %d] Watchdog caught collective "
+                                    "operation timeout: WorkNCCL(SeqNum=88, OpType=ALLREDUCE, NumelIn=1024, NumelOut=1024, "
+                                    "Timeout(ms)=600000) ran for 600100 milliseconds before timing out.\n",
+                                    r, r % 60, r);
+        dg_add_buffer(c, name, buf, (size_t)n, NULL);
+    }
+    dg_run(c);
+    assert_string_equal(c->verdicts[0].code, "nccl_timeout_stall");
+    assert_non_null(strstr(c->verdicts[0].title, "299 rank(s) stuck in ALLREDUCE SeqNum=88"));
+    assert_non_null(strstr(c->verdicts[0].title, "no timeout line from rank(s) 137 "));
+    assert_int_equal(c->n_events, 299);
+    dg_free(c);
+}
+
 /* One small log per rule signature: the top verdict must be that rule's. */
 typedef struct rule_case {
     const char *log;
@@ -287,6 +312,7 @@ int main(void)
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_rule_table),
         cmocka_unit_test(test_rule_signatures),
+        cmocka_unit_test(test_many_ranks_missing_one),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
