@@ -1,6 +1,7 @@
 /* torch_log.c - PyTorch failure-log reader (see torch_log.h).
  *
- * One pass, line by line. Tracebacks are followed with a small state: while a
+ * One pass, line by line. Tracebacks are followed with a small state per
+ * rank tag (so ranks interleaved in one launcher log do not mix): while a
  * "Traceback (most recent call last):" block is open its "File ..., in func"
  * frames set phase flags (backward wins over optimizer over forward, because
  * a backward pass is entered from the training loop, never the reverse) and
@@ -56,7 +57,7 @@ void rd_torch_init(rd_torch_facts *f, const char *file)
     rd_keyset_init(&f->keys_, k_keys, (int)(sizeof k_keys / sizeof k_keys[0]));
     f->file = file;
     f->desync_seq = -1;
-    f->tb_.rank = -1;
+    for (size_t i = 0; i < sizeof f->tb_ / sizeof f->tb_[0]; i++) f->tb_[i].key = -1000;
     f->elastic_rank_ = -1;
 }
 
@@ -115,6 +116,21 @@ static double size_before(const char *s, const char *end, const char *key)
     return rd_torch_scan_size(&q, k, &b) == 0 ? b : -1;
 }
 
+#define TB_SLOTS ((int)(sizeof ((rd_torch_facts *)0)->tb_ / sizeof(rd_torch_tb)))
+
+static int tb_key(const rd_prefix *pfx)
+{
+    return pfx->rank >= 0 ? pfx->rank : pfx->local_rank >= 0 ? -2 - pfx->local_rank : -1;
+}
+
+/* the traceback slot of this line's rank tag, or NULL */
+static int tb_find(const rd_torch_facts *f, int key)
+{
+    for (int i = 0; i < TB_SLOTS; i++)
+        if (f->tb_[i].key == key) return i;
+    return -1;
+}
+
 static void parse_oom(rd_torch_facts *f, const rd_prefix *pfx, const char *s, const char *end,
                       const char *line, size_t len, long lineno)
 {
@@ -151,13 +167,14 @@ static void parse_oom(rd_torch_facts *f, const rd_prefix *pfx, const char *s, co
             reserved >= 0 && o->allocated_bytes >= 0 ? reserved - o->allocated_bytes : -1;
     }
     /* phase from the traceback that just closed (or is still open) */
-    if (f->tb_.open || (f->tb_.closed_line && lineno - f->tb_.closed_line <= 3)) {
-        int fl = f->tb_.phase_flags;
+    int t = tb_find(f, tb_key(pfx));
+    if (t >= 0 && (f->tb_[t].open || (f->tb_[t].closed_line && lineno - f->tb_[t].closed_line <= 3))) {
+        int fl = f->tb_[t].phase_flags;
         o->phase = (fl & (1 << RD_TORCH_PHASE_BACKWARD))    ? RD_TORCH_PHASE_BACKWARD
                    : (fl & (1 << RD_TORCH_PHASE_OPTIMIZER)) ? RD_TORCH_PHASE_OPTIMIZER
                    : (fl & (1 << RD_TORCH_PHASE_FORWARD))   ? RD_TORCH_PHASE_FORWARD
                                                            : RD_TORCH_PHASE_UNKNOWN;
-        snprintf(o->frame, sizeof o->frame, "%s", f->tb_.frame);
+        memcpy(o->frame, f->tb_[t].frame, sizeof o->frame); /* same size, terminated */
     }
     set_at(&o->at, pfx, line, len, lineno);
 }
@@ -226,15 +243,25 @@ static void traceback_line(rd_torch_facts *f, const rd_prefix *pfx, const char *
                            long lineno)
 {
     size_t n = (size_t)(end - s);
+    int key = tb_key(pfx), i = tb_find(f, key);
     if (find(s, n, "Traceback (most recent call last)")) {
         f->tracebacks++;
-        f->tb_.open = true;
-        f->tb_.phase_flags = 0;
-        f->tb_.frame[0] = '\0';
-        f->tb_.rank = pfx->rank;
+        if (i < 0) { /* recycle the least recently used slot */
+            i = 0;
+            for (int j = 1; j < TB_SLOTS; j++)
+                if (f->tb_[j].used < f->tb_[i].used) i = j;
+        }
+        f->tb_[i].key = key;
+        f->tb_[i].open = true;
+        f->tb_[i].phase_flags = 0;
+        f->tb_[i].frame[0] = '\0';
+        f->tb_[i].closed_line = 0;
+        f->tb_[i].used = ++f->tb_tick_;
         return;
     }
-    if (!f->tb_.open) return;
+    if (i < 0 || !f->tb_[i].open) return;
+    f->tb_[i].used = ++f->tb_tick_;
+    rd_torch_tb *tb = &f->tb_[i];
     if (n && (s[0] == ' ' || s[0] == '\t')) {
         const char *fr = find(s, n, "File \"");
         if (fr) { /*   File "/base/mem-oom.py", line 6, in forward */
@@ -244,28 +271,28 @@ static void traceback_line(rd_torch_facts *f, const rd_prefix *pfx, const char *
             const char *func = in ? in + 5 : end;
             size_t fn = (size_t)(end - func);
             if (find(func, fn, "backward") || (q && find(path, (size_t)(q - path), "autograd")))
-                f->tb_.phase_flags |= 1 << RD_TORCH_PHASE_BACKWARD;
+                tb->phase_flags |= 1 << RD_TORCH_PHASE_BACKWARD;
             else if (q && find(path, (size_t)(q - path), "/optim/"))
-                f->tb_.phase_flags |= 1 << RD_TORCH_PHASE_OPTIMIZER;
+                tb->phase_flags |= 1 << RD_TORCH_PHASE_OPTIMIZER;
             else if (find(func, fn, "forward"))
-                f->tb_.phase_flags |= 1 << RD_TORCH_PHASE_FORWARD;
+                tb->phase_flags |= 1 << RD_TORCH_PHASE_FORWARD;
             if (q && !find(path, (size_t)(q - path), "site-packages") &&
                 !find(path, (size_t)(q - path), "dist-packages")) {
                 const char *base = path;
                 for (const char *c = path; c < q; c++)
                     if (*c == '/') base = c + 1;
-                snprintf(f->tb_.frame, sizeof f->tb_.frame, "%.*s:%ld in %.*s", (int)(q - base > 80 ? 80 : q - base),
+                snprintf(tb->frame, sizeof tb->frame, "%.*s:%ld in %.*s", (int)(q - base > 80 ? 80 : q - base),
                          base, rd_long_after(s, end, ", line "), (int)(fn > 60 ? 60 : fn), func);
             }
         } else { /* source line of a frame: "    loss.backward()" */
-            if (find(s, n, ".backward(")) f->tb_.phase_flags |= 1 << RD_TORCH_PHASE_BACKWARD;
+            if (find(s, n, ".backward(")) tb->phase_flags |= 1 << RD_TORCH_PHASE_BACKWARD;
             else if (find(s, n, "optimizer.step(") || find(s, n, "optim.step("))
-                f->tb_.phase_flags |= 1 << RD_TORCH_PHASE_OPTIMIZER;
+                tb->phase_flags |= 1 << RD_TORCH_PHASE_OPTIMIZER;
         }
         return;
     }
-    f->tb_.open = false;
-    f->tb_.closed_line = lineno;
+    tb->open = false;
+    tb->closed_line = lineno;
 }
 
 void rd_torch_line_pfx(rd_torch_facts *f, const rd_prefix *pfx, const char *line, size_t len,
@@ -277,7 +304,8 @@ void rd_torch_line_pfx(rd_torch_facts *f, const rd_prefix *pfx, const char *line
     const char *k;
     if (pfx->pid >= 0) return; /* an NCCL-prefixed line is never PyTorch's own */
     uint32_t mask = rd_keyset_scan(&f->keys_, s, n);
-    if (f->tb_.open || (mask & (1u << K_TRACEBACK))) traceback_line(f, pfx, s, end, lineno);
+    int tb = tb_find(f, tb_key(pfx));
+    if ((tb >= 0 && f->tb_[tb].open) || (mask & (1u << K_TRACEBACK))) traceback_line(f, pfx, s, end, lineno);
     if (n < 8 || !mask) return;
 
     if (find(s, n, "out of memory") && (find(s, n, "CUDA") || find(s, n, "Tried to allocate"))) {
@@ -345,7 +373,10 @@ void rd_torch_line(rd_torch_facts *f, const char *line, size_t len, long lineno)
     rd_torch_line_pfx(f, &pfx, line, len, lineno);
 }
 
-void rd_torch_finish(rd_torch_facts *f) { f->tb_.open = false; }
+void rd_torch_finish(rd_torch_facts *f)
+{
+    for (int i = 0; i < TB_SLOTS; i++) f->tb_[i].open = false;
+}
 
 static void line_cb(void *ctx, const char *line, size_t len, long lineno)
 {

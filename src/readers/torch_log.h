@@ -93,6 +93,15 @@ typedef struct rd_torch_error { /* "NCCL error in: ..., <what>", a signal, a CUD
     rd_torch_at at;
 } rd_torch_error;
 
+typedef struct rd_torch_tb { /* private reading state of one traceback */
+    int key;         /* rank, -2-local_rank, or -1 for untagged lines */
+    bool open;
+    int phase_flags; /* bit per rd_torch_phase */
+    char frame[160]; /* innermost user frame so far */
+    long closed_line;
+    long used;
+} rd_torch_tb;
+
 typedef struct rd_torch_facts {
     const char *file;  /* borrowed */
     long lines;
@@ -110,14 +119,10 @@ typedef struct rd_torch_facts {
     long dropped;      /* items past a cap */
     rd_keyset keys_;   /* private: phrases looked for, one pass per line */
     int elastic_rank_; /* private: "rank : N" of torchrun's failure summary; -1 */
-    /* private traceback state (the most recent traceback of any rank) */
-    struct {
-        bool open;
-        int phase_flags; /* bit per rd_torch_phase */
-        char frame[160];
-        long closed_line;
-        int rank;
-    } tb_;
+    /* private: open tracebacks, one slot per rank tag (interleaved ranks in
+     * one launcher log each keep their own), least recently used recycled */
+    rd_torch_tb tb_[8];
+    long tb_tick_;
     /* arrays last: only [0, n_x) is ever written or read, so init leaves
      * them untouched (no memset, no page faults for empty readers) */
     rd_torch_oom ooms[RD_TORCH_MAX_ITEMS];

@@ -260,6 +260,31 @@ static void test_torch_watchdog_and_errors(void **state)
     assert_int_equal(g_tf.progress[0].at.rank, 2);
 }
 
+/* two ranks' tracebacks interleaved in one launcher log keep their phases */
+static void test_torch_interleaved_tracebacks(void **state)
+{
+    (void)state;
+    const char *t =
+        "[rank0]: Traceback (most recent call last):\n"
+        "[rank1]: Traceback (most recent call last):\n"
+        "[rank0]:   File \"/w/train.py\", line 10, in step\n"
+        "[rank1]:   File \"/w/train.py\", line 12, in step\n"
+        "[rank0]:     out = model(x)\n"
+        "[rank1]:     loss.backward()\n"
+        "[rank0]:   File \"/w/model.py\", line 40, in forward\n"
+        "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacity of 80.00 GiB of which 0.50 GiB is free.\n"
+        "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of 80.00 GiB of which 0.50 GiB is free.\n";
+    rd_torch_parse_buf(&g_tf, "i.log", t, strlen(t));
+    assert_int_equal(g_tf.tracebacks, 2);
+    assert_int_equal(g_tf.n_ooms, 2);
+    assert_int_equal(g_tf.ooms[0].at.rank, 0);
+    assert_int_equal(g_tf.ooms[0].phase, RD_TORCH_PHASE_FORWARD);
+    assert_string_equal(g_tf.ooms[0].frame, "model.py:40 in forward");
+    assert_int_equal(g_tf.ooms[1].at.rank, 1);
+    assert_int_equal(g_tf.ooms[1].phase, RD_TORCH_PHASE_BACKWARD);
+    assert_string_equal(g_tf.ooms[1].frame, "train.py:12 in step");
+}
+
 static void test_dmesg(void **state)
 {
     (void)state;
@@ -357,6 +382,7 @@ int main(void)
         cmocka_unit_test(test_nccl_caps),
         cmocka_unit_test(test_torch_oom_old_format),
         cmocka_unit_test(test_torch_watchdog_and_errors),
+        cmocka_unit_test(test_torch_interleaved_tracebacks),
         cmocka_unit_test(test_dmesg),
         cmocka_unit_test(test_smi_query_old_layout),
     };
