@@ -711,6 +711,34 @@ static void rule_host_oom(dg_ctx *c, const dg_rule *r)
     }
 }
 
+/* A CUDA call inside NCCL failed ("Cuda failure 2 'out of memory'"). */
+static void rule_nccl_cuda(dg_ctx *c, const dg_rule *r)
+{
+    int cnt;
+    issue_ref ir = find_issue(c, RD_NCCL_ISSUE_CUDA, NULL, &cnt);
+    if (!ir.is) return;
+    dg_verdict *v = dg_verdict_get(c, r->name, r->layer);
+    if (!v) return;
+    const char *q = strchr(ir.is->at.text, '\'');
+    const char *q2 = q ? strchr(q + 1, '\'') : NULL;
+    char what[96];
+    snprintf(what, sizeof what, "%.*s", q && q2 ? (int)(q2 - q - 1) : 0, q ? q + 1 : "");
+    bool oom = ir.is->code == 2 || strstr(what, "out of memory") != NULL;
+    char where[96];
+    dg_verdict_raise(v, 0.65);
+    dg_verdict_title(v, "a CUDA call inside NCCL failed (error %ld%s%s%s)%s%s", ir.is->code, what[0] ? " '" : "", what,
+                     what[0] ? "'" : "", issue_where(ir.is, where, sizeof where),
+                     oom ? ": the GPU had no memory left for NCCL's buffers" : "");
+    add_issue_evidence(c, v, RD_NCCL_ISSUE_CUDA, NULL);
+    if (oom) {
+        dg_verdict_step(v, "leave memory for NCCL: lower the framework's memory fraction or batch; NCCL_BUFFSIZE=2097152 shrinks its buffers");
+        dg_verdict_step(v, "fewer communicators/channels: reuse process groups; NCCL_MAX_NCHANNELS=16");
+    } else {
+        dg_verdict_step(v, "dmesg -T | grep -i xid   # a GPU fault at the same time explains the CUDA error");
+        dg_verdict_step(v, "check the driver supports the CUDA version NCCL was built with (nvidia-smi, NCCL version line)");
+    }
+}
+
 /* A rank killed by a signal other than SIGBUS (that one is rule_shm's). */
 static void rule_signal(dg_ctx *c, const dg_rule *r)
 {
@@ -836,6 +864,7 @@ const dg_rule dg_rules[] = {
     {"pcie_aer", "intra", "PCIe AER errors by severity", rule_aer},
     {"host_oom_killer", "host", "kernel OOM killer killed a process", rule_host_oom},
     {"cuda_error", "compute", "CUDA errors: ECC, illegal address, others", rule_cuda_errors},
+    {"nccl_cuda_failure", "compute", "a CUDA call inside NCCL failed (out of memory for NCCL buffers, or a GPU fault)", rule_nccl_cuda},
     {"process_signal", "host", "a rank killed (SIGKILL/SIGTERM) or crashed (SIGSEGV/SIGABRT ...)", rule_signal},
     {"gpu_ecc", "compute", "nvidia-smi -q: uncorrectable ECC, pending row remaps/page retirement, remap failure", rule_smi},
 };

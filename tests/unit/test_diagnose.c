@@ -255,6 +255,7 @@ static const rule_case k_rule_cases[] = {
      "nvls_setup_failed", "NVLS"},
     {"a:1:2 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer with error 5, opcode 0, len 0, vendor err 249 (Recv)\n",
      "ib_completion_error", "error 5"},
+    {"n1:5:6 [3] enqueue.cc:1556 NCCL WARN Cuda failure 2 'out of memory'\n", "nccl_cuda_failure", "no memory left"},
     {"[  700.0] Out of memory: Killed process 4242 (python3) total-vm:1000kB\n", "host_oom_killer", "4242 (python3)"},
     {"[  600.0] pcieport 0000:00:03.1: AER: Uncorrected (Fatal) error received: 0000:3b:00.0\n", "pcie_aer", "1 fatal"},
     {"[ 10.0] NVRM: Xid (PCI:0000:3b:00): 74, pid=1, NVLink: fatal error detected on link 3\n", "gpu_nvlink", "Xid 74"},
