@@ -271,10 +271,22 @@ static size_t strip_iso(const char *s, const char *end, rd_prefix *o)
     size_t k = scan_hms(p + 11, end, &tod);
     if (mo < 1 || mo > 12 || d < 1 || d > 31 || !k) return 0;
     p += 11 + k;
-    /* zone: Z, +hh:mm, -hhmm (ignored, see header) */
+    /* zone: Z, +hh:mm, -hhmm: an explicit offset is applied (the stamp becomes
+     * UTC); a stamp without one is taken as is (see header) */
+    int64_t offset_min = 0;
     if (p < end && *p == 'Z') p++;
     else if (p < end && (*p == '+' || *p == '-') && end - p >= 3 && isdigit((unsigned char)p[1])) {
+        int sign = *p == '-' ? -1 : 1;
         p++;
+        int hh = fixed_digits(p, end, 2), mm = 0;
+        const char *z = p + 2;
+        if (z < end && *z == ':') z++;
+        if (hh >= 0 && fixed_digits(z, end, 2) >= 0) {
+            mm = fixed_digits(z, end, 2);
+            z += 2;
+        }
+        if (hh >= 0 && hh <= 14 && mm <= 59) offset_min = sign * (hh * 60 + mm);
+        p = z;
         while (p < end && (isdigit((unsigned char)*p) || *p == ':')) p++;
     }
     if (bracket) {
@@ -283,7 +295,7 @@ static size_t strip_iso(const char *s, const char *end, rd_prefix *o)
     }
     o->ts.clock = RD_CLOCK_WALL;
     o->ts.year = (int16_t)y;
-    o->ts.ns = wall_ns(y, mo, d, 0, 0, 0, tod);
+    o->ts.ns = wall_ns(y, mo, d, 0, 0, 0, tod) - offset_min * 60 * NS_PER_SEC;
     p += skip_spaces(p, end);
     /* Python logging separators and level: " - ERROR - ", "ERROR:", "[ERROR]" */
     static const struct { const char *w; char lv; } levels[] = {

@@ -14,8 +14,9 @@
  * (wall clocks; `year` is 0 when the format has no year, as glog's) or since
  * boot (dmesg). rd_time_cmp() orders two times only when they are on the same
  * clock; the diagnose engine uses it to find the first failure across ranks.
- * Time zones are not known from the logs and are ignored (all files of one
- * job are assumed to be written in one zone). Days are counted without a leap
+ * An ISO stamp's explicit zone offset is applied (it becomes UTC); other
+ * stamps carry no zone and are taken as they are (all files of one job are
+ * assumed to be written in one zone). Days are counted without a leap
  * day so that a stamp with a year and one without compare within the year.
  * When a line has several stamps (a log collector's ISO time in front of a
  * glog stamp) the outermost one is kept: it is the one every line has.

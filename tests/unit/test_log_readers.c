@@ -58,6 +58,13 @@ static void test_prefixes(void **state)
     /* yearless and dated stamps of the same instant compare equal */
     rd_prefix_parse(LINE("[E1104 10:10:02.500000000 x.cpp:1] m"), &p);
     assert_int_equal(rd_time_cmp(p.ts, q.ts), 0);
+    /* explicit zones are applied: 12:00+02:00 is 10:00Z */
+    rd_prefix_parse(LINE("2025-06-01T12:00:00.000+02:00 a"), &q);
+    rd_prefix_parse(LINE("2025-06-01T10:00:00.000Z b"), &p);
+    assert_int_equal(rd_time_cmp(p.ts, q.ts), 0);
+    rd_prefix_parse(LINE("2025-06-01T05:30:00-0430 c"), &q);
+    assert_int_equal(rd_time_cmp(p.ts, q.ts), 0);
+    assert_true(strncmp(q.msg, "c", 1) == 0);
     /* NCCL >= 2.26 stamps WARN lines with "[%F %T] " by default */
     rd_prefix_parse(LINE("[2025-03-21 02:07:08] gpu-b:5200:5290 [0] transport/net_ib.cc:1696 NCCL WARN NET/IB : x"), &p);
     assert_int_equal(p.ts.year, 2025);
