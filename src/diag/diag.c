@@ -164,6 +164,10 @@ static void buffer_lines(struct line_state *st, const char *buf, size_t len, boo
         const char *e = nl ? nl : end;
         size_t L = (size_t)(e - p);
         if (L && p[L - 1] == '\r') L--;
+        if (L > DG_MAX_LINE_BYTES) { /* the readers see the head only */
+            st->in->long_lines++;
+            L = DG_MAX_LINE_BYTES;
+        }
         feed_line(st->in, p, L, ++st->lineno);
         p = nl ? nl + 1 : end;
     }

@@ -6,6 +6,8 @@
 
 #include "diag/diag.h"
 
+#include <unistd.h>
+
 static dg_ctx *run_paths(const char *const *rel, size_t n)
 {
     dg_ctx *c = dg_new();
@@ -234,6 +236,45 @@ static void test_many_ranks_missing_one(void **state)
     dg_free(c);
 }
 
+/* A 200 KB line (binary junk, a dumped tensor) is cut and counted; the line
+ * after it keeps its number. Also read through a .gz file. */
+static void test_long_line_file(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/cp_dg_longXXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    for (int i = 0; i < 200000; i++) fputc('x', f);
+    fputs("\na:1:2 [0] misc/socket.cc:1 NCCL WARN Connect to 10.9.9.9<1234> failed : Connection refused\n", f);
+    fclose(f);
+    dg_ctx *c = dg_new();
+    cp_error err;
+    cp_error_clear(&err);
+    assert_int_equal(dg_add_path(c, path, &err), 0);
+    dg_run(c);
+    assert_int_equal(c->inputs[0].long_lines, 1);
+    assert_int_equal(c->inputs[0].lines, 2);
+    assert_string_equal(c->verdicts[0].code, "nccl_connect_failed");
+    assert_int_equal(c->verdicts[0].evidence[0].line, 2);
+    dg_free(c);
+    /* longer than the 1 MiB reading window: cut while streaming */
+    f = fopen(path, "w");
+    fputs("a:1:2 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n", f);
+    for (int i = 0; i < 2500000; i++) fputc('y', f);
+    fputs("\nb:3:4 [0] misc/socket.cc:1 NCCL WARN Connect to 10.9.9.9<1234> failed : Connection refused\n", f);
+    fclose(f);
+    c = dg_new();
+    assert_int_equal(dg_add_path(c, path, &err), 0);
+    dg_run(c);
+    assert_int_equal(c->inputs[0].long_lines, 1);
+    assert_int_equal(c->inputs[0].lines, 3);
+    assert_string_equal(c->verdicts[0].code, "nccl_connect_failed");
+    assert_int_equal(c->verdicts[0].evidence[0].line, 3);
+    dg_free(c);
+    unlink(path);
+}
+
 /* One small log per rule signature: the top verdict must be that rule's. */
 typedef struct rule_case {
     const char *log;
@@ -314,6 +355,7 @@ int main(void)
         cmocka_unit_test(test_rule_table),
         cmocka_unit_test(test_rule_signatures),
         cmocka_unit_test(test_many_ranks_missing_one),
+        cmocka_unit_test(test_long_line_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
