@@ -187,6 +187,7 @@ static void count_damage(const dg_ctx *c, diag_set *d)
                     (in->smiq ? in->smiq->gpus_dropped : 0) + in->long_lines;
         if (over) diag_count_n(d, DIAG_LIMIT_REACHED, (uint64_t)over, in->path, -1);
         if (in->truncated) diag_count(d, DIAG_TRUNCATED_FILE, in->path, in->bytes);
+        if (in->file_rank_lines) diag_count(d, DIAG_RANK_FROM_FILENAME, in->path, -1);
     }
 }
 

@@ -73,6 +73,7 @@ static dg_input *new_input(dg_ctx *c, const char *name)
     dg_input *in = &c->inputs[c->n_inputs++];
     memset(in, 0, sizeof *in);
     in->path = cp_xstrdup(name);
+    in->file_rank = rd_rank_from_name(name);
     in->nccl = cp_xmalloc(sizeof *in->nccl);
     in->torch = cp_xmalloc(sizeof *in->torch);
     in->dmesg = cp_xmalloc(sizeof *in->dmesg);
@@ -95,6 +96,11 @@ static void feed_line(dg_input *in, const char *line, size_t len, long lineno)
      * the last timed line of its file: inherit that time for ordering */
     if (pfx.ts.clock == RD_CLOCK_NONE) pfx.ts = in->last_ts;
     else in->last_ts = pfx.ts;
+    /* an untagged line of "rank3.log" is rank 3's */
+    if (pfx.rank < 0 && pfx.local_rank < 0 && in->file_rank >= 0) {
+        pfx.rank = in->file_rank;
+        in->file_rank_lines++;
+    }
     rd_nccl_line_pfx(in->nccl, &pfx, line, len, lineno);
     rd_torch_line_pfx(in->torch, &pfx, line, len, lineno);
     rd_dmesg_line_pfx(in->dmesg, &pfx, line, len, lineno);

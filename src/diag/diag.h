@@ -51,6 +51,8 @@ typedef struct dg_input {
     rd_dmesg_facts *dmesg;
     rd_smiq_facts *smiq;  /* NULL unless the input is nvidia-smi -q output */
     rd_time last_ts;      /* time of the last timed line (reading state) */
+    int file_rank;        /* rank from the file name for untagged lines; -1 */
+    long file_rank_lines; /* lines that took it */
 } dg_input;
 
 typedef struct dg_evidence {

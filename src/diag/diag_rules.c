@@ -69,12 +69,14 @@ static void rule_oom(dg_ctx *c, const dg_rule *r)
     }
     if (!first) return;
     const rd_torch_oom *o = first;
-    /* Fragmentation: the cache already holds more unused memory than the
-     * request (or a large share of the GPU) yet no block fits. */
+    /* Fragmentation: the cache already holds a meaningful share of the GPU
+     * (>= 5 %) unused, at least the request (or >= 10 % of the GPU and half
+     * the request), yet no block fits. A few hundred MiB cached on a full GPU
+     * is not the problem: the GPU is full (oversized). */
     bool known = o->requested_bytes > 0 && o->reserved_unalloc_bytes >= 0;
-    bool frag = known && (o->reserved_unalloc_bytes >= o->requested_bytes ||
-                          (o->total_bytes > 0 && o->reserved_unalloc_bytes >= 0.1 * o->total_bytes &&
-                           o->reserved_unalloc_bytes >= 0.5 * o->requested_bytes));
+    double unalloc = o->reserved_unalloc_bytes, total = o->total_bytes;
+    bool frag = known && (total <= 0 || unalloc >= 0.05 * total) &&
+                (unalloc >= o->requested_bytes || (total > 0 && unalloc >= 0.1 * total && unalloc >= 0.5 * o->requested_bytes));
     dg_verdict *v = dg_verdict_get(c, frag ? "oom_fragmentation" : known ? "oom_oversized" : "cuda_oom", "compute");
     if (!v) return;
     dg_verdict_raise(v, known ? 0.9 : 0.75);

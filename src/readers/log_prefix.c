@@ -468,3 +468,39 @@ uint32_t rd_keyset_scan(const rd_keyset *ks, const char *s, size_t n)
     }
     return found;
 }
+
+/* digits right after `key` (optionally after one of "-_."), as a rank */
+static int rank_after(const char *base, const char *key)
+{
+    const char *k = strstr(base, key);
+    while (k) {
+        const char *p = k + strlen(key);
+        if (*p == '-' || *p == '_' || *p == '.') p++;
+        long v;
+        const char *q = p;
+        if (rd_scan_long(&q, p + strlen(p), &v) == 0 && q > p && isdigit((unsigned char)*p) && v < 1000000)
+            return (int)v;
+        k = strstr(k + 1, key);
+    }
+    return -1;
+}
+
+int rd_rank_from_name(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    int r = rank_after(base, "rank");
+    if (r < 0) r = rank_after(base, "worker");
+    if (r >= 0 || base == path) return r;
+    /* torchrun --log-dir: <dir>/attempt_0/<local_rank>/{stdout,stderr}.log */
+    if (strcmp(base, "stdout.log") && strcmp(base, "stderr.log") && strcmp(base, "error.json")) return -1;
+    const char *end = base - 1, *start = end;
+    while (start > path && start[-1] != '/') start--;
+    if (start == end) return -1;
+    long v = 0;
+    for (const char *p = start; p < end; p++) {
+        if (!isdigit((unsigned char)*p) || v > 100000) return -1;
+        v = v * 10 + (*p - '0');
+    }
+    return (int)v;
+}

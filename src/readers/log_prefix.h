@@ -68,6 +68,11 @@ typedef struct rd_prefix {
  * fails: an unknown line is returned whole as msg. */
 void rd_prefix_parse(const char *line, size_t len, rd_prefix *out);
 
+/* The rank a log file's name gives: "rank3.log", "rank_3.out", "rank-3",
+ * "worker3.txt", "node0-rank12.err", or torchrun --log-dir's ".../3/stdout.log"
+ * (a local rank). -1 when the name says nothing. */
+int rd_rank_from_name(const char *path);
+
 /* Call fn for each line of buf[0..len) with its 1-based number; the line
  * excludes "\n" and a trailing "\r". Used by the readers' *_parse_buf(). */
 typedef void (*rd_line_fn)(void *ctx, const char *line, size_t len, long lineno);

@@ -275,6 +275,22 @@ static void test_long_line_file(void **state)
     unlink(path);
 }
 
+/* an untagged per-rank log takes its rank from the file name */
+static void test_rank_from_file_name(void **state)
+{
+    (void)state;
+    const char *log = "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total capacity; "
+                      "14.56 GiB already allocated; 3.44 MiB free; 14.80 GiB reserved in total by PyTorch)\n";
+    dg_ctx *c = dg_new();
+    dg_add_buffer(c, "job/rank6.log", log, strlen(log), NULL);
+    dg_run(c);
+    assert_string_equal(c->verdicts[0].code, "oom_oversized");
+    assert_int_equal(c->verdicts[0].rank, 6);
+    assert_non_null(strstr(c->verdicts[0].title, "on rank 6"));
+    assert_int_equal(c->inputs[0].file_rank_lines, 1);
+    dg_free(c);
+}
+
 /* One small log per rule signature: the top verdict must be that rule's. */
 typedef struct rule_case {
     const char *log;
@@ -356,6 +372,7 @@ int main(void)
         cmocka_unit_test(test_rule_signatures),
         cmocka_unit_test(test_many_ranks_missing_one),
         cmocka_unit_test(test_long_line_file),
+        cmocka_unit_test(test_rank_from_file_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

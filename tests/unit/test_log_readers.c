@@ -79,6 +79,20 @@ static void test_prefixes(void **state)
     assert_int_equal(p.pid, -1);
 }
 
+static void test_rank_from_name(void **state)
+{
+    (void)state;
+    assert_int_equal(rd_rank_from_name("logs/rank3.log"), 3);
+    assert_int_equal(rd_rank_from_name("rank_12.out"), 12);
+    assert_int_equal(rd_rank_from_name("job/node0-rank-7.err"), 7);
+    assert_int_equal(rd_rank_from_name("worker5.txt"), 5);
+    assert_int_equal(rd_rank_from_name("/tmp/tr/attempt_0/3/stderr.log"), 3);
+    assert_int_equal(rd_rank_from_name("dmesg.txt"), -1);
+    assert_int_equal(rd_rank_from_name("ranking.log"), -1);
+    assert_int_equal(rd_rank_from_name("stdout.log"), -1);
+    assert_int_equal(rd_rank_from_name("/x/abc/stdout.log"), -1);
+}
+
 static rd_nccl_facts g_nf;
 
 static void nccl_lines(const char *text)
@@ -382,6 +396,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prefixes),
+        cmocka_unit_test(test_rank_from_name),
         cmocka_unit_test(test_nccl_transports_and_topology),
         cmocka_unit_test(test_nccl_net_and_gdr),
         cmocka_unit_test(test_nccl_warnings),
