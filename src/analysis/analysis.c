@@ -1,0 +1,66 @@
+/* analysis.c - the analyzer table and the driver that runs it. */
+#include "analysis.h"
+#include "../base/util.h"
+
+#include <stdlib.h>
+
+#define X(name, summary) int an_##name##_run(an_ctx *ctx);
+#include "analyzers.def"
+#undef X
+
+static const an_analyzer table[] = {
+#define X(name, summary) { #name, summary, an_##name##_run },
+#include "analyzers.def"
+#undef X
+    { NULL, NULL, NULL },
+};
+
+const an_analyzer *an_analyzers(void) { return table; }
+
+static const char *vendor_name(tl_gpu_vendor v)
+{
+    switch (v) {
+    case TL_VENDOR_NVIDIA: return "nvidia";
+    case TL_VENDOR_AMD: return "amd";
+    case TL_VENDOR_MTIA: return "mtia";
+    default: return NULL;
+    }
+}
+
+int an_run_all(an_ctx *ctx, const tl_timeline *tl, rep_report *rep, const an_opts *opts, cp_error *err)
+{
+    ctx->tl = tl;
+    ctx->rep = rep;
+    ctx->opts = opts;
+    ctx->rank_nodes = cp_xcalloc(tl->n_ranks ? tl->n_ranks : 1, sizeof *ctx->rank_nodes);
+    rep_node *ranks = rep_arr(rep, rep->root, "ranks", "ranks");
+    for (size_t i = 0; i < tl->n_ranks; i++) {
+        const tl_rank *r = &tl->ranks[i];
+        rep_node *o = rep_obj(rep, ranks, NULL, NULL);
+        ctx->rank_nodes[i] = o;
+        rep_int(rep, o, "rank", "rank", r->meta.rank, NULL);
+        rep_str(rep, o, "source", "file", tl_str(tl, r->source));
+        rep_int(rep, o, "events", "events", (int64_t)r->n_events, NULL);
+        rep_str(rep, o, "gpu", "GPU", r->meta.gpu_name ? tl_str(tl, r->meta.gpu_name) : NULL);
+        rep_str(rep, o, "gpu_vendor", "GPU vendor", vendor_name(r->meta.vendor));
+    }
+    for (const an_analyzer *a = table; a->name; a++) {
+        int rc = a->run(ctx);
+        if (rc < 0)
+            return cp_error_set(err, rc, NULL, 0, 0, -1, "analysis '%s' failed", a->name);
+    }
+    return 0;
+}
+
+void an_ctx_free(an_ctx *ctx)
+{
+    /* results are owned by the report/timeline lifetimes through each
+     * analyzer's own free, registered by storing a destructor-first struct */
+    for (int i = 0; i < AN__COUNT; i++)
+        if (ctx->results[i]) {
+            void (**dtor)(void *) = ctx->results[i];
+            if (*dtor)
+                (*dtor)(ctx->results[i]);
+        }
+    free(ctx->rank_nodes);
+}

@@ -1,0 +1,62 @@
+/* analysis.h - analyzers: each turns the frozen timeline into report nodes.
+ *
+ * Analyzers run in table order (analyzers.def) on one shared, const
+ * timeline. Each writes its numbers under every rank's report object
+ * (ctx->rank_nodes[i]) and/or at top level, and may leave typed results in
+ * ctx->results[AN_<name>] for later analyzers (the findings rules read the
+ * breakdowns instead of recomputing them). A results struct must start with
+ * `void (*free)(void *self)`, which an_ctx_free calls. An analyzer that has nothing to
+ * say for a trace (no GPU events, no steps) writes nulls, never zeros.
+ *
+ * Checklist for a new analyzer (one file + one table row):
+ *   1. src/analysis/an_<name>.c with `int an_<name>_run(an_ctx *ctx)`;
+ *   2. X(<name>, "summary") in analyzers.def (order = dependency order);
+ *   3. its metrics (formula, unit, convention) in docs/METRICS.md and its
+ *      JSON keys in docs/FORMATS.md;
+ *   4. unit tests on small timelines built in code (tests/unit/).
+ */
+#ifndef CP_ANALYSIS_ANALYSIS_H
+#define CP_ANALYSIS_ANALYSIS_H
+
+#include "../base/error.h"
+#include "../model/report.h"
+#include "../model/timeline.h"
+
+#include <stdbool.h>
+
+typedef enum an_id {
+#define X(name, summary) AN_##name,
+#include "analyzers.def"
+#undef X
+    AN__COUNT
+} an_id;
+
+typedef struct an_opts {
+    int gpus_per_node;       /* 0 = from the trace's device count */
+    int nthreads;
+} an_opts;
+
+typedef struct an_ctx {
+    const tl_timeline *tl;
+    rep_report *rep;
+    rep_node **rank_nodes;   /* one report object per timeline rank, in ranks[] */
+    const an_opts *opts;
+    void *results[AN__COUNT + 1];
+} an_ctx;
+
+typedef struct an_analyzer {
+    const char *name;
+    const char *summary;
+    int (*run)(an_ctx *ctx);
+} an_analyzer;
+
+/* The table, NULL-name terminated. */
+const an_analyzer *an_analyzers(void);
+
+/* Create the "ranks" array (one object per rank with rank, source, device
+ * info) and run every analyzer. The caller owns ctx and frees it with
+ * an_ctx_free. */
+int an_run_all(an_ctx *ctx, const tl_timeline *tl, rep_report *rep, const an_opts *opts, cp_error *err);
+void an_ctx_free(an_ctx *ctx);
+
+#endif

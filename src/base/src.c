@@ -1,0 +1,304 @@
+/* src.c - see src.h. */
+#include "src.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#define RAW_CHUNK (1u << 20)
+
+struct cp_src {
+    cp_src_kind kind;
+    int fd;
+    char *name;
+    uint64_t offset, raw_offset, raw_size;
+    bool eof_raw, truncated, done;
+    /* compressed input window */
+    unsigned char *raw;
+    size_t raw_len, raw_pos;
+    /* memory source */
+    const unsigned char *mem;
+    size_t mem_len;
+    z_stream z;
+    ZSTD_DCtx *zd;
+    bool z_end; /* the current gzip member or zstd frame ended */
+};
+
+const char *cp_src_kind_name(cp_src_kind k)
+{
+    switch (k) {
+    case CP_SRC_GZIP: return "gzip";
+    case CP_SRC_ZSTD: return "zstd";
+    case CP_SRC_MEM: return "memory";
+    default: return "plain";
+    }
+}
+
+static ssize_t read_fd(cp_src *s, void *buf, size_t n, cp_error *err)
+{
+    for (;;) {
+        ssize_t r = read(s->fd, buf, n);
+        if (r >= 0) {
+            s->raw_offset += (uint64_t)r;
+            return r;
+        }
+        if (errno != EINTR)
+            return cp_error_sys(err, CP_ERR_IO, s->name, "read failed");
+    }
+}
+
+/* Make sure the raw window has unread bytes; returns false at raw EOF. */
+static int fill_raw(cp_src *s, cp_error *err)
+{
+    if (s->raw_pos < s->raw_len)
+        return 1;
+    if (s->eof_raw)
+        return 0;
+    ssize_t r = read_fd(s, s->raw, RAW_CHUNK, err);
+    if (r < 0)
+        return (int)r;
+    s->raw_len = (size_t)r;
+    s->raw_pos = 0;
+    if (r == 0)
+        s->eof_raw = true;
+    return r > 0;
+}
+
+int cp_src_open(cp_src **out, const char *path, cp_error *err)
+{
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return cp_error_sys(err, CP_ERR_IO, path, "cannot open");
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        close(fd);
+        return cp_error_set(err, CP_ERR_IO, path, 0, 0, -1, "cannot read: is a directory");
+    }
+    cp_src *s = cp_xcalloc(1, sizeof *s);
+    s->fd = fd;
+    s->name = cp_xstrdup(path);
+    s->raw_size = (uint64_t)st.st_size;
+    s->raw = cp_xmalloc(RAW_CHUNK);
+#ifdef POSIX_FADV_SEQUENTIAL
+    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+    int rc = fill_raw(s, err);
+    if (rc < 0) {
+        cp_src_close(s);
+        return rc;
+    }
+    const unsigned char *m = s->raw;
+    if (s->raw_len >= 2 && m[0] == 0x1f && m[1] == 0x8b) {
+        s->kind = CP_SRC_GZIP;
+        if (inflateInit2(&s->z, 15 + 32) != Z_OK) {
+            cp_src_close(s);
+            return cp_error_set(err, CP_ERR_NOMEM, path, 0, 0, -1, "cannot start gzip decoder");
+        }
+    } else if (s->raw_len >= 4 && m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f && m[3] == 0xfd) {
+        s->kind = CP_SRC_ZSTD;
+        s->zd = ZSTD_createDCtx();
+        if (!s->zd) {
+            cp_src_close(s);
+            return cp_error_set(err, CP_ERR_NOMEM, path, 0, 0, -1, "cannot start zstd decoder");
+        }
+    } else {
+        s->kind = CP_SRC_PLAIN;
+    }
+    *out = s;
+    return 0;
+}
+
+cp_src *cp_src_open_mem(const void *data, size_t n, const char *name)
+{
+    cp_src *s = cp_xcalloc(1, sizeof *s);
+    s->kind = CP_SRC_MEM;
+    s->fd = -1;
+    s->mem = data;
+    s->mem_len = n;
+    s->raw_size = n;
+    s->name = cp_xstrdup(name ? name : "<memory>");
+    return s;
+}
+
+static ssize_t read_gzip(cp_src *s, void *buf, size_t n, cp_error *err)
+{
+    s->z.next_out = buf;
+    s->z.avail_out = (uInt)CP_MIN(n, (size_t)1 << 30);
+    while (s->z.avail_out > 0) {
+        int rc = fill_raw(s, err);
+        if (rc < 0)
+            return rc;
+        if (rc == 0) {
+            /* raw EOF: fine only at a member boundary */
+            if (!s->z_end)
+                s->truncated = true;
+            s->done = true;
+            break;
+        }
+        if (s->z_end) {
+            /* another gzip member follows (concatenated .gz) */
+            inflateReset(&s->z);
+            s->z_end = false;
+        }
+        s->z.next_in = s->raw + s->raw_pos;
+        s->z.avail_in = (uInt)(s->raw_len - s->raw_pos);
+        int zr = inflate(&s->z, Z_NO_FLUSH);
+        s->raw_pos = s->raw_len - s->z.avail_in;
+        if (zr == Z_STREAM_END) {
+            s->z_end = true;
+        } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
+            s->truncated = true;
+            s->done = true;
+            size_t got = n - s->z.avail_out;
+            if (got)
+                break;
+            return cp_error_set(err, CP_ERR_FORMAT, s->name, 0, 0, (long long)s->raw_offset,
+                                "corrupt gzip data: %s", s->z.msg ? s->z.msg : "inflate failed");
+        }
+    }
+    return (ssize_t)(n - s->z.avail_out);
+}
+
+static ssize_t read_zstd(cp_src *s, void *buf, size_t n, cp_error *err)
+{
+    ZSTD_outBuffer ob = { buf, n, 0 };
+    while (ob.pos < ob.size) {
+        int rc = fill_raw(s, err);
+        if (rc < 0)
+            return rc;
+        if (rc == 0) {
+            /* flush what the decoder still holds */
+            ZSTD_inBuffer ib = { NULL, 0, 0 };
+            size_t before = ob.pos;
+            size_t r = ZSTD_decompressStream(s->zd, &ob, &ib);
+            if (ob.pos > before && !ZSTD_isError(r)) {
+                s->z_end = (r == 0);
+                continue;
+            }
+            /* a clean end is the end of a frame (z_end), not a hint for more */
+            if (ZSTD_isError(r) || !s->z_end)
+                s->truncated = true;
+            s->done = true;
+            break;
+        }
+        ZSTD_inBuffer ib = { s->raw + s->raw_pos, s->raw_len - s->raw_pos, 0 };
+        size_t r = ZSTD_decompressStream(s->zd, &ob, &ib);
+        s->raw_pos += ib.pos;
+        if (ZSTD_isError(r)) {
+            s->truncated = true;
+            s->done = true;
+            if (ob.pos)
+                break;
+            return cp_error_set(err, CP_ERR_FORMAT, s->name, 0, 0, (long long)s->raw_offset,
+                                "corrupt zstd data: %s", ZSTD_getErrorName(r));
+        }
+        s->z_end = (r == 0);
+    }
+    return (ssize_t)ob.pos;
+}
+
+ssize_t cp_src_read(cp_src *s, void *buf, size_t n, cp_error *err)
+{
+    ssize_t r = 0;
+    if (s->done || n == 0)
+        return 0;
+    switch (s->kind) {
+    case CP_SRC_MEM:
+        r = (ssize_t)CP_MIN(n, s->mem_len - (size_t)s->offset);
+        memcpy(buf, s->mem + s->offset, (size_t)r);
+        break;
+    case CP_SRC_PLAIN:
+        if (s->raw_pos < s->raw_len) {
+            r = (ssize_t)CP_MIN(n, s->raw_len - s->raw_pos);
+            memcpy(buf, s->raw + s->raw_pos, (size_t)r);
+            s->raw_pos += (size_t)r;
+        } else {
+            r = read_fd(s, buf, n, err);
+        }
+        break;
+    case CP_SRC_GZIP: r = read_gzip(s, buf, n, err); break;
+    case CP_SRC_ZSTD: r = read_zstd(s, buf, n, err); break;
+    }
+    if (r > 0)
+        s->offset += (uint64_t)r;
+    return r;
+}
+
+bool cp_src_truncated(const cp_src *s) { return s->truncated; }
+uint64_t cp_src_offset(const cp_src *s) { return s->offset; }
+uint64_t cp_src_raw_offset(const cp_src *s) { return s->kind == CP_SRC_MEM ? s->offset : s->raw_offset; }
+uint64_t cp_src_raw_size(const cp_src *s) { return s->raw_size; }
+cp_src_kind cp_src_get_kind(const cp_src *s) { return s->kind; }
+const char *cp_src_name(const cp_src *s) { return s->name; }
+
+void cp_src_close(cp_src *s)
+{
+    if (!s)
+        return;
+    if (s->kind == CP_SRC_GZIP)
+        inflateEnd(&s->z);
+    if (s->zd)
+        ZSTD_freeDCtx(s->zd);
+    if (s->fd >= 0)
+        close(s->fd);
+    free(s->raw);
+    free(s->name);
+    free(s);
+}
+
+ssize_t cp_src_peek(const char *path, void *buf, size_t n, cp_error *err)
+{
+    cp_src *s;
+    int rc = cp_src_open(&s, path, err);
+    if (rc < 0)
+        return rc;
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = cp_src_read(s, (char *)buf + got, n - got, err);
+        if (r < 0) {
+            if (got)
+                break;
+            cp_src_close(s);
+            return r;
+        }
+        if (r == 0)
+            break;
+        got += (size_t)r;
+    }
+    cp_src_close(s);
+    return (ssize_t)got;
+}
+
+int cp_src_read_all(const char *path, cp_buf *out, size_t max_bytes, cp_error *err)
+{
+    cp_src *s;
+    int rc = cp_src_open(&s, path, err);
+    if (rc < 0)
+        return rc;
+    for (;;) {
+        cp_buf_reserve(out, 1 << 16);
+        ssize_t r = cp_src_read(s, out->data + out->len, out->cap - out->len - 1, err);
+        if (r < 0) {
+            cp_src_close(s);
+            return (int)r;
+        }
+        if (r == 0)
+            break;
+        out->len += (size_t)r;
+        out->data[out->len] = 0;
+        if (out->len > max_bytes) {
+            cp_src_close(s);
+            return cp_error_set(err, CP_ERR_NOMEM, path, 0, 0, -1,
+                                "file larger than the %zu-byte limit for this kind of input", max_bytes);
+        }
+    }
+    cp_src_close(s);
+    return 0;
+}

@@ -1,0 +1,54 @@
+/* src.h - byte sources: plain files, gzip and zstd, read the same way.
+ *
+ * Readers never care how a file is compressed: cp_src_open sniffs the magic
+ * bytes (1f 8b = gzip, 28 b5 2f fd = zstd, anything else = plain) and
+ * cp_src_read hands out decompressed bytes in caller-sized chunks, so a
+ * multi-GB trace streams through a fixed buffer. Multi-member gzip and
+ * concatenated zstd frames are read to the end. A truncated compressed file
+ * is reported as truncated, with the bytes decoded so far delivered first,
+ * because damaged traces are common and their prefix is still useful.
+ *
+ * A cp_src is owned by its opener and used by one thread at a time.
+ */
+#ifndef CP_BASE_SRC_H
+#define CP_BASE_SRC_H
+
+#include "buf.h"
+#include "error.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef enum cp_src_kind { CP_SRC_PLAIN, CP_SRC_GZIP, CP_SRC_ZSTD, CP_SRC_MEM } cp_src_kind;
+
+typedef struct cp_src cp_src;
+
+/* Open path ("-" is not supported: traces are files). On error returns a
+ * negative status with err filled; *out is NULL. */
+int cp_src_open(cp_src **out, const char *path, cp_error *err);
+/* A source over caller memory (borrowed; must outlive the source). */
+cp_src *cp_src_open_mem(const void *data, size_t n, const char *name);
+/* Read up to n decompressed bytes. Returns the count (0 = end of data) or a
+ * negative status. After the end, cp_src_truncated tells whether the
+ * compressed stream ended early. */
+ssize_t cp_src_read(cp_src *s, void *buf, size_t n, cp_error *err);
+bool cp_src_truncated(const cp_src *s);
+/* Decompressed bytes delivered so far. */
+uint64_t cp_src_offset(const cp_src *s);
+/* Compressed (on-disk) bytes consumed so far, and the file size (0 if unknown). */
+uint64_t cp_src_raw_offset(const cp_src *s);
+uint64_t cp_src_raw_size(const cp_src *s);
+cp_src_kind cp_src_get_kind(const cp_src *s);
+const char *cp_src_kind_name(cp_src_kind k);
+const char *cp_src_name(const cp_src *s);
+void cp_src_close(cp_src *s);
+
+/* Read the first up to n decompressed bytes of path into buf (for format
+ * sniffing). Returns the count or a negative status. */
+ssize_t cp_src_peek(const char *path, void *buf, size_t n, cp_error *err);
+/* Read a whole (decompressed) file into out, failing past max_bytes. */
+int cp_src_read_all(const char *path, cp_buf *out, size_t max_bytes, cp_error *err);
+
+#endif

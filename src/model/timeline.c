@@ -1,0 +1,605 @@
+/* timeline.c - builders, the finish step, and lookups. See timeline.h.
+ *
+ * The finish step in order:
+ *  1. apply each input's clock base (baseTimeNanoseconds) to its timestamps;
+ *  2. assign rank numbers: the trace's own, else the file name's, else a new
+ *     distinct one; a rank claimed twice is moved to a new number and counted;
+ *  3. re-intern every builder's strings into one table (remap arrays);
+ *  4. order tracks by (rank, kind, device, stream, pid, tid);
+ *  5. per builder (in parallel), order events by (track position, ts, longer
+ *     first) with a counting pass over tracks and a sort only of the tracks
+ *     that are not already in order;
+ *  6. copy columns into the frozen arrays in global order, remapping ids;
+ *  7. classify GPU events, then link launches and GPU work by correlation
+ *     id within each rank (unmatched ones are counted, not errors).
+ */
+#include "timeline.h"
+#include "../base/par.h"
+#include "../base/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct tl_builder {
+    char *source;
+    cp_intern strings;
+    cp_arena arena;
+    tl_rank_meta meta;
+    diag_set diag;
+    tl_track_key *tkeys;
+    uint32_t *tnames;
+    size_t n_tracks, cap_tracks;
+    size_t last_track;
+    size_t n, cap;
+    int64_t *ts, *dur, *corr, *ext;
+    uint32_t *name, *cat_name, *track, *arg_begin;
+    uint8_t *cat, *flags;
+    tl_arg *args;
+    size_t n_args, cap_args;
+    /* finish-time scratch */
+    int32_t final_rank;
+    uint32_t *remap;     /* local string id -> global */
+    uint32_t *tpos;      /* local track -> global track index */
+    size_t *order;       /* local event indices in global order */
+};
+
+tl_builder *tl_builder_new(const char *source_path)
+{
+    tl_builder *b = cp_xcalloc(1, sizeof *b);
+    b->source = cp_xstrdup(source_path ? source_path : "");
+    cp_intern_init(&b->strings);
+    cp_arena_init(&b->arena);
+    diag_init(&b->diag);
+    b->meta.rank = -1;
+    b->meta.world_size = -1;
+    b->meta.gpu_mem_bytes = -1;
+    b->last_track = SIZE_MAX;
+    return b;
+}
+
+void tl_builder_free(tl_builder *b)
+{
+    if (!b)
+        return;
+    free(b->source);
+    cp_intern_free(&b->strings);
+    cp_arena_free(&b->arena);
+    free(b->tkeys);
+    free(b->tnames);
+    free(b->ts);
+    free(b->dur);
+    free(b->corr);
+    free(b->ext);
+    free(b->name);
+    free(b->cat_name);
+    free(b->track);
+    free(b->arg_begin);
+    free(b->cat);
+    free(b->flags);
+    free(b->args);
+    free(b->remap);
+    free(b->tpos);
+    free(b->order);
+    free(b);
+}
+
+cp_intern *tl_builder_strings(tl_builder *b) { return &b->strings; }
+cp_arena *tl_builder_arena(tl_builder *b) { return &b->arena; }
+tl_rank_meta *tl_builder_meta(tl_builder *b) { return &b->meta; }
+diag_set *tl_builder_diag(tl_builder *b) { return &b->diag; }
+const char *tl_builder_source(const tl_builder *b) { return b->source; }
+size_t tl_builder_count(const tl_builder *b) { return b->n; }
+
+static bool key_eq(const tl_track_key *a, const tl_track_key *b)
+{
+    return a->kind == b->kind && a->pid == b->pid && a->tid == b->tid && a->device == b->device &&
+           a->stream == b->stream;
+}
+
+uint32_t tl_builder_track(tl_builder *b, const tl_track_key *key)
+{
+    if (b->last_track < b->n_tracks && key_eq(&b->tkeys[b->last_track], key))
+        return (uint32_t)b->last_track;
+    for (size_t i = 0; i < b->n_tracks; i++)
+        if (key_eq(&b->tkeys[i], key)) {
+            b->last_track = i;
+            return (uint32_t)i;
+        }
+    size_t cap = b->cap_tracks;
+    cp_xgrow((void **)&b->tkeys, &cap, b->n_tracks + 1, sizeof *b->tkeys);
+    cap = b->cap_tracks;
+    cp_xgrow((void **)&b->tnames, &cap, b->n_tracks + 1, sizeof *b->tnames);
+    b->cap_tracks = cap;
+    b->tkeys[b->n_tracks] = *key;
+    b->tnames[b->n_tracks] = 0;
+    b->last_track = b->n_tracks;
+    return (uint32_t)b->n_tracks++;
+}
+
+void tl_builder_track_name(tl_builder *b, uint32_t track, uint32_t name)
+{
+    if (track < b->n_tracks)
+        b->tnames[track] = name;
+}
+
+static void grow_events(tl_builder *b)
+{
+    size_t need = b->n + 1;
+    if (need <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap * 2 : 4096;
+#define G(col) col = cp_xrealloc(col, cap * sizeof *col)
+    G(b->ts); G(b->dur); G(b->corr); G(b->ext); G(b->name); G(b->cat_name);
+    G(b->track); G(b->arg_begin); G(b->cat); G(b->flags);
+#undef G
+    b->cap = cap;
+}
+
+size_t tl_builder_add(tl_builder *b, const tl_ev *ev)
+{
+    grow_events(b);
+    size_t i = b->n++;
+    b->ts[i] = ev->ts_ns;
+    b->dur[i] = ev->dur_ns;
+    b->corr[i] = ev->corr;
+    b->ext[i] = ev->ext_id;
+    b->name[i] = ev->name;
+    b->cat_name[i] = ev->cat_name;
+    b->track[i] = ev->track;
+    b->cat[i] = (uint8_t)ev->cat;
+    b->flags[i] = (uint8_t)ev->flags;
+    b->arg_begin[i] = (uint32_t)b->n_args;
+    return i;
+}
+
+static tl_arg *push_arg(tl_builder *b, uint32_t key, uint8_t type)
+{
+    if (b->n == 0)
+        return NULL; /* args before any event: nowhere to attach */
+    cp_xgrow((void **)&b->args, &b->cap_args, b->n_args + 1, sizeof *b->args);
+    tl_arg *a = &b->args[b->n_args++];
+    a->key = key;
+    a->type = type;
+    return a;
+}
+
+void tl_builder_arg_int(tl_builder *b, uint32_t key, int64_t v)
+{
+    tl_arg *a = push_arg(b, key, TL_ARG_INT);
+    if (a)
+        a->v.i = v;
+}
+
+void tl_builder_arg_num(tl_builder *b, uint32_t key, double v)
+{
+    tl_arg *a = push_arg(b, key, TL_ARG_NUM);
+    if (a)
+        a->v.d = v;
+}
+
+void tl_builder_arg_str(tl_builder *b, uint32_t key, uint32_t str)
+{
+    tl_arg *a = push_arg(b, key, TL_ARG_STR);
+    if (a)
+        a->v.s = str;
+}
+
+void tl_builder_arg_bool(tl_builder *b, uint32_t key, bool v)
+{
+    tl_arg *a = push_arg(b, key, TL_ARG_BOOL);
+    if (a)
+        a->v.i = v;
+}
+
+size_t tl_builder_bytes(const tl_builder *b)
+{
+    return b->cap * (4 * 8 + 4 * 4 + 2) + b->cap_args * sizeof(tl_arg) + b->strings.arena.total_bytes;
+}
+
+/* ---------------- finish ---------------- */
+
+static void assign_ranks(tl_builder **bs, size_t n, diag_set *diag)
+{
+    int32_t max_rank = -1;
+    for (size_t i = 0; i < n; i++)
+        if (bs[i]->meta.rank > max_rank)
+            max_rank = bs[i]->meta.rank;
+    int32_t next = max_rank + 1;
+    for (size_t i = 0; i < n; i++) {
+        tl_builder *b = bs[i];
+        if (b->meta.rank < 0) {
+            b->final_rank = next++;
+            b->meta.rank_source = TL_RANK_ASSIGNED;
+            diag_count(diag, DIAG_RANK_UNKNOWN, b->source, -1);
+            continue;
+        }
+        b->final_rank = b->meta.rank;
+        for (size_t j = 0; j < i; j++)
+            if (bs[j]->final_rank == b->final_rank) {
+                b->final_rank = next++;
+                b->meta.rank_source = TL_RANK_REASSIGNED;
+                diag_count(diag, DIAG_DUPLICATE_RANK, b->source, -1);
+                break;
+            }
+    }
+}
+
+typedef struct gtrack {
+    int32_t rank;
+    size_t builder;
+    uint32_t local;
+    tl_track_key key;
+} gtrack;
+
+static int cmp_i64(int64_t a, int64_t b) { return (a > b) - (a < b); }
+
+static int cmp_gtrack(const void *pa, const void *pb)
+{
+    const gtrack *a = pa, *b = pb;
+    int c;
+    if ((c = cmp_i64(a->rank, b->rank)) || (c = cmp_i64(a->key.kind, b->key.kind)) ||
+        (c = cmp_i64(a->key.device, b->key.device)) || (c = cmp_i64(a->key.stream, b->key.stream)) ||
+        (c = cmp_i64(a->key.pid, b->key.pid)) || (c = cmp_i64(a->key.tid, b->key.tid)))
+        return c;
+    return cmp_i64((int64_t)a->builder, (int64_t)b->builder);
+}
+
+static int cmp_ev(const void *pa, const void *pb, void *ctx)
+{
+    const tl_builder *b = ctx;
+    size_t x = *(const size_t *)pa, y = *(const size_t *)pb;
+    if (b->ts[x] != b->ts[y])
+        return b->ts[x] < b->ts[y] ? -1 : 1;
+    if (b->dur[x] != b->dur[y])
+        return b->dur[x] > b->dur[y] ? -1 : 1; /* parents before children */
+    return x < y ? -1 : (x > y);
+}
+
+/* Order one builder's events by (global track position, ts, -dur). */
+static void order_builder(void *ctx, size_t bi)
+{
+    tl_builder *b = ((tl_builder **)ctx)[bi];
+    if (b->meta.has_base_time)
+        for (size_t i = 0; i < b->n; i++)
+            b->ts[i] += b->meta.base_time_ns;
+    /* counting sort by track position (stable, keeps file order) */
+    size_t nt = b->n_tracks;
+    size_t *start = cp_xcalloc(nt + 1, sizeof *start);
+    for (size_t i = 0; i < b->n; i++)
+        start[b->track[i] + 1]++;
+    /* tracks in global position order */
+    uint32_t *by_pos = cp_xmalloc((nt ? nt : 1) * sizeof *by_pos);
+    for (size_t t = 0; t < nt; t++)
+        by_pos[t] = (uint32_t)t;
+    for (size_t t = 1; t < nt; t++) { /* insertion sort: few tracks */
+        uint32_t v = by_pos[t];
+        size_t j = t;
+        while (j > 0 && b->tpos[by_pos[j - 1]] > b->tpos[v]) {
+            by_pos[j] = by_pos[j - 1];
+            j--;
+        }
+        by_pos[j] = v;
+    }
+    size_t *off = cp_xcalloc(nt + 1, sizeof *off);
+    size_t acc = 0;
+    for (size_t k = 0; k < nt; k++) {
+        off[by_pos[k]] = acc;
+        acc += start[by_pos[k] + 1];
+    }
+    size_t *seg_begin = cp_xmalloc((nt + 1) * sizeof *seg_begin);
+    for (size_t t = 0; t < nt; t++)
+        seg_begin[t] = off[t];
+    b->order = cp_xmalloc((b->n ? b->n : 1) * sizeof *b->order);
+    for (size_t i = 0; i < b->n; i++)
+        b->order[off[b->track[i]]++] = i;
+    for (size_t t = 0; t < nt; t++) {
+        size_t lo = seg_begin[t], hi = off[t];
+        bool sorted = true;
+        for (size_t i = lo + 1; i < hi && sorted; i++)
+            sorted = cmp_ev(&b->order[i - 1], &b->order[i], b) <= 0;
+        if (!sorted)
+            qsort_r(b->order + lo, hi - lo, sizeof *b->order, cmp_ev, b);
+    }
+    free(start);
+    free(by_pos);
+    free(off);
+    free(seg_begin);
+}
+
+static void alloc_columns(tl_timeline *tl, size_t n)
+{
+    size_t m = n ? n : 1;
+    tl->ts_ns = cp_xmalloc(m * sizeof *tl->ts_ns);
+    tl->dur_ns = cp_xmalloc(m * sizeof *tl->dur_ns);
+    tl->name = cp_xmalloc(m * sizeof *tl->name);
+    tl->cat_name = cp_xmalloc(m * sizeof *tl->cat_name);
+    tl->cat = cp_xmalloc(m);
+    tl->kclass = cp_xmalloc(m);
+    tl->copy_dir = cp_xmalloc(m);
+    tl->flags = cp_xmalloc(m);
+    tl->track = cp_xmalloc(m * sizeof *tl->track);
+    tl->corr = cp_xmalloc(m * sizeof *tl->corr);
+    tl->ext_id = cp_xmalloc(m * sizeof *tl->ext_id);
+    tl->link = cp_xmalloc(m * sizeof *tl->link);
+    tl->arg_begin = cp_xmalloc((n + 1) * sizeof *tl->arg_begin);
+    tl->bytes = m * (8 * 5 + 4 * 4 + 4);
+}
+
+static void remap_meta(tl_builder *b, tl_rank_meta *m, cp_arena *arena)
+{
+    *m = b->meta;
+    m->rank = b->final_rank;
+    m->hostname = b->remap[m->hostname];
+    m->gpu_name = b->remap[m->gpu_name];
+    m->backend = b->remap[m->backend];
+    m->nccl_version = b->remap[m->nccl_version];
+    m->format = b->remap[m->format];
+    if (m->n_pgs > 0) {
+        m->pgs = CP_ANEWN(arena, tl_pg, (size_t)m->n_pgs);
+        for (int32_t i = 0; i < m->n_pgs; i++) {
+            const tl_pg *src = &b->meta.pgs[i];
+            tl_pg *d = &m->pgs[i];
+            d->name = b->remap[src->name];
+            d->desc = b->remap[src->desc];
+            d->size = src->size;
+            if (src->ranks && src->size > 0) {
+                d->ranks = CP_ANEWN(arena, int32_t, (size_t)src->size);
+                memcpy(d->ranks, src->ranks, sizeof(int32_t) * (size_t)src->size);
+            }
+        }
+    }
+}
+
+/* Copy builder events, in their computed order, to positions [at, at+n). */
+static size_t copy_events(tl_timeline *tl, tl_builder *b, size_t at, size_t *arg_at)
+{
+    for (size_t k = 0; k < b->n; k++) {
+        size_t i = b->order[k], o = at + k;
+        tl->ts_ns[o] = b->ts[i];
+        tl->dur_ns[o] = b->dur[i];
+        tl->name[o] = b->remap[b->name[i]];
+        tl->cat_name[o] = b->remap[b->cat_name[i]];
+        tl->cat[o] = b->cat[i];
+        tl->flags[o] = b->flags[i];
+        tl->track[o] = b->tpos[b->track[i]];
+        tl->corr[o] = b->corr[i];
+        tl->ext_id[o] = b->ext[i];
+        tl->link[o] = -1;
+        tl->arg_begin[o] = (uint32_t)*arg_at;
+        size_t a0 = b->arg_begin[i], a1 = (i + 1 < b->n) ? b->arg_begin[i + 1] : b->n_args;
+        for (size_t a = a0; a < a1; a++) {
+            tl_arg x = b->args[a];
+            x.key = b->remap[x.key];
+            if (x.type == TL_ARG_STR)
+                x.v.s = b->remap[x.v.s];
+            tl->args[(*arg_at)++] = x;
+        }
+    }
+    return at + b->n;
+}
+
+/* open-addressing map corr -> event index, for one rank */
+typedef struct corr_map {
+    int64_t *keys;
+    int64_t *vals;
+    size_t cap;
+} corr_map;
+
+static void corr_put(corr_map *m, int64_t key, int64_t val)
+{
+    size_t i = (size_t)cp_hash64(&key, sizeof key) & (m->cap - 1);
+    while (m->keys[i] != -1 && m->keys[i] != key)
+        i = (i + 1) & (m->cap - 1);
+    m->keys[i] = key;
+    m->vals[i] = val;
+}
+
+static int64_t corr_get(const corr_map *m, int64_t key)
+{
+    size_t i = (size_t)cp_hash64(&key, sizeof key) & (m->cap - 1);
+    while (m->keys[i] != -1) {
+        if (m->keys[i] == key)
+            return m->vals[i];
+        i = (i + 1) & (m->cap - 1);
+    }
+    return -1;
+}
+
+static void link_rank(tl_timeline *tl, tl_rank *r)
+{
+    size_t b0 = tl->tracks[r->track_begin].ev_begin;
+    size_t b1 = r->track_end > r->track_begin ? tl->tracks[r->track_end - 1].ev_end : b0;
+    size_t launches = 0;
+    for (size_t i = b0; i < b1; i++)
+        if (tl->tracks[tl->track[i]].key.kind == TL_TRACK_CPU && tl->corr[i] >= 0 &&
+            (tl->cat[i] == TL_CAT_CUDA_RUNTIME || tl->cat[i] == TL_CAT_CUDA_DRIVER))
+            launches++;
+    if (!launches)
+        return;
+    corr_map m;
+    m.cap = 16;
+    while (m.cap < launches * 2)
+        m.cap *= 2;
+    m.keys = cp_xmalloc(m.cap * sizeof *m.keys);
+    m.vals = cp_xmalloc(m.cap * sizeof *m.vals);
+    memset(m.keys, 0xff, m.cap * sizeof *m.keys);
+    for (size_t i = b0; i < b1; i++)
+        if (tl->tracks[tl->track[i]].key.kind == TL_TRACK_CPU && tl->corr[i] >= 0 &&
+            (tl->cat[i] == TL_CAT_CUDA_RUNTIME || tl->cat[i] == TL_CAT_CUDA_DRIVER))
+            corr_put(&m, tl->corr[i], (int64_t)i);
+    const char *src = tl_str(tl, r->source);
+    for (size_t i = b0; i < b1; i++) {
+        if (tl->tracks[tl->track[i]].key.kind != TL_TRACK_GPU || tl->corr[i] < 0)
+            continue;
+        int64_t c = corr_get(&m, tl->corr[i]);
+        if (c < 0) {
+            if (tl->kclass[i] != TL_K_NONE)
+                diag_count(&tl->diag, DIAG_UNMATCHED_CORRELATION, src, -1);
+            continue;
+        }
+        tl->link[i] = c;
+        if (tl->link[c] < 0) /* first GPU activity of a launch */
+            tl->link[c] = (int64_t)i;
+        tl->flags[c] |= TL_F_LAUNCH;
+    }
+    free(m.keys);
+    free(m.vals);
+}
+
+static void classify_all(tl_timeline *tl)
+{
+    for (size_t i = 0; i < tl->n_events; i++) {
+        tl->kclass[i] = TL_K_NONE;
+        tl->copy_dir[i] = TL_COPY_NONE;
+        if (tl->tracks[tl->track[i]].key.kind != TL_TRACK_GPU)
+            continue;
+        const char *nm = tl_str(tl, tl->name[i]);
+        tl->kclass[i] = (uint8_t)tl_classify((tl_cat)tl->cat[i], nm);
+        if (tl->kclass[i] == TL_K_MEMCPY) {
+            bool pageable = false;
+            tl->copy_dir[i] = (uint8_t)tl_copy_direction(nm, &pageable);
+            if (pageable)
+                tl->flags[i] |= TL_F_PAGEABLE;
+        }
+    }
+}
+
+int tl_finish(tl_builder **bs, size_t n, const tl_finish_opts *opts, tl_timeline **out,
+              cp_error *err)
+{
+    (void)err;
+    tl_timeline *tl = cp_xcalloc(1, sizeof *tl);
+    cp_intern_init(&tl->strings);
+    cp_arena_init(&tl->arena);
+    diag_init(&tl->diag);
+    assign_ranks(bs, n, &tl->diag);
+
+    size_t total_ev = 0, total_args = 0, total_tracks = 0;
+    for (size_t i = 0; i < n; i++) {
+        tl_builder *b = bs[i];
+        diag_merge(&tl->diag, &b->diag);
+        size_t ns = cp_intern_count(&b->strings);
+        b->remap = cp_xmalloc(ns * sizeof *b->remap);
+        for (size_t s = 0; s < ns; s++)
+            b->remap[s] = cp_intern_n(&tl->strings, cp_intern_str(&b->strings, (uint32_t)s),
+                                      cp_intern_len(&b->strings, (uint32_t)s));
+        total_ev += b->n;
+        total_args += b->n_args;
+        total_tracks += b->n_tracks;
+    }
+
+    /* ranks, sorted by number */
+    tl->n_ranks = n;
+    tl->ranks = CP_ANEWN(&tl->arena, tl_rank, n ? n : 1);
+    size_t *rank_of = cp_xmalloc((n ? n : 1) * sizeof *rank_of);
+    for (size_t i = 0; i < n; i++) {
+        size_t j = i; /* insertion sort by final rank */
+        while (j > 0 && bs[rank_of[j - 1]]->final_rank > bs[i]->final_rank) {
+            rank_of[j] = rank_of[j - 1];
+            j--;
+        }
+        rank_of[j] = i;
+    }
+    /* tracks */
+    gtrack *gt = cp_xmalloc((total_tracks ? total_tracks : 1) * sizeof *gt);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        for (uint32_t t = 0; t < bs[i]->n_tracks; t++)
+            gt[k++] = (gtrack){ bs[i]->final_rank, i, t, bs[i]->tkeys[t] };
+    qsort(gt, total_tracks, sizeof *gt, cmp_gtrack);
+    for (size_t i = 0; i < n; i++)
+        bs[i]->tpos = cp_xmalloc((bs[i]->n_tracks ? bs[i]->n_tracks : 1) * sizeof(uint32_t));
+    tl->n_tracks = total_tracks;
+    tl->tracks = CP_ANEWN(&tl->arena, tl_track, total_tracks ? total_tracks : 1);
+    for (size_t t = 0; t < total_tracks; t++)
+        bs[gt[t].builder]->tpos[gt[t].local] = (uint32_t)t;
+
+    int nthreads = opts && opts->nthreads > 0 ? opts->nthreads : 1;
+    cp_par_for(n, nthreads, order_builder, bs);
+
+    alloc_columns(tl, total_ev);
+    tl->args = cp_xmalloc((total_args ? total_args : 1) * sizeof *tl->args);
+    tl->n_events = total_ev;
+    /* global order = tracks in order; a builder's events of one track are
+     * contiguous in its own order, so walk tracks and copy per builder run */
+    size_t at = 0, arg_at = 0;
+    for (size_t r = 0; r < n; r++) {
+        size_t bi = rank_of[r];
+        tl_builder *b = bs[bi];
+        tl_rank *rk = &tl->ranks[r];
+        remap_meta(b, &rk->meta, &tl->arena);
+        rk->source = cp_intern_s(&tl->strings, b->source);
+        rk->n_events = b->n;
+        /* this builder's tracks are contiguous in gt since rank is the first key */
+        size_t t0 = b->n_tracks ? b->tpos[0] : 0;
+        for (uint32_t t = 0; t < b->n_tracks; t++)
+            if (b->tpos[t] < t0)
+                t0 = b->tpos[t];
+        rk->track_begin = (uint32_t)t0;
+        rk->track_end = (uint32_t)(t0 + b->n_tracks);
+        size_t ev_at = at;
+        at = copy_events(tl, b, at, &arg_at);
+        /* per-track ranges: events were copied in track order, so each
+         * track is one contiguous run; count, then accumulate */
+        for (size_t t = t0; t < t0 + b->n_tracks; t++) {
+            tl_track *tr = &tl->tracks[t];
+            tr->key = gt[t].key;
+            tr->rank_index = (uint32_t)r;
+            tr->name = b->remap[b->tnames[gt[t].local]];
+            tr->ev_begin = tr->ev_end = 0;
+        }
+        for (size_t e = ev_at; e < at; e++)
+            tl->tracks[tl->track[e]].ev_end++;
+        size_t acc = ev_at;
+        for (size_t t = t0; t < t0 + b->n_tracks; t++) {
+            tl_track *tr = &tl->tracks[t];
+            size_t cnt = tr->ev_end;
+            tr->ev_begin = acc;
+            tr->ev_end = acc + cnt;
+            acc += cnt;
+        }
+    }
+    tl->arg_begin[total_ev] = (uint32_t)arg_at;
+    tl->n_args = arg_at;
+    free(gt);
+    free(rank_of);
+    for (size_t i = 0; i < n; i++)
+        tl_builder_free(bs[i]);
+
+    classify_all(tl);
+    for (size_t r = 0; r < tl->n_ranks; r++)
+        link_rank(tl, &tl->ranks[r]);
+    tl->t0_ns = 0;
+    bool any = false;
+    for (size_t i = 0; i < tl->n_events; i++)
+        if (!any || tl->ts_ns[i] < tl->t0_ns) {
+            tl->t0_ns = tl->ts_ns[i];
+            any = true;
+        }
+    tl->bytes += tl->n_args * sizeof(tl_arg) + tl->strings.arena.total_bytes + tl->arena.total_bytes;
+    *out = tl;
+    return 0;
+}
+
+void tl_free(tl_timeline *tl)
+{
+    if (!tl)
+        return;
+    cp_intern_free(&tl->strings);
+    cp_arena_free(&tl->arena);
+    free(tl->ts_ns);
+    free(tl->dur_ns);
+    free(tl->name);
+    free(tl->cat_name);
+    free(tl->cat);
+    free(tl->kclass);
+    free(tl->copy_dir);
+    free(tl->flags);
+    free(tl->track);
+    free(tl->corr);
+    free(tl->ext_id);
+    free(tl->link);
+    free(tl->arg_begin);
+    free(tl->args);
+    free(tl);
+}

@@ -1,0 +1,85 @@
+/* render.c - the table of output formats and the shared value formatter. */
+#include "render.h"
+#include "../base/util.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+static const render_format formats[] = {
+    { "text", ".txt", render_text },
+    { "json", ".json", render_json },
+    { "csv", ".csv", render_csv },
+};
+
+const render_format *render_find(const char *name)
+{
+    for (size_t i = 0; i < CP_ARRAY_LEN(formats); i++)
+        if (strcmp(formats[i].name, name) == 0)
+            return &formats[i];
+    return NULL;
+}
+
+const render_format *render_for_path(const char *path)
+{
+    for (size_t i = 0; i < CP_ARRAY_LEN(formats); i++)
+        if (cp_str_ends(path, formats[i].extension))
+            return &formats[i];
+    return NULL;
+}
+
+const char *render_names(void) { return "text|json|csv"; }
+
+/* Time in ns and sizes in bytes are scaled; everything else is shown as is. */
+static void scaled(cp_buf *b, double v, const char *unit, int digits)
+{
+    static const struct { const char *unit; double div; const char *shown; } scales[] = {
+        { "ns", 1e9, "s" }, { "ns", 1e6, "ms" }, { "ns", 1e3, "us" }, { "ns", 1, "ns" },
+        { "bytes", 1e9, "GB" }, { "bytes", 1e6, "MB" }, { "bytes", 1e3, "KB" }, { "bytes", 1, "B" },
+    };
+    if (unit) {
+        for (size_t i = 0; i < CP_ARRAY_LEN(scales); i++) {
+            if (strcmp(unit, scales[i].unit) != 0)
+                continue;
+            if (fabs(v) >= scales[i].div || scales[i].div == 1) {
+                double x = v / scales[i].div;
+                if (scales[i].div == 1)
+                    cp_buf_printf(b, "%.0f %s", x, scales[i].shown);
+                else
+                    cp_buf_printf(b, "%.*f %s", digits >= 0 ? digits : 3, x, scales[i].shown);
+                return;
+            }
+        }
+    }
+    int d = digits >= 0 ? digits : (fabs(v) >= 100 ? 1 : 2);
+    if (unit && strcmp(unit, "%") == 0)
+        cp_buf_printf(b, "%.*f%%", d, v);
+    else if (unit)
+        cp_buf_printf(b, "%.*f %s", d, v, unit);
+    else
+        cp_buf_printf(b, "%.*f", d, v);
+}
+
+void render_value(cp_buf *b, const rep_node *n)
+{
+    switch (n->type) {
+    case REP_INT:
+        if (n->unit && (!strcmp(n->unit, "ns") || !strcmp(n->unit, "bytes")))
+            scaled(b, (double)n->v.i, n->unit, n->digits);
+        else if (n->unit)
+            cp_buf_printf(b, "%" PRId64 " %s", n->v.i, n->unit);
+        else
+            cp_buf_printf(b, "%" PRId64, n->v.i);
+        break;
+    case REP_NUM:
+        if (!isfinite(n->v.d))
+            cp_buf_puts(b, "-");
+        else
+            scaled(b, n->v.d, n->unit, n->digits);
+        break;
+    case REP_STR: cp_buf_puts(b, n->v.s); break;
+    case REP_BOOL: cp_buf_puts(b, n->v.b ? "yes" : "no"); break;
+    case REP_NULL: cp_buf_puts(b, "-"); break;
+    default: break;
+    }
+}

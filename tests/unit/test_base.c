@@ -1,0 +1,265 @@
+/* test_base.c - arena, buffers, interning, JSON writer, byte sources, atomic files. */
+#include "test_util.h"
+
+#include "base/afile.h"
+#include "base/arena.h"
+#include "base/buf.h"
+#include "base/intern.h"
+#include "base/jsonw.h"
+#include "base/paths.h"
+#include "base/src.h"
+#include "base/util.h"
+
+#include <math.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+static void test_arena(void **state)
+{
+    (void)state;
+    cp_arena a;
+    cp_arena_init(&a);
+    char *p[1000];
+    for (int i = 0; i < 1000; i++) {
+        p[i] = cp_arena_printf(&a, "item-%d", i);
+        assert_int_equal(((uintptr_t)cp_arena_alloc(&a, 8, 8)) % 8, 0);
+    }
+    void *big = cp_arena_alloc(&a, 1 << 20, 64);
+    assert_int_equal((uintptr_t)big % 64, 0);
+    memset(big, 1, 1 << 20);
+    for (int i = 0; i < 1000; i++) {
+        char want[32];
+        snprintf(want, sizeof want, "item-%d", i);
+        assert_string_equal(p[i], want);
+    }
+    cp_arena_free(&a);
+}
+
+static void test_intern(void **state)
+{
+    (void)state;
+    cp_intern t;
+    cp_intern_init(&t);
+    assert_int_equal(cp_intern_s(&t, ""), 0);
+    uint32_t ids[5000];
+    for (int i = 0; i < 5000; i++) {
+        char s[32];
+        snprintf(s, sizeof s, "kernel_%d", i);
+        ids[i] = cp_intern_s(&t, s);
+    }
+    for (int i = 0; i < 5000; i++) {
+        char s[32];
+        snprintf(s, sizeof s, "kernel_%d", i);
+        assert_int_equal(cp_intern_s(&t, s), ids[i]);
+        assert_string_equal(cp_intern_str(&t, ids[i]), s);
+        assert_int_equal(cp_intern_find(&t, s, strlen(s)), ids[i]);
+    }
+    assert_int_equal(cp_intern_count(&t), 5001);
+    assert_int_equal(cp_intern_find(&t, "nope", 4), UINT32_MAX);
+    /* embedded NUL bytes are part of the key */
+    uint32_t a = cp_intern_n(&t, "a\0b", 3), b = cp_intern_n(&t, "a\0c", 3);
+    assert_int_not_equal(a, b);
+    cp_intern_free(&t);
+}
+
+static void test_jsonw(void **state)
+{
+    (void)state;
+    cp_buf b = CP_BUF_INIT;
+    cp_jw w;
+    cp_jw_init(&w, &b, 0);
+    cp_jw_obj_begin(&w);
+    cp_jw_key(&w, "s");
+    cp_jw_str(&w, "a\"b\\c\n\x01");
+    cp_jw_key(&w, "i");
+    cp_jw_int(&w, -9223372036854775807LL - 1);
+    cp_jw_key(&w, "d");
+    cp_jw_double(&w, 0.1);
+    cp_jw_key(&w, "whole");
+    cp_jw_double(&w, 3);
+    cp_jw_key(&w, "nan");
+    cp_jw_double(&w, NAN);
+    cp_jw_key(&w, "a");
+    cp_jw_arr_begin(&w);
+    cp_jw_bool(&w, true);
+    cp_jw_null(&w);
+    cp_jw_arr_end(&w);
+    cp_jw_key(&w, "e");
+    cp_jw_obj_begin(&w);
+    cp_jw_obj_end(&w);
+    cp_jw_obj_end(&w);
+    assert_string_equal(cp_buf_str(&b), "{\"s\":\"a\\\"b\\\\c\\n\\u0001\",\"i\":-9223372036854775808,"
+                                        "\"d\":0.1,\"whole\":3.0,\"nan\":null,\"a\":[true,null],\"e\":{}}");
+    cp_buf_free(&b);
+}
+
+static char tmpdir[256];
+
+static void write_file(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, n, f), n);
+    fclose(f);
+}
+
+static void read_back(const char *path, cp_buf *out, bool *truncated)
+{
+    cp_src *s;
+    cp_error err;
+    assert_int_equal(cp_src_open(&s, path, &err), 0);
+    char chunk[777]; /* odd size: exercises partial reads */
+    ssize_t r;
+    while ((r = cp_src_read(s, chunk, sizeof chunk, &err)) > 0)
+        cp_buf_append(out, chunk, (size_t)r);
+    assert_true(r == 0);
+    *truncated = cp_src_truncated(s);
+    cp_src_close(s);
+}
+
+static void test_src_formats(void **state)
+{
+    (void)state;
+    size_t n = 300000;
+    char *data = malloc(n);
+    for (size_t i = 0; i < n; i++)
+        data[i] = (char)('a' + (i * 7 + i / 13) % 26);
+    char plain[300], gz[300], zs[300], gz2[300];
+    snprintf(plain, sizeof plain, "%s/d.json", tmpdir);
+    snprintf(gz, sizeof gz, "%s/d.json.gz", tmpdir);
+    snprintf(zs, sizeof zs, "%s/d.json.zst", tmpdir);
+    snprintf(gz2, sizeof gz2, "%s/cut.json.gz", tmpdir);
+    write_file(plain, data, n);
+    /* gzip as two members, as `cat a.gz b.gz` would make */
+    gzFile g = gzopen(gz, "wb");
+    gzwrite(g, data, (unsigned)(n / 2));
+    gzclose(g);
+    g = gzopen(gz2, "wb");
+    gzwrite(g, data + n / 2, (unsigned)(n - n / 2));
+    gzclose(g);
+    cp_buf two = CP_BUF_INIT;
+    assert_int_equal(cp_src_read_all(gz2, &two, 1 << 30, NULL), 0);
+    assert_int_equal(two.len, n - n / 2);
+    /* append the second member's compressed bytes to the first file */
+    FILE *f2 = fopen(gz2, "rb");
+    char raw[1 << 16];
+    FILE *f1 = fopen(gz, "ab");
+    size_t k;
+    while ((k = fread(raw, 1, sizeof raw, f2)) > 0)
+        fwrite(raw, 1, k, f1);
+    fclose(f1);
+    fclose(f2);
+    cp_buf_free(&two);
+    size_t zcap = ZSTD_compressBound(n);
+    void *z = malloc(zcap);
+    size_t zn = ZSTD_compress(z, zcap, data, n, 3);
+    write_file(zs, z, zn);
+
+    const char *paths[] = { plain, gz, zs };
+    for (int i = 0; i < 3; i++) {
+        cp_buf b = CP_BUF_INIT;
+        bool trunc;
+        read_back(paths[i], &b, &trunc);
+        assert_int_equal(b.len, n);
+        assert_memory_equal(b.data, data, n);
+        assert_false(trunc);
+        cp_buf_free(&b);
+    }
+    /* truncated zstd: the prefix comes out and the source says truncated */
+    write_file(zs, z, zn / 2);
+    cp_buf b = CP_BUF_INIT;
+    bool trunc;
+    read_back(zs, &b, &trunc);
+    assert_true(trunc);
+    assert_true(b.len < n);
+    assert_memory_equal(b.data, data, b.len);
+    cp_buf_free(&b);
+    free(z);
+    free(data);
+}
+
+static void test_src_missing(void **state)
+{
+    (void)state;
+    cp_src *s;
+    cp_error err;
+    assert_int_equal(cp_src_open(&s, "/nonexistent/x.json", &err), CP_ERR_IO);
+    assert_string_equal(err.file, "/nonexistent/x.json");
+    assert_non_null(strstr(err.msg, "No such file"));
+    char buf[600];
+    assert_non_null(strstr(cp_error_format(&err, buf, sizeof buf), "/nonexistent/x.json: cannot open"));
+    assert_int_equal(cp_status_exit_code(CP_ERR_FORMAT), 3);
+}
+
+static void test_afile(void **state)
+{
+    (void)state;
+    char p[300];
+    snprintf(p, sizeof p, "%s/out.json", tmpdir);
+    write_file(p, "old", 3);
+    assert_int_equal(cp_afile_write(p, "new content", 11, NULL), 0);
+    cp_buf b = CP_BUF_INIT;
+    assert_int_equal(cp_src_read_all(p, &b, 100, NULL), 0);
+    assert_string_equal(cp_buf_str(&b), "new content");
+    cp_buf_free(&b);
+    /* a directory that does not exist: error, nothing created */
+    cp_error err;
+    assert_true(cp_afile_write("/nonexistent-dir/out.json", "x", 1, &err) < 0);
+    assert_int_equal(err.code, CP_ERR_IO);
+    assert_true(cp_same_file(p, p));
+}
+
+static void test_paths(void **state)
+{
+    (void)state;
+    char d[300], f[400];
+    snprintf(d, sizeof d, "%s/traces", tmpdir);
+    mkdir(d, 0755);
+    for (int i = 3; i >= 0; i--) {
+        snprintf(f, sizeof f, "%s/rank-%d.json", d, i);
+        write_file(f, "{}", 2);
+    }
+    snprintf(f, sizeof f, "%s/notes.md", d);
+    write_file(f, "x", 1);
+    cp_paths p = { 0 };
+    assert_int_equal(cp_paths_add(&p, d, NULL, NULL, NULL), 0);
+    assert_int_equal(p.n, 5);
+    char glob_pat[400];
+    snprintf(glob_pat, sizeof glob_pat, "%s/rank-*.json", d);
+    assert_int_equal(cp_paths_add(&p, glob_pat, NULL, NULL, NULL), 0);
+    cp_paths_sort_unique(&p);
+    assert_int_equal(p.n, 5);
+    assert_string_equal(cp_path_base(p.v[0]), "notes.md");
+    assert_string_equal(cp_path_base(p.v[1]), "rank-0.json");
+    cp_error err;
+    snprintf(glob_pat, sizeof glob_pat, "%s/none-*.json", d);
+    assert_int_equal(cp_paths_add(&p, glob_pat, NULL, NULL, &err), CP_ERR_IO);
+    cp_paths_free(&p);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/cp_test_base_XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_arena),       cmocka_unit_test(test_intern),
+        cmocka_unit_test(test_jsonw),       cmocka_unit_test(test_src_formats),
+        cmocka_unit_test(test_src_missing), cmocka_unit_test(test_afile),
+        cmocka_unit_test(test_paths),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

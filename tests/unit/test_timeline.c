@@ -1,0 +1,171 @@
+/* test_timeline.c - builders, the finish step (ranks, sorting, clock base,
+ * correlation links), classification and argument lookup. */
+#include "test_util.h"
+
+#include "model/timeline.h"
+
+static uint32_t S(tl_builder *b, const char *s) { return cp_intern_s(tl_builder_strings(b), s); }
+
+static size_t add(tl_builder *b, uint32_t track, tl_cat cat, const char *name, int64_t ts, int64_t dur,
+                  int64_t corr)
+{
+    tl_ev ev = { .ts_ns = ts, .dur_ns = dur, .name = S(b, name), .cat = cat, .track = track,
+                 .corr = corr, .ext_id = -1 };
+    return tl_builder_add(b, &ev);
+}
+
+static tl_builder *make_rank(int rank, int64_t base)
+{
+    tl_builder *b = tl_builder_new(rank >= 0 ? "rank.json" : "unknown.json");
+    tl_rank_meta *m = tl_builder_meta(b);
+    m->rank = rank;
+    if (base) {
+        m->has_base_time = true;
+        m->base_time_ns = base;
+    }
+    tl_track_key cpu = { TL_TRACK_CPU, 100, 101, -1, -1 };
+    tl_track_key gpu = { TL_TRACK_GPU, 0, 7, 0, 7 };
+    uint32_t tc = tl_builder_track(b, &cpu), tg = tl_builder_track(b, &gpu);
+    /* GPU events written before CPU ones and out of order, as Kineto does */
+    add(b, tg, TL_CAT_KERNEL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 5000, 300, 11);
+    tl_builder_arg_int(b, S(b, "stream"), 7);
+    tl_builder_arg_str(b, S(b, "Collective name"), S(b, "allreduce"));
+    add(b, tg, TL_CAT_KERNEL, "ampere_sgemm_128x64_tn", 2000, 1000, 10);
+    add(b, tg, TL_CAT_GPU_MEMCPY, "Memcpy HtoD (Pageable -> Device)", 4000, 100, 12);
+    add(b, tg, TL_CAT_KERNEL, "orphan_kernel", 9000, 10, 99);
+    add(b, tc, TL_CAT_CPU_OP, "aten::mm", 1000, 900, -1);
+    add(b, tc, TL_CAT_CUDA_RUNTIME, "cudaLaunchKernel", 1100, 50, 10);
+    add(b, tc, TL_CAT_CUDA_RUNTIME, "cudaLaunchKernel", 1200, 50, 11);
+    add(b, tc, TL_CAT_CUDA_RUNTIME, "cudaMemcpyAsync", 1300, 50, 12);
+    add(b, tc, TL_CAT_USER_ANNOTATION, "ProfilerStep#1", 1000, 9000, -1);
+    return b;
+}
+
+static void test_finish_sorts_links_and_classifies(void **state)
+{
+    (void)state;
+    tl_builder *bs[2] = { make_rank(1, 0), make_rank(0, 1000000) };
+    tl_timeline *tl;
+    assert_int_equal(tl_finish(bs, 2, &(tl_finish_opts){ .nthreads = 2 }, &tl, NULL), 0);
+    assert_int_equal(tl->n_ranks, 2);
+    assert_int_equal(tl->ranks[0].meta.rank, 0);
+    assert_int_equal(tl->ranks[1].meta.rank, 1);
+    assert_int_equal(tl->n_events, 18);
+    assert_int_equal(tl->n_tracks, 4);
+    for (size_t t = 0; t < tl->n_tracks; t++) {
+        const tl_track *tr = &tl->tracks[t];
+        for (size_t i = tr->ev_begin + 1; i < tr->ev_end; i++)
+            assert_true(tl->ts_ns[i - 1] <= tl->ts_ns[i]);
+        for (size_t i = tr->ev_begin; i < tr->ev_end; i++)
+            assert_int_equal(tl->track[i], t);
+    }
+    /* rank 0 got its clock base; CPU track sorts before GPU; parent first */
+    const tl_track *cpu0 = &tl->tracks[tl->ranks[0].track_begin];
+    assert_int_equal(cpu0->key.kind, TL_TRACK_CPU);
+    assert_int_equal(tl->ts_ns[cpu0->ev_begin], 1000 + 1000000);
+    assert_string_equal(tl_str(tl, tl->name[cpu0->ev_begin]), "ProfilerStep#1");
+    assert_int_equal(tl->t0_ns, 1000);
+
+    int links = 0;
+    for (size_t i = 0; i < tl->n_events; i++) {
+        const char *nm = tl_str(tl, tl->name[i]);
+        if (!strcmp(nm, "ampere_sgemm_128x64_tn"))
+            assert_int_equal(tl->kclass[i], TL_K_COMPUTE);
+        if (!strncmp(nm, "ncclDevKernel", 13)) {
+            assert_int_equal(tl->kclass[i], TL_K_COMM);
+            int64_t stream;
+            assert_true(tl_arg_int(tl, i, "stream", &stream));
+            assert_int_equal(stream, 7);
+            assert_string_equal(tl_arg_str(tl, i, "Collective name"), "allreduce");
+            assert_null(tl_arg_get(tl, i, "missing"));
+        }
+        if (!strncmp(nm, "Memcpy", 6)) {
+            assert_int_equal(tl->kclass[i], TL_K_MEMCPY);
+            assert_int_equal(tl->copy_dir[i], TL_COPY_H2D);
+            assert_true(tl->flags[i] & TL_F_PAGEABLE);
+        }
+        if (tl->kclass[i] != TL_K_NONE && strcmp(nm, "orphan_kernel") != 0) {
+            int64_t l = tl->link[i];
+            assert_true(l >= 0);
+            assert_int_equal(tl->corr[l], tl->corr[i]);
+            assert_int_equal(tl->tracks[tl->track[l]].rank_index, tl->tracks[tl->track[i]].rank_index);
+            assert_int_equal(tl->link[l], (int64_t)i);
+            assert_true(tl->flags[l] & TL_F_LAUNCH);
+            links++;
+        }
+    }
+    assert_int_equal(links, 6);
+    assert_int_equal(tl->diag.count[DIAG_UNMATCHED_CORRELATION], 2); /* orphan per rank */
+    assert_int_equal(tl_rank_index(tl, 1), 1);
+    assert_int_equal(tl_rank_index(tl, 5), -1);
+
+    size_t *sel;
+    tl_kclass k = TL_K_COMPUTE;
+    size_t n = tl_rank_select(tl, 0, tl_pred_kclass, &k, &sel);
+    assert_int_equal(n, 2);
+    assert_true(tl->ts_ns[sel[0]] < tl->ts_ns[sel[1]]);
+    free(sel);
+    tl_free(tl);
+}
+
+static void test_ranks_unknown_and_duplicate(void **state)
+{
+    (void)state;
+    tl_builder *bs[4] = { make_rank(2, 0), make_rank(-1, 0), make_rank(2, 0), make_rank(0, 0) };
+    tl_timeline *tl;
+    assert_int_equal(tl_finish(bs, 4, NULL, &tl, NULL), 0);
+    assert_int_equal(tl->n_ranks, 4);
+    int32_t want[] = { 0, 2, 3, 4 };
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(tl->ranks[i].meta.rank, want[i]);
+    assert_int_equal(tl->diag.count[DIAG_RANK_UNKNOWN], 1);
+    assert_int_equal(tl->diag.count[DIAG_DUPLICATE_RANK], 1);
+    assert_int_equal(tl->ranks[2].meta.rank_source + tl->ranks[3].meta.rank_source,
+                     TL_RANK_ASSIGNED + TL_RANK_REASSIGNED);
+    tl_free(tl);
+}
+
+static void test_classify(void **state)
+{
+    (void)state;
+    assert_int_equal(tl_classify(TL_CAT_KERNEL, "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)"), TL_K_COMM);
+    assert_int_equal(tl_classify(TL_CAT_KERNEL, "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"), TL_K_COMM);
+    assert_int_equal(tl_classify(TL_CAT_KERNEL, "void at::native::vectorized_elementwise_kernel<4>"), TL_K_COMPUTE);
+    assert_int_equal(tl_classify(TL_CAT_GPU_MEMSET, "Memset (Device)"), TL_K_MEMSET);
+    assert_int_equal(tl_classify(TL_CAT_CUDA_SYNC, "Event Sync"), TL_K_SYNC);
+    assert_int_equal(tl_classify(TL_CAT_CPU_OP, "aten::add"), TL_K_NONE);
+    bool pg;
+    assert_int_equal(tl_copy_direction("Memcpy DtoH (Device -> Pinned)", &pg), TL_COPY_D2H);
+    assert_false(pg);
+    assert_int_equal(tl_copy_direction("Memcpy PtoP (Device -> Device)", &pg), TL_COPY_P2P);
+    assert_int_equal(tl_copy_direction("CopyHostToDevice", &pg), TL_COPY_H2D);
+    assert_int_equal(tl_cat_from_name("gpu_user_annotation", 19), TL_CAT_GPU_USER_ANNOTATION);
+    assert_int_equal(tl_cat_from_name("Kernel", 6), TL_CAT_KERNEL);
+    assert_int_equal(tl_cat_from_name("weird", 5), TL_CAT_OTHER);
+}
+
+static void test_empty(void **state)
+{
+    (void)state;
+    tl_timeline *tl;
+    assert_int_equal(tl_finish(NULL, 0, NULL, &tl, NULL), 0);
+    assert_int_equal(tl->n_events, 0);
+    tl_free(tl);
+    tl_builder *b = tl_builder_new("empty.json");
+    tl_builder_arg_int(b, 1, 5); /* no event yet: ignored, no crash */
+    assert_int_equal(tl_finish(&b, 1, NULL, &tl, NULL), 0);
+    assert_int_equal(tl->n_ranks, 1);
+    assert_int_equal(tl->n_events, 0);
+    tl_free(tl);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_finish_sorts_links_and_classifies),
+        cmocka_unit_test(test_ranks_unknown_and_duplicate),
+        cmocka_unit_test(test_classify),
+        cmocka_unit_test(test_empty),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
