@@ -17,10 +17,12 @@
  *     recomputation of half the layers; unstated in Megatron rows = full;
  *   - "float8"/"fp8" in precision = FP8 GEMMs;
  *   - "N model chunks" in notes = interleaving degree N; "interleaved"
- *     without a count = searched;
+ *     without a count = 2 chunks per stage;
  *   - unstated tp/pp: from dp (model-parallel size n/dp, TP filling the
- *     node first); unstated micro-batch, interleaving or (when dp is also
- *     unstated) tp/pp: the planner's best fitting choice;
+ *     node first); when dp is also unstated, the planner's best choice;
+ *   - unstated micro-batch: torchtitan with PP uses its default of one
+ *     micro-batch per pipeline stage (local batch / pp); Megatron rows use
+ *     the planner's best fitting micro-batch (the papers tuned it);
  *   - unstated global batch: 8*pp micro-batches per DP rank (the Korthikanti
  *     Table 5 setup);
  *   - compared figure, first present of: step_time_s, tokens_per_s_per_gpu,
@@ -228,8 +230,14 @@ static int run_row(char **f, int nf, const int *col, plan_calib_row *r)
         sp.vpp = 2; /* interleaved without a chunk count: two chunks per stage */
     }
     int mb = (int)num(COL(C_MB));
-    sp.micro_batch = mb > 0 ? mb : 1; /* unstated: one sequence per micro-batch */
     int gb = (int)num(COL(C_GB));
+    if (mb > 0) {
+        sp.micro_batch = mb;
+    } else if (!megatron && sp.pp > 1 && gb > 0 && dp > 0 && gb % (dp * sp.pp) == 0) {
+        /* torchtitan splits the local batch into as many micro-batches as
+         * pipeline stages unless told otherwise */
+        sp.micro_batch = gb / (dp * sp.pp);
+    }
     if (gb <= 0) {
         if (sp.pp <= 0 || dp <= 0 || mb <= 0) {
             snprintf(r->why, sizeof r->why, "global batch and layout both unstated");

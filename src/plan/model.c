@@ -27,33 +27,30 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <stdlib.h>
 
 /* The one set of constants. Sources and reasoning in docs/METRICS.md. */
-#ifdef PLAN_DEV
-static plan_defaults k_defaults = {
-#else
 static const plan_defaults k_defaults = {
-#endif
     .gemm_eff_fallback = 0.80,   /* typical MAMF of recent NVIDIA parts */
-    .attn_eff = 0.70,
-    .attn_bwd_factor = 2.5,      /* FlashAttention-2 backward does 2.5x fwd matmul work */
+    .gemm_sustain = 0.95,
+    .attn_eff = 0.35,
+    .attn_bwd_factor = 3.0,      /* FA2 backward: 2.5x the forward matmuls, at lower efficiency */
     .mem_eff = 0.80,
     .nvlink_eff = 0.80,          /* 8xA100 busbw 234.9/300, 8xH200 367.6/450 */
     .net_eff = 0.80,             /* ~24 GB/s per 200G HDR NIC (NCCL maintainer) / 25 */
     .a2a_eff = 0.60,
     .lat_intra_s = 5e-6,
-    .lat_inter_s = 12e-6,
-    .kernel_s = 6e-6,
-    .ew_h_bytes = 24.0,
+    .lat_inter_s = 25e-6,
+    .kernel_s = 10e-6,
+    .ew_h_bytes = 60.0,
     .ew_f_bytes = 2.0,
     .score_bytes = 12.0,
     .fp8_speedup_cap = 1.6,
-    .power_exp = 0.5,
+    .power_exp = 0.75,
     .dp_overlap = 1.0,
-    .fsdp_overlap = 0.9,
+    .fsdp_overlap = 0.5,
     .z3_prefetch_params = 5e7,
     .pp_p2p_exposed = 0.5,
+    .overlap_cost = 0.2,
     .step_overhead_s = 0.02,
     .storage_node_gbytes = 273.0 / 384.0, /* SC21 Sec 5.10: 273 GB/s over 384 DGX A100 */
     .ckpt_bytes_per_param = 14.0,         /* bf16 weights + fp32 master, Adam m, v */
@@ -62,9 +59,7 @@ static const plan_defaults k_defaults = {
 };
 
 const plan_defaults *plan_defaults_get(void) { return &k_defaults; }
-#ifdef PLAN_DEV
-plan_defaults *plan_defaults_dev(void) { return &k_defaults; }
-#endif
+
 
 void plan_inputs_init(plan_inputs *in)
 {
@@ -176,11 +171,6 @@ double plan_allgather_s(double bytes, int n, double bw, double lat)
 }
 
 /* ---- the model -------------------------------------------------------- */
-#ifdef PLAN_DEV
-int k_g1 = 0;
-#else
-static const int k_g1 = 0;
-#endif
 
 typedef struct ctx {
     const plan_inputs *in;
@@ -225,7 +215,7 @@ static double group_bw(const ctx *c, int n, int stride, int *inter)
         return c->nvl_bw * c->k->nvlink_eff;
     }
     *inter = 1;
-    int g = k_g1 ? 1 : (per_node < n ? per_node : n);
+    int g = per_node < n ? per_node : n;
     double eff = c->in->net_efficiency > 0 ? c->in->net_efficiency : c->k->net_eff;
     return g * c->nic_bw_gpu * eff;
 }
@@ -376,8 +366,9 @@ int plan_model(const plan_inputs *in, plan_result *out, char *err, int errsz)
         double r = gpu->fp8_tflops * 1e12 / c.peak;
         c.peak_gemm = c.peak * (r < c.k->fp8_speedup_cap ? r : c.k->fp8_speedup_cap);
     }
-    c.eff = in->gemm_efficiency > 0 ? in->gemm_efficiency
-                                    : (gpu->mamf_frac > 0 ? gpu->mamf_frac : c.k->gemm_eff_fallback);
+    c.eff = in->gemm_efficiency > 0
+                ? in->gemm_efficiency
+                : (gpu->mamf_frac > 0 ? gpu->mamf_frac : c.k->gemm_eff_fallback) * c.k->gemm_sustain;
     c.hbm_bw = gpu->hbm_gbytes_per_s * 1e9;
     c.gpn = in->gpus_per_node > 0 ? in->gpus_per_node : gpu->gpus_per_node;
     c.domain = gpu->scaleup_domain > c.gpn ? gpu->scaleup_domain : c.gpn;
@@ -500,7 +491,8 @@ int plan_model(const plan_inputs *in, plan_result *out, char *err, int errsz)
                 overlap *= f < 1.0 ? f : 1.0;
             }
             double hide = overlap * st_comp;
-            double exposed = per_mb > hide ? per_mb - hide : 0;
+            double exposed = per_mb > hide ? per_mb - hide : c.k->overlap_cost * per_mb;
+            if (per_mb > hide) exposed += c.k->overlap_cost * hide;
             if (in->fsdp && pp > 1)
                 dpt = exposed + (nmb - 1) * 0.0; /* gathered once per step */
             else
@@ -508,7 +500,7 @@ int plan_model(const plan_inputs *in, plan_result *out, char *err, int errsz)
         } else {
             double ar = plan_allreduce_s(gbytes * P_dense_gpu, nd, bw, lat) + plan_allreduce_s(gbytes * P_exp_gpu, ne, bwe, late);
             double hide = c.k->dp_overlap * last_bwd;
-            dpt = ar > hide ? ar - hide : 0;
+            dpt = ar > hide ? ar - hide + c.k->overlap_cost * hide : c.k->overlap_cost * ar;
         }
         bd->dp_comm_s = dpt;
     }

@@ -74,6 +74,7 @@ typedef struct plan_inputs {
 /* The one set of model constants (see plan_defaults_get()). */
 typedef struct plan_defaults {
     double gemm_eff_fallback;  /* GEMM eff when the catalog has no MAMF figure */
+    double gemm_sustain;       /* sustained / burst (MAMF) matmul rate in long runs */
     double attn_eff;           /* flash attention fwd vs GEMM efficiency */
     double attn_bwd_factor;    /* flash bwd / fwd work */
     double mem_eff;            /* achieved / peak HBM bandwidth for elementwise */
@@ -92,6 +93,7 @@ typedef struct plan_defaults {
     double fsdp_overlap;       /* fraction of compute usable to hide ZeRO-3/FSDP traffic */
     double z3_prefetch_params; /* DeepSpeed stage3_prefetch_bucket_size default */
     double pp_p2p_exposed;     /* exposed fraction of steady-state P2P */
+    double overlap_cost;       /* hidden communication still slows compute by this fraction of it */
     double step_overhead_s;    /* per-step host/logging/sync overhead */
     double storage_node_gbytes;/* checkpoint write GB/s per node */
     double ckpt_bytes_per_param;
