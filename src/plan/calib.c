@@ -192,8 +192,8 @@ static int run_row(char **f, int nf, const int *col, plan_calib_row *r)
     sp.ep = 1;
     int fsdp = icontains(cpsp, "FSDP") || icontains(COL(C_NOTES), "FSDP");
     int zero3 = icontains(COL(C_NOTES), "ZeRO-3") || icontains(cpsp, "ZeRO-3");
-    in.fsdp = fsdp && !zero3;
-    sp.zero = fsdp || zero3 ? 3 : (megatron ? 0 : 1);
+    in.fsdp = (fsdp || !megatron) && !zero3; /* torchtitan shards with FSDP2 */
+    sp.zero = fsdp || zero3 || !megatron ? 3 : 0;
     /* tp/pp from what is stated */
     if (tp <= 0 && pp <= 0 && dp > 0 && in.gpus % (dp * cp) == 0) {
         int mp = in.gpus / (dp * cp);

@@ -1,0 +1,137 @@
+/* cmd_model.c - `chainprof model`: predict one training layout.
+ *
+ * Builds plan_inputs from flags / --config (plan_args.c), runs the
+ * analytical model once (and once more per --what-if), and renders the
+ * result through the report model as schema chainprof.model/1. With
+ * --validate FILE.csv it instead replays a CSV of measured runs through the
+ * model and reports the error of every row (the check the calibration test
+ * enforces on the published runs).
+ */
+#include "cli.h"
+#include "plan_args.h"
+#include "../base/util.h"
+#include "../plan/calib.h"
+#include "../plan/plan_report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { O_WHAT_IF = 100, O_VALIDATE, O_MAX_ERR };
+
+static const cli_opt own_opts[] = {
+    {"what-if", 0, "KEY=VALUE[,...]", O_WHAT_IF, 0, "also model these changes and show the difference"},
+    {"validate", 0, "FILE.csv", O_VALIDATE, 0, "compare the model with measured runs in a CSV"},
+    {"max-median-error", 0, "PCT", O_MAX_ERR, 0, "with --validate: exit 4 when the median error exceeds PCT"},
+};
+
+static int validate(cli_ctx *ctx, const char *path)
+{
+    double max_med;
+    if (cli_get_double(ctx, O_MAX_ERR, NAN, 0, 1000, &max_med) < 0) return CLI_EXIT_USAGE;
+    enum { CAP = 4096 };
+    plan_calib_row *rows = cp_xcalloc(CAP, sizeof *rows);
+    plan_calib_summary sum;
+    char err[512];
+    if (plan_calib_file(path, rows, CAP, &sum, err, sizeof err) < 0) {
+        free(rows);
+        cp_error e;
+        cp_error_clear(&e);
+        cp_error_set(&e, CP_ERR_IO, NULL, 0, 0, -1, "%s", err);
+        return cli_fail(&e);
+    }
+    rep_report *r = rep_new("chainprof.model/1", ctx->argc, ctx->argv);
+    rep_input(r, path, "published_runs_csv", 0);
+    rep_node *v = rep_obj(r, r->root, "validation", "model vs measured runs");
+    rep_int(r, v, "rows", "rows", sum.rows, NULL);
+    rep_int(r, v, "modelled", "modelled", sum.used, NULL);
+    rep_int(r, v, "skipped", "skipped", sum.skipped, NULL);
+    rep_num(r, v, "median_abs_error_pct", "median |error|", 100 * sum.median_abs_err, "%");
+    rep_num(r, v, "mean_abs_error_pct", "mean |error|", 100 * sum.mean_abs_err, "%");
+    rep_num(r, v, "max_abs_error_pct", "max |error|", 100 * sum.max_abs_err, "%");
+    rep_int(r, v, "worst_line", "worst row (line)", sum.worst_line, NULL);
+    rep_int(r, v, "memory_rows", "rows with measured memory", sum.mem_rows, NULL);
+    rep_num(r, v, "memory_median_abs_error_pct", "memory median |error|", 100 * sum.mem_median_abs_err, "%");
+    static const rep_col cols[] = {
+        {"line", "line", NULL, -1},          {"model", "model", NULL, -1},
+        {"metric", "metric", NULL, -1},      {"measured", "measured", NULL, 2},
+        {"predicted", "predicted", NULL, 2}, {"error_pct", "error", "%", 1},
+        {"layout", "layout modelled", NULL, -1}, {"note", "note", NULL, -1},
+    };
+    rep_node *t = rep_table(r, v, "runs", "per run", cols, 8);
+    for (int i = 0; i < sum.rows && i < CAP; i++) {
+        const plan_calib_row *x = &rows[i];
+        rep_node *row = rep_row(r, t);
+        rep_cell_int(r, row, x->line);
+        rep_cell_str(r, row, x->model);
+        rep_cell_str(r, row, x->metric);
+        rep_cell_num(r, row, x->why[0] ? NAN : x->measured);
+        rep_cell_num(r, row, x->why[0] ? NAN : x->predicted);
+        rep_cell_num(r, row, x->why[0] ? NAN : 100 * x->err);
+        rep_cell_str(r, row, x->layout);
+        rep_cell_str(r, row, x->why[0] ? x->why : x->note);
+    }
+    free(rows);
+    int rc = cli_emit(ctx, r, NULL, 0);
+    rep_free(r);
+    if (rc == 0 && !isnan(max_med) && !(100 * sum.median_abs_err <= max_med)) rc = CLI_EXIT_CHECK;
+    return rc;
+}
+
+int cmd_model(cli_ctx *ctx)
+{
+    size_t n;
+    cli_opt *table = plan_cli_table(own_opts, CP_ARRAY_LEN(own_opts), &n);
+    bool done;
+    int rc = cli_parse_cmd(ctx, table, n, true, &done);
+    if (rc || done) goto out;
+    if (ctx->args.n_pos) {
+        rc = cli_usage_error(ctx, "unexpected argument '%s'", ctx->args.pos[0]);
+        goto out;
+    }
+    const char *vpath = cli_get(ctx, O_VALIDATE);
+    if (vpath) {
+        rc = validate(ctx, vpath);
+        goto out;
+    }
+    plan_args pa;
+    if ((rc = plan_args_build(ctx, &pa)) != 0) goto out;
+    plan_result res;
+    char err[256];
+    if (plan_model(&pa.in, &res, err, sizeof err) < 0) {
+        rc = cli_usage_error(ctx, "cannot model this job: %s", err);
+        goto out;
+    }
+    rep_report *r = rep_new("chainprof.model/1", ctx->argc, ctx->argv);
+    rep_arr(r, r->root, "inputs", "inputs");
+    char lay[160];
+    plan_layout_text(&pa.in, &res, lay, sizeof lay);
+    rep_str(r, r->root, "layout_text", "layout", lay);
+    plan_report_result(r, r->root, &pa.in, &res);
+    plan_report_inputs(r, r->root, pa.model_name, &pa.in, &res);
+    const char *wi = cli_get(ctx, O_WHAT_IF);
+    if (wi) {
+        plan_args alt = pa;
+        plan_result ares;
+        if ((rc = plan_args_apply_list(ctx, &alt, wi)) != 0) {
+            rep_free(r);
+            goto out;
+        }
+        if (plan_model(&alt.in, &ares, err, sizeof err) < 0) {
+            rep_free(r);
+            rc = cli_usage_error(ctx, "--what-if %s: cannot model: %s", wi, err);
+            goto out;
+        }
+        plan_report_delta(r, r->root, "what_if", wi, &res, &ares);
+        rep_node *w = rep_child(r->root, "what_if");
+        rep_node *m = rep_obj(r, w, "memory", "what-if memory per GPU");
+        rep_num(r, m, "total_bytes", "total", ares.memory.total_bytes, "bytes");
+        rep_bool(r, m, "fits", "fits", ares.memory.fits);
+    }
+    rc = cli_emit(ctx, r, NULL, 0);
+    rep_free(r);
+out:
+    free(table);
+    return rc;
+}
