@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 enum { O_WHAT_IF = 100, O_VALIDATE, O_MAX_ERR };
 
@@ -42,7 +43,8 @@ static int validate(cli_ctx *ctx, const char *path)
         return cli_fail(&e);
     }
     rep_report *r = rep_new("chainprof.model/1", ctx->argc, ctx->argv);
-    rep_input(r, path, "published_runs_csv", 0);
+    struct stat st;
+    rep_input(r, path, "published_runs_csv", stat(path, &st) == 0 ? (uint64_t)st.st_size : 0);
     rep_node *v = rep_obj(r, r->root, "validation", "model vs measured runs");
     rep_int(r, v, "rows", "rows", sum.rows, NULL);
     rep_int(r, v, "modelled", "modelled", sum.used, NULL);

@@ -39,6 +39,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "plan/plan_report.h"
 #include "plan/planner.h"
 
 #define MAXCOLS 64
@@ -289,10 +290,11 @@ static int run_row(char **f, int nf, const int *col, plan_calib_row *r)
     }
     const plan_result *res = &best[0].res;
     const plan_inputs *bi = &best[0].in;
-    snprintf(r->layout, sizeof r->layout, "tp%d pp%d dp%d cp%d vpp%d mb%d gb%d %s%d rc%d%s sp%d %s",
-             res->tp, res->pp, res->dp, res->cp, res->vpp, res->micro_batch, res->global_batch,
-             bi->fsdp ? "fsdp" : "zero", bi->zero,
-             (int)bi->recompute, half ? "/2" : "", bi->sp ? 1 : 0, bi->fp8 ? "fp8" : "bf16");
+    plan_layout_text(bi, res, r->layout, sizeof r->layout);
+    if (half) {
+        size_t len = strlen(r->layout);
+        snprintf(r->layout + len, sizeof r->layout - len, " (%d layers)", bi->recompute_layers);
+    }
     r->mem_predicted_bytes = res->memory.total_bytes;
     double mem = num(COL(C_MEM));
     r->mem_measured_bytes = isnan(mem) ? NAN : mem * 1073741824.0;

@@ -291,7 +291,9 @@ static void layer_fwd(const ctx *c, int moe, double T, pass_t *o, double *attn_s
         double lat = inter ? c->k->lat_inter_s : c->k->lat_intra_s;
         double bytes = (in->cp - 1) * (2.0 * T * 2.0 * x->kv * x->d / tp);
         double comm = bytes / bw + (in->cp - 1) * lat;
-        o->cp = comm > ta ? comm - ta : 0;
+        /* ring attention runs one attention kernel and one exchange per
+         * step; the extra launches and syncs are not hidden */
+        o->cp = (comm > ta ? comm - ta : 0) + 2.0 * (in->cp - 1) * c->k->kernel_s;
     }
     /* EP: dispatch + combine all-to-all of topk token copies */
     o->ep = 0;
@@ -320,7 +322,7 @@ int plan_model(const plan_inputs *in, plan_result *out, char *err, int errsz)
         return fail(err, errsz, "hidden %d is not divisible by heads %d", m->hidden, m->heads);
     get_dims(m, &c.x);
     int tp = in->tp > 0 ? in->tp : 1, pp = in->pp > 0 ? in->pp : 1, cp = in->cp > 0 ? in->cp : 1;
-    int ep = in->ep > 0 ? in->ep : 1, vpp = in->vpp > 0 ? in->vpp : 1;
+    int ep = in->ep > 0 ? in->ep : 1, vpp = in->vpp > 0 && pp > 1 ? in->vpp : 1;
     int gpus = in->gpus;
     int dp = in->dp;
     if (gpus <= 0 && dp > 0) gpus = tp * pp * cp * dp;

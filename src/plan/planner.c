@@ -19,11 +19,22 @@ void plan_space_init(plan_space *sp)
     sp->max_micro_batch = 8;
 }
 
+/* Ranking: tokens/s; exact ties go to the simpler layout (fewer CP, PP,
+ * TP ranks, then the smaller micro-batch), which is what people would run. */
+static int better(const plan_candidate *a, const plan_candidate *b)
+{
+    if (a->res.tokens_per_s != b->res.tokens_per_s) return a->res.tokens_per_s > b->res.tokens_per_s;
+    if (a->res.cp != b->res.cp) return a->res.cp < b->res.cp;
+    if (a->res.pp != b->res.pp) return a->res.pp < b->res.pp;
+    if (a->res.tp != b->res.tp) return a->res.tp < b->res.tp;
+    return a->res.micro_batch < b->res.micro_batch;
+}
+
 /* Keep `cand` in the sorted top array of capacity k holding *n entries. */
 static void keep(plan_candidate *top, int k, int *n, const plan_candidate *cand)
 {
     int pos = *n;
-    while (pos > 0 && top[pos - 1].res.tokens_per_s < cand->res.tokens_per_s) pos--;
+    while (pos > 0 && better(cand, &top[pos - 1])) pos--;
     if (pos >= k) return;
     int last = *n < k ? *n : k - 1;
     memmove(&top[pos + 1], &top[pos], (size_t)(last - pos) * sizeof *top);
