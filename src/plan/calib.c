@@ -101,6 +101,13 @@ static double num(const char *s)
     return end == s ? NAN : v;
 }
 
+/* Whole number of a cell; 0 when empty, not a number or out of int range. */
+static int inum(const char *s)
+{
+    double v = num(s);
+    return v >= 0 && v < 2e9 ? (int)v : 0;
+}
+
 /* Preset by family and size in a free-form model name ("Llama 3.1 8B"). */
 static const plan_preset *match_preset(const char *model)
 {
@@ -147,8 +154,8 @@ static int run_row(char **f, int nf, const int *col, plan_calib_row *r)
     } else {
         in.shape.tied_embeddings = 1;
     }
-    int layers = (int)num(COL(C_LAYERS)), hidden = (int)num(COL(C_HIDDEN)), heads = (int)num(COL(C_HEADS));
-    int seq = (int)num(COL(C_SEQ)), vocab = (int)num(COL(C_VOCAB));
+    int layers = inum(COL(C_LAYERS)), hidden = inum(COL(C_HIDDEN)), heads = inum(COL(C_HEADS));
+    int seq = inum(COL(C_SEQ)), vocab = inum(COL(C_VOCAB));
     if (layers <= 0 || hidden <= 0 || heads <= 0 || seq <= 0 || vocab <= 0) {
         snprintf(r->why, sizeof r->why, "model shape incomplete");
         return -1;
@@ -171,7 +178,7 @@ static int run_row(char **f, int nf, const int *col, plan_calib_row *r)
     }
     const char *at = strchr(gb_txt, '@');
     if (at && atof(at + 1) > 0 && strchr(at, 'W')) in.power_w = atof(at + 1);
-    in.gpus = (int)num(COL(C_NGPU));
+    in.gpus = inum(COL(C_NGPU));
     if (in.gpus <= 0) {
         snprintf(r->why, sizeof r->why, "num_gpus missing");
         return -1;
@@ -179,7 +186,7 @@ static int run_row(char **f, int nf, const int *col, plan_calib_row *r)
     int megatron = icontains(COL(C_SOURCE), "Narayanan") || icontains(COL(C_SOURCE), "Korthikanti");
     in.attn = megatron ? PLAN_ATTN_UNFUSED : PLAN_ATTN_FLASH;
     const char *cpsp = COL(C_CPSP);
-    int tp = (int)num(COL(C_TP)), pp = (int)num(COL(C_PP)), dp = (int)num(COL(C_DP));
+    int tp = inum(COL(C_TP)), pp = inum(COL(C_PP)), dp = inum(COL(C_DP));
     int cp = 1;
     const char *cpp = strstr(cpsp, "CP=");
     if (cpp) cp = atoi(cpp + 3);
@@ -230,8 +237,8 @@ static int run_row(char **f, int nf, const int *col, plan_calib_row *r)
     } else if (icontains(notes, "interleaved")) {
         sp.vpp = 2; /* interleaved without a chunk count: two chunks per stage */
     }
-    int mb = (int)num(COL(C_MB));
-    int gb = (int)num(COL(C_GB));
+    int mb = inum(COL(C_MB));
+    int gb = inum(COL(C_GB));
     if (mb > 0) {
         sp.micro_batch = mb;
     } else if (!megatron && sp.pp > 1 && gb > 0 && dp > 0 && gb % (dp * sp.pp) == 0) {

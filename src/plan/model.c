@@ -181,7 +181,7 @@ typedef struct ctx {
     int domain, gpn;
 } ctx;
 
-static int fail(char *err, int errsz, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int fail(char *err, int errsz, const char *fmt, ...)
 {
     if (err && errsz > 0) {
         va_list ap;
