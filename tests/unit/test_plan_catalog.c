@@ -80,6 +80,11 @@ static void spec_numbers(void **state)
     CP_ASSERT_NEAR(plan_gpu_nic_gbytes_per_gpu(h), 50.0, 1e-9);
     const plan_gpu *pcie = plan_gpu_find("H100-PCIE");
     assert_true(pcie->bf16_tflops < h->bf16_tflops); /* caveat 1: not the same part */
+    CP_ASSERT_NEAR(plan_gpu_expected_busbw(a, 8, 0), 240.0, 1e-9);  /* measured 234.9 */
+    CP_ASSERT_NEAR(plan_gpu_expected_busbw(a, 1, 1), 20.0, 1e-9);   /* one rank per node */
+    CP_ASSERT_NEAR(plan_gpu_expected_busbw(a, 8, 1), 160.0, 1e-9);  /* full nodes: 8 NICs */
+    CP_ASSERT_NEAR(plan_gpu_expected_busbw(a, 64, 1), 160.0, 1e-9); /* capped at the node */
+    assert_true(plan_gpu_expected_busbw(NULL, 8, 0) == 0);
     const plan_gpu *gb = plan_gpu_find("GB200");
     assert_int_equal(gb->scaleup_domain, 72);
     const plan_gpu *h800 = plan_gpu_find("H800");
