@@ -99,6 +99,15 @@ int cmd_model(cli_ctx *ctx)
     }
     plan_args pa;
     if ((rc = plan_args_build(ctx, &pa)) != 0) goto out;
+    const plan_shape *sh = &pa.in.shape;
+    if (sh->layers <= 0 || sh->hidden <= 0 || sh->heads <= 0 || sh->seq <= 0 || sh->vocab <= 0) {
+        rc = cli_usage_error(ctx, "no model: give --preset NAME or --layers, --hidden, --heads, --seq and --vocab");
+        goto out;
+    }
+    if (pa.in.gpus <= 0 && pa.in.dp <= 0) {
+        rc = cli_usage_error(ctx, "no GPU count: give --gpus N");
+        goto out;
+    }
     plan_result res;
     char err[256];
     if (plan_model(&pa.in, &res, err, sizeof err) < 0) {

@@ -4,8 +4,9 @@
  * other degree is enumerated by plan_search(). --what-if re-runs the search
  * with the changes and reports both the new best layout and the old best
  * layout under the new conditions. --tokens with --days (and no --gpus)
- * finds the smallest GPU count that trains the budget in time; --tokens
- * with --gpus answers how many days it takes.
+ * finds the smallest GPU count that trains the budget in time (doubling,
+ * then bisecting whole nodes); --tokens with --gpus answers how many days
+ * it takes.
  */
 #include "cli.h"
 #include "plan_args.h"
@@ -101,19 +102,41 @@ static void add_stats(rep_report *r, rep_node *parent, const plan_search_stats *
     rep_num(r, s, "elapsed_ms", "search time", ms, "ms");
 }
 
-/* Smallest GPU count (multiples of a node, doubling) whose best layout
- * trains `tokens` within `days`. Returns the count or 0. */
+/* Does the best layout on g GPUs train `tokens` within `days`? */
+static int trains_in_time(const plan_args *pa, const plan_space *sp, int g, double tokens, double days,
+                          plan_candidate *best)
+{
+    plan_inputs in = pa->in;
+    in.gpus = g;
+    return plan_search(&in, sp, best, 1, NULL) == 1 && tokens / best->res.tokens_per_s <= days * 86400.0;
+}
+
+/* Smallest GPU count that trains `tokens` within `days`: doubling whole
+ * nodes until one does, then bisecting the node count between the last
+ * failure and the first success (layout divisibility makes the answer
+ * "smallest found", not a proof of minimality). Returns 0 when none up to
+ * max_gpus does; *best is the winning layout. */
 static int capacity_gpus(const plan_args *pa, const plan_space *sp, double tokens, double days, int max_gpus,
                          plan_candidate *best)
 {
     int gpn = pa->in.gpus_per_node > 0 ? pa->in.gpus_per_node : pa->in.gpu->gpus_per_node;
-    for (int g = gpn; g <= max_gpus; g *= 2) {
-        plan_inputs in = pa->in;
-        in.gpus = g;
-        if (plan_search(&in, sp, best, 1, NULL) == 1 && tokens / best->res.tokens_per_s <= days * 86400.0)
-            return g;
+    int lo = 0, hi = 0; /* in nodes: lo fails (0 = none tried), hi succeeds */
+    for (int nodes = 1; nodes * gpn <= max_gpus; nodes *= 2) {
+        if (trains_in_time(pa, sp, nodes * gpn, tokens, days, best)) {
+            hi = nodes;
+            break;
+        }
+        lo = nodes;
     }
-    return 0;
+    if (!hi) return 0;
+    plan_candidate probe;
+    while (hi - lo > 1) {
+        int mid = lo + (hi - lo) / 2;
+        if (trains_in_time(pa, sp, mid * gpn, tokens, days, &probe)) hi = mid;
+        else lo = mid;
+    }
+    trains_in_time(pa, sp, hi * gpn, tokens, days, best);
+    return hi * gpn;
 }
 
 int cmd_plan(cli_ctx *ctx)
