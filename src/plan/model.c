@@ -443,11 +443,34 @@ int plan_model(const plan_inputs *in, plan_result *out, char *err, int errsz)
         return fail(err, errsz, "model shape incomplete: layers, hidden, heads, seq and vocab are required");
     if (m->hidden % m->heads != 0 && m->head_dim <= 0)
         return fail(err, errsz, "hidden %d is not divisible by heads %d", m->hidden, m->heads);
+    /* caps on what the caller controls: every product below stays far
+     * inside int and double precision */
+    if (m->layers > 100000 || m->hidden > 10000000 || m->heads > 100000 || m->seq > 100000000 ||
+        m->vocab > 100000000 || m->experts > 100000 || m->ffn_hidden > 100000000 ||
+        m->moe_ffn_hidden > 100000000 || m->kv_heads > 100000 || m->head_dim > 100000 || m->topk > 100000 ||
+        m->shared_experts > 100000)
+        return fail(err, errsz, "model shape out of range");
+    if (in->gpus > (1 << 24) || in->tp > (1 << 24) || in->pp > (1 << 24) || in->cp > (1 << 24) ||
+        in->ep > (1 << 24) || in->vpp > (1 << 24) || in->dp > (1 << 24) || in->micro_batch > (1 << 24) ||
+        in->global_batch > (1 << 28))
+        return fail(err, errsz, "layout out of range (at most 2^24 GPUs, 2^28 sequences per step)");
+    if (in->gpus_per_node > 65536 || in->nics_per_node > 65536 || in->recompute_layers > 100000)
+        return fail(err, errsz, "node design out of range (at most 65536 GPUs or NICs per node)");
+    const double knobs[] = {in->hbm_bytes, in->power_w, in->nic_gbps, in->nvlink_gbytes, in->storage_gbytes,
+                            in->net_efficiency, in->gemm_efficiency, in->ckpt_every_s, in->data_stall_ms};
+    for (size_t i = 0; i < sizeof knobs / sizeof *knobs; i++)
+        if (!isfinite(knobs[i]) || knobs[i] < 0 || knobs[i] > 1e15)
+            return fail(err, errsz, "a hardware or job setting is negative, infinite or absurdly large");
+    if (in->net_efficiency > 1 || in->gemm_efficiency > 1)
+        return fail(err, errsz, "efficiencies are fractions of 1");
     get_dims(m, &c.x);
     int tp = in->tp > 0 ? in->tp : 1, pp = in->pp > 0 ? in->pp : 1, cp = in->cp > 0 ? in->cp : 1;
     int ep = in->ep > 0 ? in->ep : 1, vpp = in->vpp > 0 && pp > 1 ? in->vpp : 1;
     int gpus = in->gpus;
     int dp = in->dp;
+    double mp = (double)tp * pp * cp; /* exact in double for the capped degrees */
+    if (mp > (1 << 24) || (dp > 0 && mp * dp > (1 << 24)))
+        return fail(err, errsz, "layout out of range (at most 2^24 GPUs, 2^28 sequences per step)");
     if (gpus <= 0 && dp > 0) gpus = tp * pp * cp * dp;
     if (gpus <= 0) return fail(err, errsz, "number of gpus not given");
     if (gpus % (tp * pp * cp) != 0)
@@ -460,10 +483,12 @@ int plan_model(const plan_inputs *in, plan_result *out, char *err, int errsz)
     if (ep > 1 && (m->experts <= 0 || (dp * cp) % ep != 0))
         return fail(err, errsz, "ep %d needs an MoE model and must divide dp*cp = %d", ep, dp * cp);
     if (pp > m->layers) return fail(err, errsz, "pp %d exceeds layers %d", pp, m->layers);
-    if (vpp > 1 && m->layers < pp * vpp)
-        return fail(err, errsz, "layers %d fewer than pp*vpp = %d chunks", m->layers, pp * vpp);
+    if (vpp > 1 && (long long)pp * vpp > m->layers)
+        return fail(err, errsz, "layers %d fewer than pp*vpp = %lld chunks", m->layers, (long long)pp * vpp);
     if (m->seq % cp != 0) return fail(err, errsz, "seq %d not divisible by cp %d", m->seq, cp);
     int mb = in->micro_batch > 0 ? in->micro_batch : 1;
+    if ((long long)dp * mb > (1 << 28))
+        return fail(err, errsz, "layout out of range (at most 2^24 GPUs, 2^28 sequences per step)");
     int gb = in->global_batch > 0 ? in->global_batch : dp * mb;
     if (gb % (dp * mb) != 0)
         return fail(err, errsz, "global batch %d not divisible by dp*micro_batch = %d", gb, dp * mb);
