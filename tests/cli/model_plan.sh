@@ -42,6 +42,9 @@ $CP model --preset gpt3-13b --gpus 256 --gpu A100-80GB --tp 8 --global-batch 102
   --ckpt-every 900 --ckpt sync --what-if net-efficiency=0.95,ckpt=async --format json >"$tmp/w.json" || fail "what-if exit $?"
 grep -q '"what_if"' "$tmp/w.json" || fail "no what_if"
 grep -q '"speedup"' "$tmp/w.json" || fail "no speedup"
+# each change alone, largest gain first: the network before the checkpoint
+tr -d ' \n' <"$tmp/w.json" | grep -q '"each":\[{"change":"net-efficiency=0.95"[^]]*},{"change":"ckpt=async"' \
+  || fail "what-if does not rank the network fix before the checkpoint"
 
 # plan: search, top K, text output
 $CP plan --preset llama3-70b --gpus 64 --gpu H100 --top 3 --format json >"$tmp/p.json" || fail "plan exit $?"
