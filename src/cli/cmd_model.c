@@ -168,7 +168,10 @@ int cmd_model(cli_ctx *ctx)
         goto out;
     }
     rep_report *r = rep_new("chainprof.model/1", ctx->argc, ctx->argv);
-    rep_arr(r, r->root, "inputs", "inputs");
+    const char *cfg = cli_get(ctx, plan_config_opt_id());
+    struct stat cst;
+    if (cfg) rep_input(r, cfg, "model_config_json", stat(cfg, &cst) == 0 ? (uint64_t)cst.st_size : 0);
+    else rep_arr(r, r->root, "inputs", "inputs");
     char lay[160];
     plan_layout_text(&pa.in, &res, lay, sizeof lay);
     rep_str(r, r->root, "layout_text", "layout", lay);

@@ -78,6 +78,8 @@ const cli_opt plan_model_opts[] = {
 };
 const size_t plan_n_model_opts = sizeof plan_model_opts / sizeof plan_model_opts[0];
 
+int plan_config_opt_id(void) { return P_CONFIG; }
+
 cli_opt *plan_cli_table(const cli_opt *own, size_t n_own, size_t *n)
 {
     *n = n_own + plan_n_model_opts;
@@ -218,7 +220,7 @@ static int apply(const cli_ctx *ctx, plan_args *pa, int id, const char *val, con
     case P_ZERO: in->zero = pa->zero = (int)l; break;
     case P_FSDP:
         in->fsdp = b;
-        if (b) in->zero = pa->zero = 3;
+        in->zero = pa->zero = b ? 3 : in->zero;
         break;
     case P_OFFLOAD: in->offload = b; break;
     case P_DTYPE:

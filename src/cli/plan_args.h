@@ -32,6 +32,9 @@ typedef struct plan_args {
  * The caller frees the array (the strings are static). */
 cli_opt *plan_cli_table(const cli_opt *own, size_t n_own, size_t *n);
 
+/* Option id of --config (for listing the file among the report's inputs). */
+int plan_config_opt_id(void);
+
 /* Build inputs from --config (if any), then the command line in order; a
  * preset is applied first so explicit keys override it. Returns 0 or an exit
  * code after printing the error. */

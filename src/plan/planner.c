@@ -64,6 +64,7 @@ int plan_search(const plan_inputs *base, const plan_space *sp, plan_candidate *t
     double closest_over = -1;
     int maxmb = sp->max_micro_batch > 0 ? sp->max_micro_batch : 8;
     int rc_lo = sp->recompute >= 0 ? sp->recompute : 0, rc_hi = sp->recompute >= 0 ? sp->recompute : 2;
+    /* searched sharding: ZeRO-1 (distributed optimizer) and FSDP2 */
     static const int zeros[] = {1, 3};
     for (int tp = 1; tp <= base->gpus; tp *= 2) {
         if (sp->tp > 0 && tp != sp->tp) continue;
@@ -97,6 +98,7 @@ int plan_search(const plan_inputs *base, const plan_space *sp, plan_candidate *t
                                     c.in.tp = tp, c.in.pp = pp, c.in.cp = cp, c.in.ep = ep;
                                     c.in.vpp = vpp, c.in.dp = dp, c.in.micro_batch = mb;
                                     c.in.zero = zero;
+                                    if (sp->zero < 0) c.in.fsdp = zero == 3;
                                     c.in.recompute = (plan_recompute)rc;
                                     c.in.sp = sp->sp >= 0 ? sp->sp != 0 : tp > 1;
                                     if (c.in.global_batch <= 0) c.in.global_batch = dp * mb * (pp > 1 ? 4 * pp : 1);
