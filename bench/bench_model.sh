@@ -31,3 +31,9 @@ echo "plan   llama3-70b on 1024 H100 ($n layouts):           ${p} ms (target < 5
 p=$(median_ms "$CP" plan --preset deepseek-v3 --gpus 1024 --gpu H800 --top 10 --format json)
 n=$("$CP" plan --preset deepseek-v3 --gpus 1024 --gpu H800 --format json | grep -o '"evaluated": *[0-9]*' | grep -o '[0-9]*$')
 echo "plan   deepseek-v3 on 1024 H800 ($n layouts, MoE+EP):  ${p} ms (target < 5000 ms)"
+# in-process cost of one model evaluation, from the planner's own timer
+j=$("$CP" plan --preset llama3-70b --gpus 1024 --gpu H100 --format json)
+ms=$(printf '%s' "$j" | grep -o '"elapsed_ms": *[0-9.e+-]*' | grep -o '[0-9.e+-]*$')
+n=$(printf '%s' "$j" | grep -o '"evaluated": *[0-9]*' | grep -o '[0-9]*$')
+awk -v ms="$ms" -v n="$n" 'BEGIN {printf "one model evaluation in-process:                   %.2f us (%d layouts in %.2f ms)\n", ms * 1000 / n, n, ms}'
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) (wall times above include process start-up and contention)"
