@@ -3,28 +3,35 @@
  * Mapping rules from a CSV row to model inputs (documented in docs/MODEL.md;
  * they interpret what the row states, they are never tuned per row):
  *   - shape: the preset whose family and size match the `model` column
- *     (for GQA/MLP details the CSV lacks), overridden by the row's layers,
- *     hidden, heads, seq_len and vocab; no preset = GPT (4h MLP, MHA, tied);
- *   - GPU: plan_gpu_find(gpu_type); a "<N>GB" in gpu_type overrides HBM size;
- *   - Megatron-LM papers (Narayanan SC21, Korthikanti) ran unfused attention
- *     (no FlashAttention yet) and no distributed optimizer; "SP" in cp_sp
- *     turns sequence parallelism on, "CP=k" sets CP, FSDP/ZeRO-3 anywhere in
- *     the row sets ZeRO-3;
- *   - recompute: "full" and "none" as stated; Megatron "selective" is
- *     Korthikanti selective recomputation; torchtitan's selective AC
- *     (layer or op policy, and its config default when unstated) recomputes
- *     every second layer (ac_freq 2 / every other matmul): full
- *     recomputation of half the layers; unstated in Megatron rows = full;
+ *     (for GQA/MLP/MoE details the CSV lacks), overridden by the row's
+ *     layers, hidden, heads, seq_len, vocab and the optional kv_heads,
+ *     ffn_hidden, experts (num_experts), topk (top_k), moe_ffn_hidden and
+ *     swiglu columns; no preset = GPT (4h MLP, MHA, tied);
+ *   - GPU: plan_gpu_find(gpu_type); "<N>GB" in gpu_type overrides HBM size,
+ *     "@<W>W" sets a power limit;
+ *   - software stack from `source`: the Megatron-LM papers (Narayanan SC21,
+ *     Korthikanti) ran unfused attention (no FlashAttention yet), no
+ *     distributed optimizer, and say when SP is on; torchtitan shards with
+ *     FSDP2 and pairs TP with SP; any other source gets modern defaults
+ *     (FlashAttention, distributed optimizer = ZeRO-1, SP with TP). "CP=k"
+ *     in cp_sp (or a cp column) sets CP, FSDP / ZeRO-1/2/3 anywhere in the
+ *     row set the sharding, the ep column the EP degree (searched for an
+ *     MoE model when empty);
+ *   - recompute: "full" and "none" as stated; torchtitan's selective AC
+ *     (layer or op policy, and its config default when unstated)
+ *     recomputes every second layer: full recomputation of half the layers;
+ *     otherwise "selective" is Korthikanti selective recomputation;
+ *     unstated: full for the Megatron papers, the planner's best otherwise;
  *   - "float8"/"fp8" in precision = FP8 GEMMs;
  *   - "N model chunks" in notes = interleaving degree N; "interleaved"
  *     without a count = 2 chunks per stage;
  *   - unstated tp/pp: from dp (model-parallel size n/dp, TP filling the
  *     node first); when dp is also unstated, the planner's best choice;
  *   - unstated micro-batch: torchtitan with PP uses its default of one
- *     micro-batch per pipeline stage (local batch / pp); Megatron rows use
+ *     micro-batch per pipeline stage (local batch / pp); other rows use
  *     the planner's best fitting micro-batch (the papers tuned it);
- *   - unstated global batch: 8*pp micro-batches per DP rank (the Korthikanti
- *     Table 5 setup);
+ *   - unstated global batch: 8*pp micro-batches per DP rank (the
+ *     Korthikanti Table 5 setup);
  *   - compared figure, first present of: step_time_s, tokens_per_s_per_gpu,
  *     tokens_per_s, tflops_per_gpu (in the row's convention: Megatron eq. 3
  *     96Bslh^2(1+s/6h+V/16lh) for SC21), mfu_pct.
@@ -51,13 +58,15 @@
 enum {
     C_SOURCE, C_MODEL, C_LAYERS, C_HIDDEN, C_HEADS, C_SEQ, C_VOCAB, C_GPU, C_NGPU, C_TP, C_PP, C_DP,
     C_CPSP, C_EP, C_MB, C_GB, C_RC, C_PREC, C_TFLOPS, C_TPS, C_TPSG, C_MFU, C_STEP, C_CONV, C_NOTES,
-    C_MEM, C_NCOLS
+    C_MEM, C_CP, C_KV, C_FFN, C_EXPERTS, C_EXPERTS2, C_TOPK, C_TOPK2, C_MOE_FFN, C_SWIGLU, C_NCOLS
 };
 static const char *const k_cols[C_NCOLS] = {
     "source", "model", "layers", "hidden", "heads", "seq_len", "vocab", "gpu_type", "num_gpus",
     "tp", "pp", "dp", "cp_sp", "ep", "micro_batch", "global_batch", "recompute", "precision",
     "tflops_per_gpu", "tokens_per_s", "tokens_per_s_per_gpu", "mfu_pct", "step_time_s",
     "flops_convention", "notes", "peak_mem_gib",
+    /* optional, for datasets that carry them */
+    "cp", "kv_heads", "ffn_hidden", "experts", "num_experts", "topk", "top_k", "moe_ffn_hidden", "swiglu",
 };
 
 /* Split one CSV record in place (RFC 4180 quotes, "" escapes). Returns the
@@ -130,9 +139,22 @@ static const plan_preset *match_preset(const char *model)
         snprintf(name, sizeof name, "%s-%s", strcmp(size, "405b") == 0 ? "llama3.1" : fam, size);
         return plan_preset_find(name);
     }
+    /* other families: the preset name's letters and digits inside the
+     * model's ("Mixtral 8x7B" ~ mixtral-8x7b, "DeepSeek-V3" ~ deepseek-v3);
+     * GPT rows keep the generic GPT shape */
+    char alnum[128], pname[64];
+    size_t k = 0;
+    for (const char *p = low; *p && k + 1 < sizeof alnum; p++)
+        if (isalnum((unsigned char)*p)) alnum[k++] = *p;
+    alnum[k] = '\0';
     for (size_t i = 0; i < plan_preset_count(); i++) {
         const plan_preset *pr = plan_preset_at(i);
-        if (strncmp(pr->name, "gpt3", 4) != 0 && icontains(model, pr->name)) return pr;
+        if (strncmp(pr->name, "gpt3", 4) == 0) continue;
+        size_t q = 0;
+        for (const char *p = pr->name; *p && q + 1 < sizeof pname; p++)
+            if (isalnum((unsigned char)*p)) pname[q++] = (char)tolower((unsigned char)*p);
+        pname[q] = '\0';
+        if (strstr(alnum, pname)) return pr;
     }
     return NULL;
 }
@@ -167,6 +189,16 @@ static int run_row(char **f, int nf, const int *col, plan_calib_row *r)
     }
     in.shape.layers = layers, in.shape.hidden = hidden, in.shape.heads = heads;
     in.shape.seq = seq, in.shape.vocab = vocab;
+    /* optional shape columns override the preset */
+    if (inum(COL(C_KV)) > 0) in.shape.kv_heads = inum(COL(C_KV));
+    if (inum(COL(C_FFN)) > 0) in.shape.ffn_hidden = inum(COL(C_FFN));
+    int experts = inum(COL(C_EXPERTS)) > 0 ? inum(COL(C_EXPERTS)) : inum(COL(C_EXPERTS2));
+    if (experts > 0) in.shape.experts = experts;
+    int topk = inum(COL(C_TOPK)) > 0 ? inum(COL(C_TOPK)) : inum(COL(C_TOPK2));
+    if (topk > 0) in.shape.topk = topk;
+    if (inum(COL(C_MOE_FFN)) > 0) in.shape.moe_ffn_hidden = inum(COL(C_MOE_FFN));
+    const char *sw = COL(C_SWIGLU);
+    if (*sw) in.shape.gated = cp_str_ieq(sw, "true") || cp_str_ieq(sw, "yes") || !strcmp(sw, "1");
     in.gpu = plan_gpu_find(COL(C_GPU));
     if (!in.gpu) {
         snprintf(r->why, sizeof r->why, "gpu '%s' not in the catalog", COL(C_GPU));
@@ -188,25 +220,36 @@ static int run_row(char **f, int nf, const int *col, plan_calib_row *r)
         snprintf(r->why, sizeof r->why, "num_gpus missing");
         return -1;
     }
+    /* The software stack, from the source: Megatron-LM as in its 2021/2022
+     * papers, torchtitan, or anything else (modern Megatron-Core/NeMo-like
+     * defaults). */
     int megatron = icontains(COL(C_SOURCE), "Narayanan") || icontains(COL(C_SOURCE), "Korthikanti");
+    int titan = !megatron && icontains(COL(C_SOURCE), "torchtitan");
     in.attn = megatron ? PLAN_ATTN_UNFUSED : PLAN_ATTN_FLASH;
     const char *cpsp = COL(C_CPSP);
     int tp = inum(COL(C_TP)), pp = inum(COL(C_PP)), dp = inum(COL(C_DP));
-    int cp = 1;
+    int cp = inum(COL(C_CP));
     const char *cpp = strstr(cpsp, "CP=");
     if (cpp) cp = atoi(cpp + 3);
-    if (cp <= 0) cp = 1;
+    if (cp <= 0 || cp > 1000000) cp = 1;
     plan_space sp;
     plan_space_init(&sp);
-    /* Megatron rows say when SP is on; torchtitan's TP plan always shards
-     * the sequence (SP) */
+    /* Megatron rows say when SP is on; torchtitan's TP plan and modern
+     * Megatron always shard the sequence with TP */
     sp.sp = megatron ? strstr(cpsp, "SP") != NULL : -1;
     sp.cp = cp;
-    sp.ep = 1;
-    int fsdp = icontains(cpsp, "FSDP") || icontains(COL(C_NOTES), "FSDP");
-    int zero3 = icontains(COL(C_NOTES), "ZeRO-3") || icontains(cpsp, "ZeRO-3");
-    in.fsdp = (fsdp || !megatron) && !zero3; /* torchtitan shards with FSDP2 */
-    sp.zero = fsdp || zero3 || !megatron ? 3 : 0;
+    int ep = inum(COL(C_EP));
+    sp.ep = ep > 0 ? ep : (in.shape.experts > 0 ? 0 : 1);
+    const char *notes_z = COL(C_NOTES);
+    int fsdp = icontains(cpsp, "FSDP") || icontains(notes_z, "FSDP");
+    int zero3 = icontains(notes_z, "ZeRO-3") || icontains(cpsp, "ZeRO-3");
+    int zero2 = icontains(notes_z, "ZeRO-2") || icontains(cpsp, "ZeRO-2");
+    int zero1 = icontains(notes_z, "ZeRO-1") || icontains(notes_z, "distributed optimizer");
+    in.fsdp = (fsdp || titan) && !zero3; /* torchtitan shards with FSDP2 */
+    if (fsdp || zero3 || titan) sp.zero = 3;
+    else if (zero2) sp.zero = 2;
+    else if (zero1) sp.zero = 1;
+    else sp.zero = megatron ? 0 : 1; /* modern Megatron: distributed optimizer */
     /* tp/pp from what is stated */
     if (tp <= 0 && pp <= 0 && dp > 0 && in.gpus % (dp * cp) == 0) {
         int mp = in.gpus / (dp * cp);
@@ -226,9 +269,11 @@ static int run_row(char **f, int nf, const int *col, plan_calib_row *r)
     int half = 0;
     if (strncasecmp(rc, "full", 4) == 0) sp.recompute = PLAN_RC_FULL;
     else if (strncasecmp(rc, "none", 4) == 0) sp.recompute = PLAN_RC_NONE;
-    else if (strncasecmp(rc, "selective", 9) == 0 && megatron) sp.recompute = PLAN_RC_SELECTIVE;
-    else if (!megatron) sp.recompute = PLAN_RC_FULL, half = 1; /* torchtitan selective AC */
-    else sp.recompute = PLAN_RC_FULL;
+    else if (titan && (*rc == '\0' || strncasecmp(rc, "selective", 9) == 0))
+        sp.recompute = PLAN_RC_FULL, half = 1; /* torchtitan selective AC (its default) */
+    else if (strncasecmp(rc, "selective", 9) == 0) sp.recompute = PLAN_RC_SELECTIVE;
+    else if (megatron) sp.recompute = PLAN_RC_FULL; /* the 2021 papers recomputed fully */
+    else sp.recompute = -1;                         /* unstated: the planner's best */
     in.fp8 = icontains(COL(C_PREC), "float8") || icontains(COL(C_PREC), "fp8");
     /* interleaving */
     const char *notes = COL(C_NOTES);
@@ -246,7 +291,7 @@ static int run_row(char **f, int nf, const int *col, plan_calib_row *r)
     int gb = inum(COL(C_GB));
     if (mb > 0) {
         sp.micro_batch = mb;
-    } else if (!megatron && sp.pp > 1 && gb > 0 && dp > 0 && (long long)dp * sp.pp <= gb && gb % (dp * sp.pp) == 0) {
+    } else if (titan && sp.pp > 1 && gb > 0 && dp > 0 && (long long)dp * sp.pp <= gb && gb % (dp * sp.pp) == 0) {
         /* torchtitan splits the local batch into as many micro-batches as
          * pipeline stages unless told otherwise */
         sp.micro_batch = gb / (dp * sp.pp);

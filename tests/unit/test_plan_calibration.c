@@ -76,6 +76,31 @@ static void validator_detects_wrong_data(void **state)
     assert_true(s.max_abs_err > 0.4);
 }
 
+/* Rows from other sources get modern defaults: FlashAttention, the
+ * distributed optimizer, Korthikanti selective recompute, SP with TP, the
+ * MoE shape of the matching preset and the stated EP degree; optional
+ * shape columns override the preset. */
+static void other_sources_and_moe(void **state)
+{
+    (void)state;
+    static const char csv[] =
+        "source,model,layers,hidden,heads,seq_len,vocab,gpu_type,num_gpus,tp,pp,dp,ep,micro_batch,"
+        "global_batch,recompute,precision,tokens_per_s_per_gpu,kv_heads\n"
+        "vendor table,Mixtral 8x7B,32,4096,32,4096,32000,H100 SXM,64,2,1,32,8,1,256,selective,fp8,4000,\n"
+        "vendor table,Llama 2 70B,80,8192,64,4096,32000,H100,64,4,4,4,,1,128,,bf16,500,8\n";
+    plan_calib_summary s;
+    char err[256];
+    assert_int_equal(plan_calib_mem(csv, sizeof csv - 1, "mem.csv", g_rows, 512, &s, err, sizeof err), 0);
+    assert_int_equal(s.rows, 2);
+    assert_int_equal(s.used, 2);
+    if (!strstr(g_rows[0].layout, "ep8") || !strstr(g_rows[0].layout, "zero1") ||
+        !strstr(g_rows[0].layout, "rc=selective") || !strstr(g_rows[0].layout, " sp") || !strstr(g_rows[0].layout, "fp8"))
+        fail_msg("mixtral row modelled as '%s'", g_rows[0].layout);
+    /* unstated recompute: the planner's best fitting choice, layout kept */
+    if (!strstr(g_rows[1].layout, "tp4 pp4 dp4")) fail_msg("llama row modelled as '%s'", g_rows[1].layout);
+    assert_true(isfinite(g_rows[0].err) && isfinite(g_rows[1].err));
+}
+
 static void bad_header_is_an_error(void **state)
 {
     (void)state;
@@ -102,6 +127,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_prestate(published_runs, st),
         cmocka_unit_test_prestate(validator_detects_wrong_data, st),
+        cmocka_unit_test_prestate(other_sources_and_moe, st),
         cmocka_unit_test_prestate(bad_header_is_an_error, st),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
