@@ -174,7 +174,10 @@ static const struct {
     {{"mi325x", NULL, NULL}, "MI325X"},
     {{"mi355x", NULL, NULL}, "MI355X"},
     {{"gaudi2", NULL, NULL}, "Gaudi2"},
+    {{"gaudi", "2", NULL}, "Gaudi2"},
+    {{"hl-225h", NULL, NULL}, "Gaudi2"},
     {{"gaudi3", NULL, NULL}, "Gaudi3"},
+    {{"gaudi", "3", NULL}, "Gaudi3"},
 };
 
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))

@@ -16,7 +16,7 @@
  *     does half of the score FLOPs, fused kernels move less memory), so
  *     convention FLOPs and time are deliberately not the same number.
  *   - Every efficiency that is not a spec-sheet number lives in
- *     plan_defaults(); one set of values serves every input.
+ *     plan_defaults_get(); one set of values serves every input.
  *
  * Ownership: all structs are plain values owned by the caller. plan_inputs
  * points at a catalog row (static storage) and never owns it.

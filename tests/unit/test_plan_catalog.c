@@ -48,6 +48,9 @@ static void device_names_resolve(void **state)
         {"NVIDIA L4", "L4"},
         {"NVIDIA GeForce RTX 4090", "RTX-4090"},
         {"H100 SXM 96GB HBM2e @500W (Grand Teton)", "H100-SXM5-80GB"},
+        {"Intel Gaudi 2", "Gaudi2"},
+        {"TPU v5p", "TPU-v5p"},
+        {"GB200 NVL72", "GB200-NVL72"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         const plan_gpu *g = plan_gpu_find(cases[i].q);
