@@ -11,6 +11,8 @@
 #include "plan_args.h"
 #include "../base/util.h"
 #include "../plan/calib.h"
+#include "../plan/catalog.h"
+#include "../plan/presets.h"
 #include "../plan/plan_report.h"
 
 #include <math.h>
@@ -19,13 +21,70 @@
 #include <string.h>
 #include <sys/stat.h>
 
-enum { O_WHAT_IF = 100, O_VALIDATE, O_MAX_ERR };
+enum { O_WHAT_IF = 100, O_VALIDATE, O_MAX_ERR, O_LIST };
 
 static const cli_opt own_opts[] = {
     {"what-if", 0, "KEY=VALUE[,...]", O_WHAT_IF, 0, "also model these changes and show the difference"},
     {"validate", 0, "FILE.csv", O_VALIDATE, 0, "compare the model with measured runs in a CSV"},
     {"max-median-error", 0, "PCT", O_MAX_ERR, 0, "with --validate: exit 4 when the median error exceeds PCT"},
+    {"list", 0, NULL, O_LIST, 0, "list the hardware catalog and the model presets with their sources"},
 };
+
+/* The catalog and the presets as two tables (the numbers the model uses). */
+static int list_catalog(cli_ctx *ctx)
+{
+    rep_report *r = rep_new("chainprof.model/1", ctx->argc, ctx->argv);
+    rep_arr(r, r->root, "inputs", "inputs");
+    static const rep_col gcols[] = {
+        {"name", "GPU", NULL, -1},           {"bf16_tflops", "BF16", "TFLOP/s", 0},
+        {"fp8_tflops", "FP8", "TFLOP/s", 0}, {"hbm_bytes", "HBM", "bytes", -1},
+        {"hbm_gbytes_per_s", "HBM bw", "GB/s", 0}, {"scaleup_gbytes_per_s", "NVLink/dir", "GB/s", 0},
+        {"scaleup_domain", "domain", NULL, -1}, {"mamf_frac", "MAMF", NULL, 3},
+        {"node", "default node", NULL, -1},  {"source", "source", NULL, -1},
+    };
+    rep_node *t = rep_table(r, r->root, "gpus", "hardware catalog", gcols, CP_ARRAY_LEN(gcols));
+    for (size_t i = 0; i < plan_gpu_count(); i++) {
+        const plan_gpu *g = plan_gpu_at(i);
+        rep_node *row = rep_row(r, t);
+        rep_cell_str(r, row, g->name);
+        rep_cell_num(r, row, g->bf16_tflops);
+        rep_cell_num(r, row, g->fp8_tflops > 0 ? g->fp8_tflops : NAN);
+        rep_cell_num(r, row, g->hbm_bytes);
+        rep_cell_num(r, row, g->hbm_gbytes_per_s);
+        rep_cell_num(r, row, g->scaleup_gbytes_per_s > 0 ? g->scaleup_gbytes_per_s : NAN);
+        rep_cell_int(r, row, g->scaleup_domain);
+        rep_cell_num(r, row, g->mamf_frac > 0 ? g->mamf_frac : NAN);
+        rep_cell_str(r, row, g->node_name);
+        rep_cell_str(r, row, g->source);
+    }
+    static const rep_col pcols[] = {
+        {"name", "preset", NULL, -1},  {"layers", "layers", NULL, -1}, {"hidden", "hidden", NULL, -1},
+        {"heads", "heads", NULL, -1},  {"kv_heads", "KV", NULL, -1},   {"ffn_hidden", "FFN", NULL, -1},
+        {"experts", "experts", NULL, -1}, {"topk", "top-k", NULL, -1},
+        {"params_total", "params", NULL, 3}, {"params_active", "active", NULL, 3},
+        {"source", "source", NULL, -1},
+    };
+    t = rep_table(r, r->root, "presets", "model presets", pcols, CP_ARRAY_LEN(pcols));
+    for (size_t i = 0; i < plan_preset_count(); i++) {
+        const plan_preset *p = plan_preset_at(i);
+        const plan_shape *m = &p->shape;
+        rep_node *row = rep_row(r, t);
+        rep_cell_str(r, row, p->name);
+        rep_cell_int(r, row, m->layers);
+        rep_cell_int(r, row, m->hidden);
+        rep_cell_int(r, row, m->heads);
+        rep_cell_int(r, row, m->kv_heads > 0 ? m->kv_heads : m->heads);
+        rep_cell_int(r, row, m->ffn_hidden > 0 ? m->ffn_hidden : 4 * m->hidden);
+        rep_cell_int(r, row, m->experts);
+        rep_cell_int(r, row, m->experts > 0 ? m->topk : 0);
+        rep_cell_num(r, row, plan_params_total(m));
+        rep_cell_num(r, row, plan_params_active(m));
+        rep_cell_str(r, row, p->source);
+    }
+    int rc = cli_emit(ctx, r, NULL, 0);
+    rep_free(r);
+    return rc;
+}
 
 static int validate(cli_ctx *ctx, const char *path)
 {
@@ -143,6 +202,10 @@ int cmd_model(cli_ctx *ctx)
     if (rc || done) goto out;
     if (ctx->args.n_pos) {
         rc = cli_usage_error(ctx, "unexpected argument '%s'", ctx->args.pos[0]);
+        goto out;
+    }
+    if (cli_has(ctx, O_LIST)) {
+        rc = list_catalog(ctx);
         goto out;
     }
     const char *vpath = cli_get(ctx, O_VALIDATE);

@@ -59,6 +59,11 @@ $CP plan --preset gpt3-175b --gpus 8 --gpu A100 --format json >"$tmp/nf.json"; r
 [ $rc -eq 1 ] || fail "no-fit plan exit $rc"
 grep -q '"overflow"' "$tmp/nf.json" || fail "no-fit overflow"
 
+# the catalog and presets, with sources
+$CP model --list --format json >"$tmp/l.json" || fail "list exit $?"
+grep -q '"name": *"GB200-NVL72"' "$tmp/l.json" || fail "list lacks GB200"
+grep -q '"name": *"deepseek-v3"' "$tmp/l.json" || fail "list lacks deepseek-v3"
+
 # help and man page
 $CP help model | grep -q "chainprof model" || fail "help model"
 $CP help plan | grep -q "chainprof plan" || fail "help plan"
