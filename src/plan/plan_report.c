@@ -114,10 +114,13 @@ void plan_report_inputs(rep_report *r, rep_node *parent, const char *model_name,
     rep_int(r, m, "vocab", "vocabulary", s->vocab, NULL);
     rep_int(r, m, "experts", "experts", s->experts, NULL);
     rep_int(r, m, "topk", "experts per token", s->experts > 0 ? s->topk : 0, NULL);
-    rep_num(r, m, "params_total", "parameters", res->params_total, NULL);
-    rep_num(r, m, "params_active", "active parameters per token", res->params_active, NULL);
-    rep_num(r, m, "model_flops_per_step", "model FLOPs per step", res->model_flops_per_step, "FLOP");
-    rep_num(r, m, "hw_flops_per_step", "hardware FLOPs per step (incl. recompute)", res->hw_flops_per_step, "FLOP");
+    rep_node *n = rep_num(r, m, "params_total", "parameters", res->params_total, NULL);
+    n->digits = 0;
+    n = rep_num(r, m, "params_active", "active parameters per token", res->params_active, NULL);
+    n->digits = 0;
+    rep_num(r, m, "model_flops_per_step", "model FLOPs per step", res->model_flops_per_step, "FLOP")->digits = 0;
+    rep_num(r, m, "hw_flops_per_step", "hardware FLOPs per step (incl. recompute)", res->hw_flops_per_step, "FLOP")
+        ->digits = 0;
 
     rep_node *h = rep_obj(r, parent, "hardware", "hardware");
     rep_str(r, h, "gpu", "GPU", in->gpu ? in->gpu->name : "");
@@ -157,8 +160,8 @@ void plan_report_inputs(rep_report *r, rep_node *parent, const char *model_name,
     rep_num(r, a, "nvlink_efficiency", "NVLink busbw / link rate", d->nvlink_eff, NULL);
     rep_num(r, a, "net_efficiency", "network busbw / line rate",
             in->net_efficiency > 0 ? in->net_efficiency : d->net_eff, NULL);
-    rep_num(r, a, "latency_intra_s", "collective step latency, intra-node", d->lat_intra_s, "s");
-    rep_num(r, a, "latency_inter_s", "collective step latency, inter-node", d->lat_inter_s, "s");
+    rep_num(r, a, "latency_intra_us", "collective step latency, intra-node", d->lat_intra_s * 1e6, "us");
+    rep_num(r, a, "latency_inter_us", "collective step latency, inter-node", d->lat_inter_s * 1e6, "us");
     rep_num(r, a, "fsdp_overlap", "share of compute that hides ZeRO-3/FSDP traffic", d->fsdp_overlap, NULL);
     rep_num(r, a, "overlap_cost", "slowdown from hidden communication", d->overlap_cost, NULL);
     rep_num(r, a, "step_overhead_s", "fixed per-step overhead", d->step_overhead_s, "s");
