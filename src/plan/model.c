@@ -51,6 +51,7 @@ static const plan_defaults k_defaults = {
     .z3_prefetch_params = 5e7,
     .pp_p2p_exposed = 0.5,
     .overlap_cost = 0.2,
+    .moe_imbalance = 1.1,
     .step_overhead_s = 0.02,
     .storage_node_gbytes = 273.0 / 384.0, /* SC21 Sec 5.10: 273 GB/s over 384 DGX A100 */
     .ckpt_bytes_per_param = 14.0,         /* bf16 weights + fp32 master, Adam m, v */
@@ -256,8 +257,12 @@ static void layer_fwd(const ctx *c, int moe, double T, pass_t *o, double *attn_s
         for (int i = 0; i < 2; i++) { /* identical experts: time one, multiply */
             double one = i == 0 ? gemm_s(c, me, (x->g - 1.0) * x->fe / tp, h)
                                 : gemm_s(c, me, h, x->fe / tp);
-            t += one * local;
+            /* the step waits for the busiest expert GPU */
+            t += one * local * c->k->moe_imbalance;
         }
+        /* token permutation: copy each routed token copy into expert order
+         * and back (read + write, in and out) */
+        t += 4.0 * T * x->k * h * 2.0 / tp / (c->hbm_bw * c->k->mem_eff) + 4 * c->k->kernel_s;
         if (x->sh > 0) {
             t += gemm_s(c, T, (x->g - 1.0) * x->fe * x->sh / tp, h);
             t += gemm_s(c, T, h, x->fe * x->sh / tp);

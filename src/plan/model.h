@@ -94,6 +94,7 @@ typedef struct plan_defaults {
     double z3_prefetch_params; /* DeepSpeed stage3_prefetch_bucket_size default */
     double pp_p2p_exposed;     /* exposed fraction of steady-state P2P */
     double overlap_cost;       /* hidden communication still slows compute by this fraction of it */
+    double moe_imbalance;      /* busiest expert GPU's load / average (balanced routing) */
     double step_overhead_s;    /* per-step host/logging/sync overhead */
     double storage_node_gbytes;/* checkpoint write GB/s per node */
     double ckpt_bytes_per_param;
