@@ -201,6 +201,8 @@ int cmd_plan(cli_ctx *ctx)
     add_stats(r, r->root, &st, ms);
     if (got == 0) {
         rep_node *nf = rep_obj(r, r->root, "no_fit", "nothing fits");
+        if (st.no_fit == 0)
+            rep_str(r, nf, "reason", "no valid layout; the first one rejected because", st.first_invalid);
         if (st.no_fit > 0) {
             char lay[160];
             plan_layout_text(&top[0].in, &top[0].res, lay, sizeof lay);

@@ -163,7 +163,7 @@ static int apply(const cli_ctx *ctx, plan_args *pa, int id, const char *val, con
                                P_TP, P_PP, P_DP, P_CP, P_EP, P_VPP, P_MB, P_GB, P_RC_LAYERS, P_ZERO, P_NICS};
     for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
         if (ints[i] != id) continue;
-        long hi = id == P_ZERO ? 3 : 100000000L;
+        long hi = id == P_ZERO ? 3 : id == P_GPUS ? (1L << 24) : 100000000L;
         if (parse_long(val, 0, hi, &l) < 0)
             return cli_usage_error(ctx, "%s: '%s' is not a whole number from 0 to %ld", where, val, hi);
     }

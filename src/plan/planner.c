@@ -8,6 +8,7 @@
  */
 #include "plan/planner.h"
 
+#include <stdio.h>
 #include <string.h>
 
 void plan_space_init(plan_space *sp)
@@ -66,16 +67,18 @@ int plan_search(const plan_inputs *base, const plan_space *sp, plan_candidate *t
     int rc_lo = sp->recompute >= 0 ? sp->recompute : 0, rc_hi = sp->recompute >= 0 ? sp->recompute : 2;
     /* searched sharding: ZeRO-1 (distributed optimizer) and FSDP2 */
     static const int zeros[] = {1, 3};
-    for (int tp = 1; tp <= base->gpus; tp *= 2) {
-        if (sp->tp > 0 && tp != sp->tp) continue;
-        if (sp->tp <= 0 && (tp > domain || !kv_ok(m, tp))) continue;
-        for (int pp = 1; pp <= m->layers && tp * pp <= base->gpus; pp++) {
+    if (base->gpus > (1 << 24)) return 0; /* the model's cap; keeps every product below in range */
+    /* searched TP and CP degrees are powers of two; pinned ones are taken as given */
+    for (long long tp = sp->tp > 0 ? sp->tp : 1; tp <= base->gpus; tp = sp->tp > 0 ? base->gpus + 1LL : tp * 2) {
+        if (sp->tp <= 0 && (tp > domain || !kv_ok(m, (int)tp))) continue;
+        for (long long pp = 1; pp <= m->layers && tp * pp <= base->gpus; pp++) {
             if (sp->pp > 0 ? pp != sp->pp : (m->layers % pp != 0)) continue;
             if (base->gpus % (tp * pp) != 0) continue;
-            for (int cp = 1; tp * pp * cp <= base->gpus; cp *= 2) {
-                if (sp->cp > 0 ? cp != sp->cp : (m->seq % cp != 0)) continue;
+            for (long long cp = sp->cp > 0 ? sp->cp : 1; tp * pp * cp <= base->gpus;
+                 cp = sp->cp > 0 ? base->gpus + 1LL : cp * 2) {
+                if (sp->cp <= 0 && m->seq % cp != 0) continue;
                 if (base->gpus % (tp * pp * cp) != 0) continue;
-                int dp = base->gpus / (tp * pp * cp);
+                int dp = (int)(base->gpus / (tp * pp * cp));
                 for (int ep = 1; ep <= (m->experts > 0 ? m->experts : 1); ep++) {
                     if (sp->ep > 0 ? ep != sp->ep : (ep > 1 && (m->experts % ep != 0 || (dp * cp) % ep != 0)))
                         continue;
@@ -95,16 +98,20 @@ int plan_search(const plan_inputs *base, const plan_space *sp, plan_candidate *t
                                 for (int rc = rc_lo; rc <= rc_hi; rc++) {
                                     plan_candidate c;
                                     c.in = *base;
-                                    c.in.tp = tp, c.in.pp = pp, c.in.cp = cp, c.in.ep = ep;
+                                    c.in.tp = (int)tp, c.in.pp = (int)pp, c.in.cp = (int)cp, c.in.ep = ep;
                                     c.in.vpp = vpp, c.in.dp = dp, c.in.micro_batch = mb;
                                     c.in.zero = zero;
                                     if (sp->zero < 0) c.in.fsdp = zero == 3;
                                     c.in.recompute = (plan_recompute)rc;
                                     c.in.sp = sp->sp >= 0 ? sp->sp != 0 : tp > 1;
-                                    if (c.in.global_batch <= 0) c.in.global_batch = dp * mb * (pp > 1 ? 4 * pp : 1);
+                                    if (c.in.global_batch <= 0) {
+                                        long long g = (long long)dp * mb * (pp > 1 ? 4 * pp : 1);
+                                        c.in.global_batch = g < (1 << 28) ? (int)g : (1 << 28);
+                                    }
                                     st->evaluated++;
-                                    if (plan_model(&c.in, &c.res, NULL, 0) != 0) {
-                                        st->invalid++;
+                                    char why[160];
+                                    if (plan_model(&c.in, &c.res, why, sizeof why) != 0) {
+                                        if (!st->invalid++) snprintf(st->first_invalid, sizeof st->first_invalid, "%s", why);
                                         continue;
                                     }
                                     if (!c.res.memory.fits) {

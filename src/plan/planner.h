@@ -35,6 +35,7 @@ typedef struct plan_search_stats {
     long invalid;     /* rejected by plan_model (inconsistent) */
     long no_fit;      /* valid but over HBM */
     long kept;        /* fitting layouts */
+    char first_invalid[160]; /* why the first rejected layout was rejected, "" if none */
 } plan_search_stats;
 
 /* Everything searched (all fields 0 / -1, max micro-batch 8). */
