@@ -564,15 +564,7 @@ static void add_event(kr *r, pend *e)
     ev.track = get_track(r, &k, e->tid_str);
     note_vendor(r, e);
     tl_builder_add(r->b, &ev);
-    for (uint32_t i = 0; i < e->nargs; i++) {
-        const tl_arg *a = &e->args[i];
-        switch (a->type) {
-        case TL_ARG_INT: tl_builder_arg_int(r->b, a->key, a->v.i); break;
-        case TL_ARG_NUM: tl_builder_arg_num(r->b, a->key, a->v.d); break;
-        case TL_ARG_STR: tl_builder_arg_str(r->b, a->key, a->v.s); break;
-        default: tl_builder_arg_bool(r->b, a->key, a->v.i != 0); break;
-        }
-    }
+    tl_builder_args(r->b, e->args, e->nargs);
 }
 
 static void add_metadata(kr *r, const pend *e)
