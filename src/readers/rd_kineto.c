@@ -278,10 +278,17 @@ static uint32_t intern_span(kr *r, const char *s, size_t n)
         memcpy(&w0, s, 8);
         memcpy(&w1, s + (n - 8) / 2, 8);
         memcpy(&w2, s + n - 8, 8);
-    } else {
-        memcpy(&w0, s, n);
+    } else if (n >= 4) { /* two overlapping 4-byte loads cover it (n tells the overlap) */
+        uint32_t lo, hi;
+        memcpy(&lo, s, 4);
+        memcpy(&hi, s + n - 4, 4);
+        w0 = lo | (uint64_t)hi << 32;
+    } else if (n > 0) {
+        w0 = (uint64_t)(unsigned char)s[0] | (uint64_t)(unsigned char)s[n / 2] << 8 |
+             (uint64_t)(unsigned char)s[n - 1] << 16;
     }
-    uint64_t h = mix64(w0 ^ mix64(w1 + n) ^ (w2 * 0x9e3779b97f4a7c15ULL));
+    uint64_t h = w0 * 0x9e3779b97f4a7c15ULL ^ (w1 + n) * 0xc2b2ae3d27d4eb4fULL ^ w2 * 0x165667b19e3779f9ULL;
+    h ^= h >> 29;
     sc_ent *c = &r->scache[h & (KR_SCACHE - 1)];
     /* up to 24 bytes the three samples cover every byte: no table access */
     if (c->id1 && c->n == n && c->w[0] == w0 && c->w[1] == w1 && c->w[2] == w2 &&
