@@ -42,7 +42,8 @@
 #define KR_TCACHE 256           /* direct-mapped track cache entries (power of two) */
 #define KR_TIME_LIMIT_NS (INT64_C(1) << 61) /* |ts|, dur, clock base: 73 years, so sums never overflow */
 #define KR_CATMEMO 1024         /* category memo entries, by string id */
-#define KR_SCACHE 2048          /* direct-mapped string cache entries (power of two) */
+#define KR_SCACHE_BITS 11
+#define KR_SCACHE (1u << KR_SCACHE_BITS) /* direct-mapped string cache entries */
 
 /* ---- a small open-addressing map: (int64, int64) -> uint32 ---------------- */
 
@@ -287,9 +288,11 @@ static uint32_t intern_span(kr *r, const char *s, size_t n)
         w0 = (uint64_t)(unsigned char)s[0] | (uint64_t)(unsigned char)s[n / 2] << 8 |
              (uint64_t)(unsigned char)s[n - 1] << 16;
     }
+    /* multiply-xorshift; the slot takes the product's top bits, which depend
+     * on every input bit (low bits of a product see only low input bits) */
     uint64_t h = w0 * 0x9e3779b97f4a7c15ULL ^ (w1 + n) * 0xc2b2ae3d27d4eb4fULL ^ w2 * 0x165667b19e3779f9ULL;
-    h ^= h >> 29;
-    sc_ent *c = &r->scache[h & (KR_SCACHE - 1)];
+    h = (h ^ (h >> 31)) * 0xff51afd7ed558ccdULL;
+    sc_ent *c = &r->scache[h >> (64 - KR_SCACHE_BITS)];
     /* up to 24 bytes the three samples cover every byte: no table access */
     if (c->id1 && c->n == n && c->w[0] == w0 && c->w[1] == w1 && c->w[2] == w2 &&
         (n <= 24 || memcmp(cp_intern_str(r->str, c->id1 - 1), s, n) == 0))
