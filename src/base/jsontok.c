@@ -9,11 +9,14 @@
  *     O(buffer + longest token), independent of the input size.
  *   - A small explicit state machine (what may come next) replaces recursion;
  *     the container stack is a byte array of the nesting cap.
- *   - The hot loops (end of a string, next structural byte while skipping)
- *     look at 16 bytes at a time with SSE2, the x86-64 baseline; a portable
- *     byte loop covers other targets (and builds with -DCP_JT_NO_SIMD) and the
+ *   - The hot loops (end of a string, whitespace runs, skipping a value) look
+ *     at 16 bytes at a time with SSE2, the x86-64 baseline; a portable byte
+ *     loop covers other targets (and builds with -DCP_JT_NO_SIMD) and the
  *     tail of the buffer. No loop reads past `end`, so the zero-copy memory
  *     mode needs no padding.
+ *   - Per token, the common case is decided without a trip through the
+ *     state machine: a string that ends within 16 bytes, the ':' after a key
+ *     and the ',' after a value when they are already buffered.
  *   - Escaped strings are rare in traces: the scanner only notes that a
  *     backslash was seen and a second pass decodes into the scratch buffer.
  *   - Skipping a value does not tokenize it: it tracks only brackets and
@@ -163,6 +166,9 @@ static int refill(cp_jt *jt, const char **keep, cp_error *err)
     cp_error_clear(&rerr);
     long r = jt->fn(jt->ctx, jt->buf + keep_n, jt->cap - keep_n, &rerr);
     if (r < 0) {
+        if (rerr.code == 0) /* a callback that did not say why */
+            cp_error_set(&rerr, (int)r, jt->name, 0, 0, jt->base_off + (long long)keep_n,
+                         "read failed");
         jt->saved = rerr;
         jt->status = (int)r;
         return replay(jt, err);
@@ -195,37 +201,38 @@ static inline const char *find_quote_or_bs(const char *p, const char *end)
     return p;
 }
 
-/* First '"', '[', ']', '{' or '}' in [p, end), or end. */
-static inline const char *find_structural(const char *p, const char *end)
+static inline bool is_ws(unsigned char c)
 {
+    const uint64_t ws = (1ull << ' ') | (1ull << '\n') | (1ull << '\r') | (1ull << '\t');
+    return c <= ' ' && ((ws >> c) & 1);
+}
+
+/* First non-whitespace byte in [p, end), or end. Runs in traces are a
+ * single space or a newline plus indentation: no run, one byte and short
+ * runs are decided before the 16-byte loop. */
+static inline __attribute__((always_inline)) const char *skip_ws(const char *p, const char *end)
+{
+    if (p == end || !is_ws((unsigned char)*p))
+        return p;
+    p++;
+    if (p == end || !is_ws((unsigned char)*p))
+        return p;
 #if defined(__SSE2__) && !defined(CP_JT_NO_SIMD)
-    /* '[' | 0x20 == '{' and ']' | 0x20 == '}', so two compares cover four. */
-    const __m128i v20 = _mm_set1_epi8(0x20), vq = _mm_set1_epi8('"');
-    const __m128i vo = _mm_set1_epi8('{'), vc = _mm_set1_epi8('}');
     while (end - p >= 16) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-        __m128i l = _mm_or_si128(v, v20);
-        __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(v, vq),
-                                   _mm_or_si128(_mm_cmpeq_epi8(l, vo), _mm_cmpeq_epi8(l, vc)));
-        unsigned m = (unsigned)_mm_movemask_epi8(hit);
+        __m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
+                                               _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+                                  _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')),
+                                               _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
+        unsigned m = ~(unsigned)_mm_movemask_epi8(ws) & 0xFFFFu;
         if (m)
             return p + __builtin_ctz(m);
         p += 16;
     }
 #endif
-    while (p < end) {
-        char c = *p;
-        if (c == '"' || ((c | 0x20) == '{') || ((c | 0x20) == '}'))
-            return p;
+    while (p < end && is_ws((unsigned char)*p))
         p++;
-    }
     return p;
-}
-
-static inline bool is_ws(unsigned char c)
-{
-    const uint64_t ws = (1ull << ' ') | (1ull << '\n') | (1ull << '\r') | (1ull << '\t');
-    return c <= ' ' && ((ws >> c) & 1);
 }
 
 static inline bool is_digit(unsigned char c)
@@ -233,55 +240,51 @@ static inline bool is_digit(unsigned char c)
     return c >= '0' && c <= '9';
 }
 
-/* Bytes that may appear in a number's text (validated afterwards). */
-static const uint8_t num_byte[256] = {
-    ['+'] = 1, ['-'] = 1, ['.'] = 1, ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1,
-    ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1, ['E'] = 1, ['e'] = 1,
-};
-
-static inline bool is_num_byte(unsigned char c)
+/* Longest prefix of [p, end) that follows the JSON number grammar
+ * -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? ; returns where it stops.
+ * *ok is false when the text stopped inside a part that needs more digits
+ * ("-", "1.", "1e+"); *flags gets CP_JT_F_INT/CP_JT_F_NEG. */
+static inline __attribute__((always_inline)) const char *
+number_prefix(const char *p, const char *end, unsigned *flags, bool *ok)
 {
-    return num_byte[c];
-}
-
-/* Check JSON number syntax of [s, e); set CP_JT_F_* flags. */
-static bool number_syntax(const char *s, const char *e, unsigned *flags)
-{
-    const char *p = s;
     unsigned f = CP_JT_F_INT;
-    if (p < e && *p == '-') {
+    bool good = false;
+    if (p < end && *p == '-') {
         p++;
         f |= CP_JT_F_NEG;
     }
-    if (p == e)
-        return false;
-    if (*p == '0')
-        p++;
-    else if (*p >= '1' && *p <= '9')
-        while (p < e && is_digit((unsigned char)*p))
+    if (p < end && is_digit((unsigned char)*p)) {
+        if (*p++ != '0') /* no leading zeros */
+            while (p < end && is_digit((unsigned char)*p))
+                p++;
+        good = true;
+        if (p < end && *p == '.') {
+            f &= ~(unsigned)CP_JT_F_INT;
             p++;
-    else
-        return false;
-    if (p < e && *p == '.') {
-        p++;
-        f &= ~(unsigned)CP_JT_F_INT;
-        if (p == e || !is_digit((unsigned char)*p))
-            return false;
-        while (p < e && is_digit((unsigned char)*p))
+            good = p < end && is_digit((unsigned char)*p);
+            while (p < end && is_digit((unsigned char)*p))
+                p++;
+        }
+        if (good && p < end && (*p == 'e' || *p == 'E')) {
+            f &= ~(unsigned)CP_JT_F_INT;
             p++;
-    }
-    if (p < e && (*p == 'e' || *p == 'E')) {
-        p++;
-        f &= ~(unsigned)CP_JT_F_INT;
-        if (p < e && (*p == '+' || *p == '-'))
-            p++;
-        if (p == e || !is_digit((unsigned char)*p))
-            return false;
-        while (p < e && is_digit((unsigned char)*p))
-            p++;
+            if (p < end && (*p == '+' || *p == '-'))
+                p++;
+            good = p < end && is_digit((unsigned char)*p);
+            while (p < end && is_digit((unsigned char)*p))
+                p++;
+        }
     }
     *flags = f;
-    return p == e;
+    *ok = good;
+    return p;
+}
+
+/* Whether [s, e) is exactly one JSON number; sets CP_JT_F_* flags. */
+static bool number_syntax(const char *s, const char *e, unsigned *flags)
+{
+    bool ok;
+    return number_prefix(s, e, flags, &ok) == e && ok;
 }
 
 /* ---- string decoding ---------------------------------------------------- */
@@ -488,18 +491,20 @@ static inline int scan_string(cp_jt *jt, const char **pp, cp_jt_tok *tok, cp_err
     return scan_string_slow(jt, pp, tok, err);
 }
 
-/* *pp points at '-' or a digit. */
+/* *pp points at '-' or a digit. One pass checks the JSON number grammar and
+ * finds the end; it stops at the first byte the grammar does not allow (that
+ * byte is then judged by the state machine: "1.5.3" fails at the second '.'). */
 static int scan_number(cp_jt *jt, const char **pp, cp_jt_tok *tok, cp_error *err)
 {
-    const char *start = *pp;
-    size_t i = 0;
+    const char *start = *pp, *q, *end;
+    unsigned f;
+    bool ok, final = false;
     for (;;) {
-        const char *q = start + i, *end = jt->end;
-        while (q < end && is_num_byte((unsigned char)*q))
-            q++;
-        i = (size_t)(q - start);
-        if (q < end)
+        end = jt->end;
+        q = number_prefix(start, end, &f, &ok);
+        if (q < end || final)
             break;
+        /* The number may go on: refill (which may move it) and rescan. */
         int r = refill(jt, &start, err);
         if (r < 0)
             return r;
@@ -510,29 +515,30 @@ static int scan_number(cp_jt *jt, const char **pp, cp_jt_tok *tok, cp_error *err
                 jt->p = start;
                 return fail_trunc(jt, err, "a number");
             }
-            break;
+            final = true;
         }
     }
-    if (!number_syntax(start, start + i, &tok->flags)) {
-        if (i == 1 && *start == '-' && start + 1 < jt->end && start[1] == 'I') {
-            const char *q = start;
+    if (!ok) {
+        if (q == start + 1 && f == (CP_JT_F_INT | CP_JT_F_NEG) && q < end && *q == 'I') {
+            q = start;
             int r = scan_literal(jt, &q, "-Infinity", 9, err);
             if (r < 0)
                 return r;
             start = q - 9;
-            i = 9;
-            tok->flags = CP_JT_F_NEG | CP_JT_F_NONFINITE;
+            f = CP_JT_F_NEG | CP_JT_F_NONFINITE;
         } else {
+            size_t bad = (size_t)(q - start); /* up to the byte that broke the grammar */
             jt->p = start;
             return fail(jt, err, CP_ERR_FORMAT, off_of(jt, start), "invalid json: bad number '%.*s'",
-                        (int)(i > 40 ? 40 : i), start);
+                        (int)(bad > 40 ? 40 : bad), start);
         }
     }
     tok->type = CP_JT_NUMBER;
+    tok->flags = f;
     tok->s = start;
-    tok->n = i;
+    tok->n = (size_t)(q - start);
     tok->offset = off_of(jt, start);
-    *pp = start + i;
+    *pp = q;
     return 0;
 }
 
@@ -603,11 +609,23 @@ long long cp_jt_last_complete_end(const cp_jt *jt) { return jt->last_end; }
 bool cp_jt_truncated(const cp_jt *jt) { return jt->truncated; }
 cp_jt_stats cp_jt_get_stats(const cp_jt *jt) { return jt->stats; }
 
-/* After a complete value that ends just before q. */
-static inline void value_done(cp_jt *jt, const char *q)
+/* After a complete value that ends just before q; returns the new read
+ * position. The ',' that usually follows is consumed here when it is already
+ * buffered, which saves a trip through the state machine per value. */
+static inline __attribute__((always_inline)) const char *value_done(cp_jt *jt, const char *q)
 {
-    jt->state = jt->depth ? ST_AFTER : ST_DONE;
     jt->last_end = off_of(jt, q);
+    if (!jt->depth) {
+        jt->state = ST_DONE;
+        return q;
+    }
+    jt->state = ST_AFTER;
+    q = skip_ws(q, jt->end);
+    if (q < jt->end && *q == ',') {
+        jt->state = jt->stack[jt->depth - 1] ? ST_OBJ_NEXT : ST_ARR_NEXT;
+        q++;
+    }
+    return q;
 }
 
 /* End of input reached where a token should start. */
@@ -635,8 +653,7 @@ int cp_jt_next(cp_jt *jt, cp_jt_tok *tok, cp_error *err)
     int r;
     for (;;) {
         const char *end = jt->end;
-        while (p < end && is_ws((unsigned char)*p))
-            p++;
+        p = skip_ws(p, end);
         if (p == end) {
             r = refill(jt, &p, err);
             if (r > 0)
@@ -678,8 +695,13 @@ int cp_jt_next(cp_jt *jt, cp_jt_tok *tok, cp_error *err)
                 r = scan_string(jt, &p, tok, err);
                 if (r < 0)
                     return r;
+                jt->state = ST_COLON; /* the ':' is usually right there: take it */
+                p = skip_ws(p, jt->end);
+                if (p < jt->end && *p == ':') {
+                    p++;
+                    jt->state = ST_VALUE;
+                }
                 jt->p = p;
-                jt->state = ST_COLON;
                 tok->type = CP_JT_KEY;
                 tok->depth = jt->depth;
                 return CP_JT_KEY;
@@ -771,8 +793,7 @@ int cp_jt_next(cp_jt *jt, cp_jt_tok *tok, cp_error *err)
             jt->p = p;
             return fail_byte(jt, err, p, "a value");
         }
-        jt->p = p;
-        value_done(jt, p);
+        jt->p = value_done(jt, p);
         return tok->type;
 
     close:
@@ -787,72 +808,111 @@ int cp_jt_next(cp_jt *jt, cp_jt_tok *tok, cp_error *err)
         tok->flags = 0;
         tok->offset = off_of(jt, p);
         tok->depth = jt->depth;
-        jt->p = ++p;
-        value_done(jt, p);
+        jt->p = value_done(jt, p + 1);
         return tok->type;
     }
 }
 
+/* One bracket met while skipping (outside strings). Returns 1 when the
+ * container open at depth target+1 just closed, 0 to go on, or an error. */
+static inline int skip_bracket(cp_jt *jt, const char *q, unsigned target, cp_error *err)
+{
+    char c = *q;
+    if (c == '{' || c == '[') {
+        if (jt->depth >= jt->max_depth) {
+            jt->p = q;
+            return fail(jt, err, CP_ERR_FORMAT, off_of(jt, q), "invalid json: nesting deeper than %u",
+                        jt->max_depth);
+        }
+        jt->stack[jt->depth++] = c == '{';
+        return 0;
+    }
+    if ((c == '}') != (jt->stack[jt->depth - 1] == 1)) {
+        jt->p = q;
+        return fail_byte(jt, err, q, jt->stack[jt->depth - 1] ? "'}'" : "']'");
+    }
+    jt->depth--;
+    return jt->depth == target;
+}
+
 /* Skip forward until the container open at depth target+1 closes. Only
- * brackets and strings are looked at. */
+ * brackets and strings are looked at. With SSE2, 16 bytes are classified at
+ * once: a prefix XOR of the quote mask marks the bytes inside strings, so
+ * only brackets outside strings are visited one by one. Blocks holding a
+ * backslash (rare in traces) go through the byte loop, which tracks escapes.
+ * The string state lives in two flags, so nothing needs keeping on refill. */
 static int skip_to_depth(cp_jt *jt, unsigned target, cp_error *err)
 {
     const char *p = jt->p;
+    bool in_str = false, esc = false;
+    int r;
     for (;;) {
-        p = find_structural(p, jt->end);
+        const char *end = jt->end;
+#if defined(__SSE2__) && !defined(CP_JT_NO_SIMD)
+        const __m128i vq = _mm_set1_epi8('"'), vb = _mm_set1_epi8('\\');
+        const __m128i v20 = _mm_set1_epi8(0x20), vo = _mm_set1_epi8('{'), vc = _mm_set1_epi8('}');
+        while (end - p >= 16 && !esc) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+            if (_mm_movemask_epi8(_mm_cmpeq_epi8(v, vb)))
+                break;
+            unsigned q = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, vq));
+            __m128i l = _mm_or_si128(v, v20); /* '[' -> '{', ']' -> '}' */
+            unsigned br = (unsigned)_mm_movemask_epi8(
+                _mm_or_si128(_mm_cmpeq_epi8(l, vo), _mm_cmpeq_epi8(l, vc)));
+            /* bit i of x: odd number of quotes at positions <= i, i.e. byte i
+             * is inside a string (an opening quote counts as inside) */
+            unsigned x = q;
+            x ^= x << 1;
+            x ^= x << 2;
+            x ^= x << 4;
+            x ^= x << 8;
+            if (in_str)
+                x = ~x;
+            x &= 0xFFFFu;
+            unsigned outside = br & ~x;
+            while (outside) {
+                const char *b = p + __builtin_ctz(outside);
+                if ((r = skip_bracket(jt, b, target, err)) != 0) {
+                    if (r < 0)
+                        return r;
+                    jt->p = value_done(jt, b + 1);
+                    return *b == '}' ? CP_JT_OBJ_END : CP_JT_ARR_END;
+                }
+                outside &= outside - 1;
+            }
+            in_str = (x >> 15) & 1;
+            p += 16;
+        }
+#endif
+        const char *stop = end - p > 16 ? p + 16 : end;
+        for (; p < stop; p++) {
+            char c = *p;
+            if (in_str) {
+                if (esc)
+                    esc = false;
+                else if (c == '\\')
+                    esc = true;
+                else if (c == '"')
+                    in_str = false;
+            } else if (c == '"') {
+                in_str = true;
+            } else if ((c | 0x20) == '{' || (c | 0x20) == '}') {
+                if ((r = skip_bracket(jt, p, target, err)) != 0) {
+                    if (r < 0)
+                        return r;
+                    jt->p = value_done(jt, p + 1);
+                    return c == '}' ? CP_JT_OBJ_END : CP_JT_ARR_END;
+                }
+            }
+        }
         if (p == jt->end) {
-            int r = refill(jt, &p, err);
+            r = refill(jt, &p, err);
             if (r < 0)
                 return r;
             if (r == 0) {
                 jt->p = p;
-                return fail_trunc(jt, err, "a skipped value");
+                return fail_trunc(jt, err, in_str ? "a string in a skipped value" : "a skipped value");
             }
-            continue;
-        }
-        char c = *p;
-        if (c == '"') {
-            const char *q = p + 1;
-            for (;;) {
-                q = find_quote_or_bs(q, jt->end);
-                if (q < jt->end && *q == '"')
-                    break;
-                if (q + 1 < jt->end) { /* backslash with its escaped byte */
-                    q += 2;
-                    continue;
-                }
-                /* keep only the pending backslash (if any) across the refill */
-                int r = refill(jt, &q, err);
-                if (r < 0)
-                    return r;
-                if (r == 0) {
-                    jt->p = q;
-                    return fail_trunc(jt, err, "a string in a skipped value");
-                }
-            }
-            p = q + 1;
-            continue;
-        }
-        if (c == '{' || c == '[') {
-            if (jt->depth >= jt->max_depth) {
-                jt->p = p;
-                return fail(jt, err, CP_ERR_FORMAT, off_of(jt, p),
-                            "invalid json: nesting deeper than %u", jt->max_depth);
-            }
-            jt->stack[jt->depth++] = c == '{';
-            p++;
-            continue;
-        }
-        if ((c == '}') != (jt->stack[jt->depth - 1] == 1)) {
-            jt->p = p;
-            return fail_byte(jt, err, p, jt->stack[jt->depth - 1] ? "'}'" : "']'");
-        }
-        jt->depth--;
-        p++;
-        if (jt->depth == target) {
-            jt->p = p;
-            value_done(jt, p);
-            return c == '}' ? CP_JT_OBJ_END : CP_JT_ARR_END;
         }
     }
 }
@@ -907,10 +967,51 @@ static int to_i64(uint64_t mag, bool neg, bool overflow, int64_t *out)
     return 0;
 }
 
+/* The common timestamp shape, "-?D{1,16}(.D+)?" without leading zeros (16
+ * integer digits: microseconds since 1970 are 1.7e15): one pass; 16 + 3
+ * digits fit in uint64, and values past INT64 take the general path. Returns
+ * false when the text needs the general path. */
+static bool parse_ns_fast(const char *s, size_t n, int64_t *out_ns)
+{
+    const char *p = s, *e = s + n;
+    bool neg = p < e && *p == '-';
+    p += neg;
+    const char *ib = p;
+    uint64_t v = 0;
+    while (p < e && is_digit((unsigned char)*p))
+        v = v * 10 + (uint64_t)(*p++ - '0');
+    size_t nint = (size_t)(p - ib);
+    if (nint == 0 || nint > 16 || (nint > 1 && *ib == '0'))
+        return false;
+    unsigned frac = 0;
+    if (p < e && *p == '.') {
+        p++;
+        if (p == e)
+            return false;
+        for (; p < e && is_digit((unsigned char)*p); p++)
+            if (frac < 3) {
+                v = v * 10 + (uint64_t)(*p - '0');
+                frac++;
+            }
+        if (p[-1] == '.')
+            return false;
+    }
+    if (p != e)
+        return false;
+    for (; frac < 3; frac++)
+        v *= 10;
+    if (v > (uint64_t)INT64_MAX)
+        return false;
+    *out_ns = neg ? -(int64_t)v : (int64_t)v;
+    return true;
+}
+
 int cp_jt_parse_ns(const char *s, size_t n, int64_t *out_ns)
 {
     unsigned flags;
     unquote(&s, &n);
+    if (parse_ns_fast(s, n, out_ns))
+        return 0;
     if (!number_syntax(s, s + n, &flags))
         return CP_ERR_FORMAT;
     const char *p = s, *e = s + n;

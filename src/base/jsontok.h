@@ -42,6 +42,24 @@
  * Errors are sticky: later calls return the same status.
  *
  * Not thread-safe per tokenizer; independent tokenizers share nothing.
+ *
+ * Typical reader loop (error handling shortened):
+ *
+ *     cp_jt *jt = cp_jt_open_src(src, NULL);
+ *     cp_jt_tok t;
+ *     int r;
+ *     while ((r = cp_jt_next(jt, &t, err)) > 0 && r != CP_JT_EOF) {
+ *         if (r == CP_JT_KEY && t.depth == 3 && cp_jt_tok_eq(&t, "ts")) {
+ *             r = cp_jt_next(jt, &t, err);   // NUMBER, or STRING for "ts": "1.5"
+ *             cp_jt_parse_ns(t.s, t.n, &ts_ns);
+ *         } else if (r == CP_JT_KEY && cp_jt_tok_eq(&t, "args")) {
+ *             r = cp_jt_skip(jt, err);       // or walk it when args are needed
+ *         }
+ *         if (r < 0) break;
+ *     }
+ *     if (r < 0 && cp_jt_truncated(jt))       // keep events that ended at or
+ *         ...                                 // before cp_jt_last_complete_end()
+ *     cp_jt_close(jt);
  */
 #ifndef CP_BASE_JSONTOK_H
 #define CP_BASE_JSONTOK_H

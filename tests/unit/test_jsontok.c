@@ -191,7 +191,9 @@ static const char kineto_doc[] =
     "    \"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, "
     "unsigned long, ncclWork*)\", \"pid\": 0, \"tid\": 7,\n"
     "    \"ts\": 4458676522690.655, \"dur\": 12.5,\n"
-    "    \"args\": {\"External id\": 2049, \"grid\": [1, 1, 1], \"s\": \"q\\\"}]\\\\\", \"x\": {\"y\": [[]]}}\n"
+    "    \"args\": {\"External id\": 2049, \"grid\": [1, 1, 1], \"s\": \"q\\\"}]\\\\\", \"x\": {\"y\": [[]]},\n"
+    "      \"label\": \"brackets ] and } and [ { inside a string longer than 16 bytes\",\n"
+    "      \"deep\": [{\"y\": \"]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\"}, [[[[{}]]]], \"\\\\\"], \"z\": 1}\n"
     "  },\n"
     "  {\n"
     "    \"ph\": \"i\", \"name\": \"caf\\u00e9 \\ud83d\\ude00 \\n\\t\", \"big\": 18446744073709551616, "
@@ -322,6 +324,27 @@ static void test_parse_ns(void **state)
         if (rc != cases[i].rc || v != cases[i].ns)
             fail_msg("parse_ns(%s) = %d, %lld; want %d, %lld", cases[i].s, rc, (long long)v,
                      cases[i].rc, (long long)cases[i].ns);
+    }
+    /* the short-form fast path agrees with the general path ("e0" forces it) */
+    uint64_t seed = 12345;
+    for (int i = 0; i < 20000; i++) {
+        char a[64], b[70];
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        unsigned nint = 1 + (unsigned)(seed >> 59) % 20, nfrac = (unsigned)(seed >> 33) % 7;
+        int k = (seed >> 20) & 1 ? snprintf(a, sizeof a, "-") : 0;
+        for (unsigned d = 0; d < nint + nfrac; d++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            if (d == nint)
+                a[k++] = '.';
+            a[k++] = (char)('0' + (d == 0 && nint > 1 ? 1 + (seed >> 61) : (seed >> 59) % 10));
+        }
+        a[k] = '\0';
+        snprintf(b, sizeof b, "%se0", a);
+        int64_t v1 = 1, v2 = 2;
+        int r1 = cp_jt_parse_ns(a, (size_t)k, &v1), r2 = cp_jt_parse_ns(b, strlen(b), &v2);
+        if (r1 != r2 || v1 != v2)
+            fail_msg("parse_ns(%s) = %d %lld but parse_ns(%s) = %d %lld", a, r1, (long long)v1, b, r2,
+                     (long long)v2);
     }
     /* the length is honoured: no read past n */
     int64_t v;
@@ -533,7 +556,7 @@ static void test_refill_every_split(void **state)
 {
     (void)state;
     const char *docs[] = {kineto_doc, "[\"\\\\\",\"a\\\"\", 12345678901234567890, -Infinity, true]",
-                          "  \"top\"  ", "-12.5e-7"};
+                          "  \"top\"  ", "-12.5e-7", "   42", "\n-Infinity ", "  true"};
     for (size_t k = 0; k < sizeof docs / sizeof docs[0]; k++) {
         const char *j = docs[k];
         size_t n = strlen(j);
