@@ -318,38 +318,6 @@ static inline int tok_i64(const cp_jt_tok *t, int64_t *out)
     return cp_jt_parse_i64(t->s, t->n, out);
 }
 
-/* Microseconds "123.456" (digits, optional fraction, no sign or exponent:
- * what Kineto writes) -> exact ns; anything else goes to cp_jt_parse_ns. */
-static inline int us_text_ns(const char *s, size_t n, int64_t *out)
-{
-    int64_t ip = 0, fr = 0;
-    size_t i = 0, nf = 0;
-    while (i < n && s[i] >= '0' && s[i] <= '9' && i < 16) /* < 10^16 us: ns fits */
-        ip = ip * 10 + (s[i++] - '0');
-    if (i == 0 || (i < n && s[i] >= '0' && s[i] <= '9') || ip > (INT64_MAX - 999) / 1000)
-        return cp_jt_parse_ns(s, n, out);
-    if (i < n && s[i] == '.') {
-        i++;
-        while (i < n && s[i] >= '0' && s[i] <= '9') {
-            if (nf < 3) {
-                fr = fr * 10 + (s[i] - '0');
-                nf++;
-            }
-            i++; /* digits below 1 ns are truncated, as cp_jt_parse_ns does */
-        }
-        if (s[i - 1] == '.')
-            return cp_jt_parse_ns(s, n, out);
-    }
-    if (i != n)
-        return cp_jt_parse_ns(s, n, out);
-    while (nf < 3) {
-        fr *= 10;
-        nf++;
-    }
-    *out = ip * 1000 + fr;
-    return 0;
-}
-
 /* A decimal NUMBER token as a double. With at most 15 significant digits
  * and a power of ten up to 22 both operands are exact doubles, so one
  * division is correctly rounded (the classic fast path); else strtod. */
@@ -424,7 +392,7 @@ static bool tok_id(kr *r, int t, int64_t *out, uint32_t *text)
 static bool tok_time(kr *r, int t, int64_t *out_ns)
 {
     if (t == CP_JT_NUMBER)
-        return us_text_ns(r->tok.s, r->tok.n, out_ns) == 0;
+        return cp_jt_parse_ns(r->tok.s, r->tok.n, out_ns) == 0; /* has a fast path for "123.456" */
     if (t == CP_JT_STRING && cp_jt_parse_ns(r->tok.s, r->tok.n, out_ns) == 0) {
         diag_count(r->diag, DIAG_STRING_TIMESTAMP, r->name, r->tok.offset);
         return true;
