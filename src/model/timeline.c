@@ -177,6 +177,15 @@ static tl_arg *push_arg(tl_builder *b, uint32_t key, uint8_t type)
     return a;
 }
 
+void tl_builder_args(tl_builder *b, const tl_arg *args, size_t n)
+{
+    if (b->n == 0 || n == 0)
+        return;
+    cp_xgrow((void **)&b->args, &b->cap_args, b->n_args + n, sizeof *b->args);
+    memcpy(b->args + b->n_args, args, n * sizeof *args);
+    b->n_args += n;
+}
+
 void tl_builder_arg_int(tl_builder *b, uint32_t key, int64_t v)
 {
     tl_arg *a = push_arg(b, key, TL_ARG_INT);

@@ -180,6 +180,8 @@ void tl_builder_arg_int(tl_builder *b, uint32_t key, int64_t v);
 void tl_builder_arg_num(tl_builder *b, uint32_t key, double v);
 void tl_builder_arg_str(tl_builder *b, uint32_t key, uint32_t str);
 void tl_builder_arg_bool(tl_builder *b, uint32_t key, bool v);
+/* The same for n args at once (copied; bools as TL_ARG_BOOL with v.i 0/1). */
+void tl_builder_args(tl_builder *b, const tl_arg *args, size_t n);
 /* Raise the recorded memory of the builder (for bench reporting). */
 size_t tl_builder_bytes(const tl_builder *b);
 

@@ -42,7 +42,8 @@
 #define KR_TCACHE 256           /* direct-mapped track cache entries (power of two) */
 #define KR_TIME_LIMIT_NS (INT64_C(1) << 61) /* |ts|, dur, clock base: 73 years, so sums never overflow */
 #define KR_CATMEMO 1024         /* category memo entries, by string id */
-#define KR_SCACHE 2048          /* direct-mapped string cache entries (power of two) */
+#define KR_SCACHE_BITS 11
+#define KR_SCACHE (1u << KR_SCACHE_BITS) /* direct-mapped string cache entries */
 
 /* ---- a small open-addressing map: (int64, int64) -> uint32 ---------------- */
 
@@ -278,11 +279,20 @@ static uint32_t intern_span(kr *r, const char *s, size_t n)
         memcpy(&w0, s, 8);
         memcpy(&w1, s + (n - 8) / 2, 8);
         memcpy(&w2, s + n - 8, 8);
-    } else {
-        memcpy(&w0, s, n);
+    } else if (n >= 4) { /* two overlapping 4-byte loads cover it (n tells the overlap) */
+        uint32_t lo, hi;
+        memcpy(&lo, s, 4);
+        memcpy(&hi, s + n - 4, 4);
+        w0 = lo | (uint64_t)hi << 32;
+    } else if (n > 0) {
+        w0 = (uint64_t)(unsigned char)s[0] | (uint64_t)(unsigned char)s[n / 2] << 8 |
+             (uint64_t)(unsigned char)s[n - 1] << 16;
     }
-    uint64_t h = mix64(w0 ^ mix64(w1 + n) ^ (w2 * 0x9e3779b97f4a7c15ULL));
-    sc_ent *c = &r->scache[h & (KR_SCACHE - 1)];
+    /* multiply-xorshift; the slot takes the product's top bits, which depend
+     * on every input bit (low bits of a product see only low input bits) */
+    uint64_t h = w0 * 0x9e3779b97f4a7c15ULL ^ (w1 + n) * 0xc2b2ae3d27d4eb4fULL ^ w2 * 0x165667b19e3779f9ULL;
+    h = (h ^ (h >> 31)) * 0xff51afd7ed558ccdULL;
+    sc_ent *c = &r->scache[h >> (64 - KR_SCACHE_BITS)];
     /* up to 24 bytes the three samples cover every byte: no table access */
     if (c->id1 && c->n == n && c->w[0] == w0 && c->w[1] == w1 && c->w[2] == w2 &&
         (n <= 24 || memcmp(cp_intern_str(r->str, c->id1 - 1), s, n) == 0))
@@ -306,38 +316,6 @@ static inline int tok_i64(const cp_jt_tok *t, int64_t *out)
         return 0;
     }
     return cp_jt_parse_i64(t->s, t->n, out);
-}
-
-/* Microseconds "123.456" (digits, optional fraction, no sign or exponent:
- * what Kineto writes) -> exact ns; anything else goes to cp_jt_parse_ns. */
-static inline int us_text_ns(const char *s, size_t n, int64_t *out)
-{
-    int64_t ip = 0, fr = 0;
-    size_t i = 0, nf = 0;
-    while (i < n && s[i] >= '0' && s[i] <= '9' && i < 16) /* < 10^16 us: ns fits */
-        ip = ip * 10 + (s[i++] - '0');
-    if (i == 0 || (i < n && s[i] >= '0' && s[i] <= '9') || ip > (INT64_MAX - 999) / 1000)
-        return cp_jt_parse_ns(s, n, out);
-    if (i < n && s[i] == '.') {
-        i++;
-        while (i < n && s[i] >= '0' && s[i] <= '9') {
-            if (nf < 3) {
-                fr = fr * 10 + (s[i] - '0');
-                nf++;
-            }
-            i++; /* digits below 1 ns are truncated, as cp_jt_parse_ns does */
-        }
-        if (s[i - 1] == '.')
-            return cp_jt_parse_ns(s, n, out);
-    }
-    if (i != n)
-        return cp_jt_parse_ns(s, n, out);
-    while (nf < 3) {
-        fr *= 10;
-        nf++;
-    }
-    *out = ip * 1000 + fr;
-    return 0;
 }
 
 /* A decimal NUMBER token as a double. With at most 15 significant digits
@@ -414,7 +392,7 @@ static bool tok_id(kr *r, int t, int64_t *out, uint32_t *text)
 static bool tok_time(kr *r, int t, int64_t *out_ns)
 {
     if (t == CP_JT_NUMBER)
-        return us_text_ns(r->tok.s, r->tok.n, out_ns) == 0;
+        return cp_jt_parse_ns(r->tok.s, r->tok.n, out_ns) == 0; /* has a fast path for "123.456" */
     if (t == CP_JT_STRING && cp_jt_parse_ns(r->tok.s, r->tok.n, out_ns) == 0) {
         diag_count(r->diag, DIAG_STRING_TIMESTAMP, r->name, r->tok.offset);
         return true;
@@ -564,15 +542,7 @@ static void add_event(kr *r, pend *e)
     ev.track = get_track(r, &k, e->tid_str);
     note_vendor(r, e);
     tl_builder_add(r->b, &ev);
-    for (uint32_t i = 0; i < e->nargs; i++) {
-        const tl_arg *a = &e->args[i];
-        switch (a->type) {
-        case TL_ARG_INT: tl_builder_arg_int(r->b, a->key, a->v.i); break;
-        case TL_ARG_NUM: tl_builder_arg_num(r->b, a->key, a->v.d); break;
-        case TL_ARG_STR: tl_builder_arg_str(r->b, a->key, a->v.s); break;
-        default: tl_builder_arg_bool(r->b, a->key, a->v.i != 0); break;
-        }
-    }
+    tl_builder_args(r->b, e->args, e->nargs);
 }
 
 static void add_metadata(kr *r, const pend *e)

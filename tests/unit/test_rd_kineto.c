@@ -359,6 +359,41 @@ static void test_timestamps_exact(void **state)
     tl_builder_free(b);
 }
 
+/* Names of every length up to 40 that differ in one byte only (first,
+ * middle or last): the reader's string cache must never confuse them. */
+static void test_similar_names(void **state)
+{
+    (void)state;
+    static char buf[65536], names[123][48];
+    size_t nn = 0;
+    int len = snprintf(buf, sizeof buf, "{\"traceEvents\": [");
+    for (int n = 1; n <= 41 && nn + 3 <= CP_ARRAY_LEN(names); n++)
+        for (int v = 0; v < 3; v++) {
+            char *nm = names[nn++];
+            memset(nm, 'k', (size_t)n);
+            nm[n] = 0;
+            nm[v == 0 ? 0 : v == 1 ? n / 2 : n - 1] = (char)('A' + v);
+        }
+    for (int rep = 0; rep < 2; rep++) /* twice: the second pass hits the cache */
+        for (size_t i = 0; i < nn; i++)
+            len += snprintf(buf + len, sizeof buf - (size_t)len,
+                            "{\"ph\": \"X\", \"name\": \"%s\", \"pid\": 1, \"tid\": 1, \"ts\": %zu, \"dur\": 1, "
+                            "\"args\": {\"%s\": %zu}},", names[i], rep * nn + i, names[i], i);
+    len += snprintf(buf + len, sizeof buf - (size_t)len, "{\"ph\": \"i\", \"name\": \"end\", \"pid\": 1, \"tid\": 1, \"ts\": 999999}]}");
+    tl_builder *b;
+    cp_error err;
+    assert_int_equal(read_mem(buf, (size_t)len, "names.json", &b, &err), 0);
+    tl_timeline *tl = finish1(b);
+    assert_int_equal(tl->n_events, 2 * nn + 1);
+    for (size_t e = 0; e + 1 < tl->n_events; e++) { /* events are in ts order: index = ts */
+        size_t i = (size_t)(tl->ts_ns[e] / 1000) % nn;
+        assert_string_equal(tl_str(tl, tl->name[e]), names[i]);
+        int64_t v;
+        assert_true(tl_arg_int(tl, e, names[i], &v) && v == (int64_t)i);
+    }
+    tl_free(tl);
+}
+
 static void test_missing_and_negative_dur(void **state)
 {
     (void)state;
@@ -545,6 +580,7 @@ int main(void)
         cmocka_unit_test(test_trailing_commas),
         cmocka_unit_test(test_string_timestamps),
         cmocka_unit_test(test_timestamps_exact),
+        cmocka_unit_test(test_similar_names),
         cmocka_unit_test(test_missing_and_negative_dur),
         cmocka_unit_test(test_unmatched_flows),
         cmocka_unit_test(test_unknown_phase),
