@@ -33,6 +33,8 @@ typedef struct input {
     const char *path;
     const rd_trace_reader *reader;
     tl_builder *builder;
+    tl_builder **extra; /* more ranks from the same file (rd_opts.more) */
+    size_t n_extra;
     cp_error err;
     int rc;
     uint64_t size_bytes;
@@ -44,11 +46,18 @@ typedef struct read_job {
     size_t n;
 } read_job;
 
+static tl_builder *more_builder(void *ctx, const char *source)
+{
+    input *in = ctx;
+    in->extra = cp_xrealloc(in->extra, (in->n_extra + 1) * sizeof *in->extra);
+    return in->extra[in->n_extra++] = tl_builder_new(source);
+}
+
 static void read_one(void *ctx, size_t i)
 {
     read_job *job = ctx;
     input *in = &job->inputs[i];
-    rd_opts ro = { 0 };
+    rd_opts ro = { .more = more_builder, .more_ctx = in };
     cp_error_clear(&in->err);
     in->builder = tl_builder_new(in->path);
     in->rc = in->reader->read(in->path, in->builder, &ro, &in->err);
@@ -137,19 +146,26 @@ int cmd_analyze(cli_ctx *ctx)
     for (size_t i = 0; i < paths.n && !rc; i++)
         if (inputs[i].rc < 0)
             rc = cli_fail(&inputs[i].err);
-    tl_builder **bs = cp_xcalloc(paths.n, sizeof *bs);
+    size_t n_builders = 0;
+    for (size_t i = 0; i < paths.n; i++)
+        n_builders += 1 + inputs[i].n_extra;
+    tl_builder **bs = cp_xcalloc(n_builders, sizeof *bs);
+    n_builders = 0;
     for (size_t i = 0; i < paths.n; i++) {
-        bs[i] = inputs[i].builder;
+        bs[n_builders++] = inputs[i].builder;
         inputs[i].builder = NULL;
+        for (size_t k = 0; k < inputs[i].n_extra; k++)
+            bs[n_builders++] = inputs[i].extra[k];
+        inputs[i].n_extra = 0;
     }
     if (rc) {
-        for (size_t i = 0; i < paths.n; i++)
+        for (size_t i = 0; i < n_builders; i++)
             tl_builder_free(bs[i]);
         free(bs);
         goto out;
     }
     tl_finish_opts fo = { .nthreads = nthreads };
-    if (tl_finish(bs, paths.n, &fo, &tl, &err) < 0) {
+    if (tl_finish(bs, n_builders, &fo, &tl, &err) < 0) {
         free(bs);
         rc = cli_fail(&err);
         goto out;
@@ -175,8 +191,12 @@ out:
     an_ctx_free(&an);
     rep_free(rep);
     tl_free(tl);
-    for (size_t i = 0; i < paths.n; i++)
+    for (size_t i = 0; i < paths.n; i++) {
         tl_builder_free(inputs[i].builder);
+        for (size_t k = 0; k < inputs[i].n_extra; k++)
+            tl_builder_free(inputs[i].extra[k]);
+        free(inputs[i].extra);
+    }
     free(inputs);
     cp_paths_free(&paths);
     return rc;

@@ -28,7 +28,12 @@
 #include <stddef.h>
 
 typedef struct rd_opts {
-    int reserved; /* per-read options (none yet) */
+    /* A file that holds several ranks (an nsys report of several processes)
+     * asks for one more builder per extra rank; the caller owns them and
+     * passes them all to tl_finish. NULL when the caller cannot take more
+     * (the reader then merges into the given builder and says so). */
+    tl_builder *(*more)(void *ctx, const char *source);
+    void *more_ctx;
 } rd_opts;
 
 typedef struct rd_trace_reader {
