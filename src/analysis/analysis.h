@@ -34,6 +34,8 @@ typedef enum an_id {
 typedef struct an_opts {
     int gpus_per_node;       /* 0 = from the trace's device count */
     int nthreads;
+    double nic_gbps;         /* NIC line rate per GPU in Gb/s (1e9 bit/s); 0 = catalog */
+    double nvlink_gbps;      /* NVLink per GPU per direction in GB/s; 0 = catalog */
 } an_opts;
 
 typedef struct an_ctx {

@@ -80,6 +80,14 @@ void render_value(cp_buf *b, const rep_node *n)
     case REP_STR: cp_buf_puts(b, n->v.s); break;
     case REP_BOOL: cp_buf_puts(b, n->v.b ? "yes" : "no"); break;
     case REP_NULL: cp_buf_puts(b, "-"); break;
+    case REP_ARR: /* a list cell (e.g. step ids): its scalars, comma-separated */
+        for (const rep_node *c = n->first; c; c = c->next) {
+            if (c != n->first)
+                cp_buf_putc(b, ',');
+            if (c->type != REP_OBJ && c->type != REP_ARR)
+                render_value(b, c);
+        }
+        break;
     default: break;
     }
 }
