@@ -130,4 +130,34 @@ typedef struct an_stragglers_result {
     an_straggler *v;
 } an_stragglers_result;
 
+/* ---- findings ---- */
+
+typedef enum an_severity { AN_SEV_INFO = 0, AN_SEV_LOW, AN_SEV_MEDIUM, AN_SEV_HIGH, AN_SEV_CRITICAL, AN_SEV__COUNT } an_severity;
+
+const char *an_severity_name(an_severity s);
+/* Severity by name (case-insensitive), -1 when unknown. */
+int an_severity_parse(const char *s);
+
+#define AN_FINDING_MAX_EVIDENCE 8
+
+typedef struct an_finding {
+    const char *code;                 /* static rule code, e.g. "NET_INTER_SLOW" */
+    an_layer layer;
+    an_severity severity;
+    double gain_pct;                  /* step time saved if fixed, % of measured */
+    int32_t rank;                     /* the rank concerned, -1 all/none */
+    char title[160];
+    char assumption[320];
+    const char *recommendation;       /* static text */
+    int n_evidence;
+    char evidence[AN_FINDING_MAX_EVIDENCE][240];
+} an_finding;
+
+typedef struct an_findings_result {
+    void (*free)(void *self);
+    double job_ns;                    /* the step time gains are relative to */
+    size_t n;
+    an_finding *v;                    /* sorted by gain, highest first */
+} an_findings_result;
+
 #endif
