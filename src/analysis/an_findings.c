@@ -138,7 +138,9 @@ static double gated_ns(const fctx *f, int64_t (*get)(const an_step_layers *))
     return sum;
 }
 
-static int64_t get_storage(const an_step_layers *s) { return s->exposed_ns[AN_L_STORAGE]; }
+/* a checkpoint costs its exposed storage time plus the copies it makes
+ * while the GPU does nothing else */
+static int64_t get_storage(const an_step_layers *s) { return s->exposed_ns[AN_L_STORAGE] + s->copy_in_storage_ns; }
 static int64_t get_dataloader(const an_step_layers *s) { return s->host_dataloader_ns; }
 static int64_t get_pageable(const an_step_layers *s) { return s->copy_pageable_ns; }
 
@@ -236,7 +238,7 @@ static void storage_evidence(const fctx *f, an_finding *x)
         size_t n = 0, len = 0;
         int64_t mx = 0;
         for (size_t s = 0; s < rl->n_steps; s++) {
-            int64_t v = rl->steps[s].exposed_ns[AN_L_STORAGE];
+            int64_t v = get_storage(&rl->steps[s]);
             if (v * 100 < rl->steps[s].dur_ns) /* under 1 % of the step: not a stall */
                 continue;
             n++;

@@ -369,7 +369,9 @@ static void attribute(an_step_layers *st, const int *c, int64_t d)
     else if (c[LB_COPY_INTRA] > 0) {
         l = AN_L_INTRA;
         st->copy_intra_ns += d;
-        if (c[LB_COPY_PAGEABLE] > 0)
+        if (c[LB_STORAGE] > 0) /* the checkpoint's device-to-host snapshot */
+            st->copy_in_storage_ns += d;
+        else if (c[LB_COPY_PAGEABLE] > 0)
             st->copy_pageable_ns += d;
     } else if (c[LB_COPY_COMPUTE] > 0)
         l = AN_L_COMPUTE;
@@ -442,6 +444,7 @@ static void sweep_rank(const an_ctx *ctx, const an_layers_result *lr, size_t ri,
         tot->host_launch_ns += st->host_launch_ns;
         tot->copy_intra_ns += st->copy_intra_ns;
         tot->copy_pageable_ns += st->copy_pageable_ns;
+        tot->copy_in_storage_ns += st->copy_in_storage_ns;
         tot->comm_active_ns += st->comm_active_ns;
         tot->comm_overlap_ns += st->comm_overlap_ns;
     }

@@ -36,7 +36,8 @@ typedef struct an_step_layers {
     int64_t host_dataloader_ns;       /* exposed host inside data-loader regions */
     int64_t host_launch_ns;           /* exposed host inside runtime launch/sync calls */
     int64_t copy_intra_ns;            /* exposed intra from memcpys (not collectives) */
-    int64_t copy_pageable_ns;         /* ... of which pageable or synchronous copies */
+    int64_t copy_pageable_ns;         /* ... pageable or synchronous ones outside storage regions */
+    int64_t copy_in_storage_ns;       /* ... copies while the host is in a checkpoint/IO region */
     int64_t comm_active_ns;           /* union of communication kernels */
     int64_t comm_overlap_ns;          /* communication while a compute kernel runs */
     int64_t comm_wait_ns;             /* wait inside collectives (set by an_collectives) */

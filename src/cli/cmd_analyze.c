@@ -9,7 +9,7 @@
  * whereas damaged records inside a recognised file are counted and skipped.
  */
 #include "cli.h"
-#include "../analysis/analysis.h"
+#include "../analysis/an_verdict.h"
 #include "../base/log.h"
 #include "../base/par.h"
 #include "../base/paths.h"
@@ -22,11 +22,17 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { O_GPUS_PER_NODE = 100 };
+enum { O_GPUS_PER_NODE = 100, O_FAIL_ON, O_NIC_GBPS, O_NVLINK_GBPS };
 
 static const cli_opt opts[] = {
     { "gpus-per-node", 0, "N", O_GPUS_PER_NODE, 0,
       "GPUs per node, for intra/inter-node scope (default: the trace's device count)" },
+    { "fail-on", 0, "SEVERITY", O_FAIL_ON, 0,
+      "exit 4 when a finding at or above SEVERITY exists (info|low|medium|high|critical)" },
+    { "nic-gbps", 0, "GBIT", O_NIC_GBPS, 0,
+      "NIC line rate per GPU in Gb/s, the expected inter-node busbw (default: hardware catalog)" },
+    { "nvlink-gbps", 0, "GBYTE", O_NVLINK_GBPS, 0,
+      "NVLink bandwidth per GPU per direction in GB/s, the expected intra-node busbw (default: catalog)" },
 };
 
 typedef struct input {
@@ -110,8 +116,15 @@ int cmd_analyze(cli_ctx *ctx)
         return cli_usage_error(ctx, "no input: give trace files, directories or globs");
     long gpn;
     int nthreads = cli_threads(ctx);
-    if (nthreads < 0 || cli_get_long(ctx, O_GPUS_PER_NODE, 0, 0, 4096, &gpn) < 0)
+    double nic_gbps, nvlink_gbps;
+    if (nthreads < 0 || cli_get_long(ctx, O_GPUS_PER_NODE, 0, 0, 4096, &gpn) < 0 ||
+        cli_get_double(ctx, O_NIC_GBPS, 0, 0, 1e6, &nic_gbps) < 0 ||
+        cli_get_double(ctx, O_NVLINK_GBPS, 0, 0, 1e6, &nvlink_gbps) < 0)
         return CLI_EXIT_USAGE;
+    int fail_on = -1;
+    if (cli_get(ctx, O_FAIL_ON) && (fail_on = an_severity_parse(cli_get(ctx, O_FAIL_ON))) < 0)
+        return cli_usage_error(ctx, "--fail-on '%s': expected info, low, medium, high or critical",
+                               cli_get(ctx, O_FAIL_ON));
 
     cp_paths paths = { 0 };
     cp_error err;
@@ -178,7 +191,8 @@ int cmd_analyze(cli_ctx *ctx)
         rep_str(rep, in, "compression", "compression", inputs[i].compression);
     }
     rep_diagnostics(rep, &tl->diag);
-    an_opts ao = { .gpus_per_node = (int)gpn, .nthreads = nthreads };
+    an_opts ao = { .gpus_per_node = (int)gpn, .nthreads = nthreads, .nic_gbps = nic_gbps,
+                   .nvlink_gbps = nvlink_gbps };
     if (an_run_all(&an, tl, rep, &ao, &err) < 0) {
         rc = cli_fail(&err);
         goto out;
@@ -187,6 +201,16 @@ int cmd_analyze(cli_ctx *ctx)
         cp_log_warn("%s: truncated trace; events up to the last complete one were used",
                     tl->diag.first[DIAG_TRUNCATED_FILE]);
     rc = cli_emit(ctx, rep, paths.v, paths.n);
+    if (rc == 0 && fail_on >= 0) {
+        const an_findings_result *fr = an.results[AN_findings];
+        for (size_t i = 0; fr && i < fr->n; i++)
+            if ((int)fr->v[i].severity >= fail_on) {
+                cp_log_warn("--fail-on %s: finding %s (%s) has severity %s", cli_get(ctx, O_FAIL_ON),
+                            fr->v[i].code, fr->v[i].title, an_severity_name(fr->v[i].severity));
+                rc = CLI_EXIT_CHECK;
+                break;
+            }
+    }
 out:
     an_ctx_free(&an);
     rep_free(rep);
