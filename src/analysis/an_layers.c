@@ -25,6 +25,7 @@
  * people. Typed results in ctx->results[AN_layers] (an_verdict.h).
  */
 #include "an_verdict.h"
+#include "../base/buf.h"
 #include "../base/util.h"
 
 #include <math.h>
@@ -351,7 +352,7 @@ static void collect(const an_ctx *ctx, const an_layers_result *lr, size_t ri, pt
         pts_add(p, (*steps)[s].ts, (*steps)[s].end, LB_STEP);
 }
 
-static void attribute(an_step_layers *st, const int *c, int64_t d)
+static an_layer attribute(an_step_layers *st, const int *c, int64_t d)
 {
     bool active[AN_L__COUNT] = { 0 };
     active[AN_L_COMPUTE] = c[LB_COMPUTE] > 0 || c[LB_COPY_COMPUTE] > 0;
@@ -395,9 +396,42 @@ static void attribute(an_step_layers *st, const int *c, int64_t d)
         if (c[LB_COMPUTE] > 0)
             st->comm_overlap_ns += d;
     }
+    return l;
 }
 
-static void sweep_rank(const an_ctx *ctx, const an_layers_result *lr, size_t ri, an_rank_layers *out)
+/* Segments of one step for the timeline chart: [start offset, length,
+ * layer], consecutive equal layers merged, and segments shorter than
+ * min_ns folded into their predecessor (a chart has ~1000 pixels). */
+typedef struct seg_sink {
+    int64_t step_id;
+    int64_t min_ns;
+    cp_buf json;
+    int64_t cur_t, cur_d;
+    int cur_l, n;
+} seg_sink;
+
+static void seg_flush(seg_sink *k)
+{
+    if (k->cur_l < 0)
+        return;
+    cp_buf_printf(&k->json, "%s[%lld,%lld,%d]", k->n++ ? "," : "", (long long)k->cur_t, (long long)k->cur_d, k->cur_l);
+    k->cur_l = -1;
+}
+
+static void seg_add(seg_sink *k, int64_t t, int64_t d, an_layer l)
+{
+    if (k->cur_l == (int)l || (k->cur_l >= 0 && d < k->min_ns && k->cur_t + k->cur_d == t)) {
+        k->cur_d += d;
+        return;
+    }
+    seg_flush(k);
+    k->cur_t = t;
+    k->cur_d = d;
+    k->cur_l = (int)l;
+}
+
+static void sweep_rank(const an_ctx *ctx, const an_layers_result *lr, size_t ri, an_rank_layers *out,
+                       seg_sink *sink)
 {
     pts p = { 0 };
     step_win *sw = NULL;
@@ -427,8 +461,11 @@ static void sweep_rank(const an_ctx *ctx, const an_layers_result *lr, size_t ri,
         int64_t t1 = p.v[i].t;
         while (si < ns && sw[si].end <= t)
             si++;
-        if (si < ns && sw[si].ts <= t && t1 <= sw[si].end)
-            attribute(&out->steps[si], cnt, t1 - t);
+        if (si < ns && sw[si].ts <= t && t1 <= sw[si].end) {
+            an_layer l = attribute(&out->steps[si], cnt, t1 - t);
+            if (sink && sw[si].id == sink->step_id)
+                seg_add(sink, t - sw[si].ts, t1 - t, l);
+        }
     }
     an_step_layers *tot = &out->total;
     memset(tot, 0, sizeof *tot);
@@ -477,6 +514,43 @@ static rep_node *find_step(rep_node *steps, int64_t id)
     return NULL;
 }
 
+/* The step with the longest duration on any rank, as segments per rank
+ * (a second sweep restricted to that step), for the HTML timeline. */
+static void slowest_step(an_ctx *ctx, const an_layers_result *lr)
+{
+    rep_report *r = ctx->rep;
+    int64_t best_id = -2, best_dur = -1;
+    for (size_t i = 0; i < lr->n_ranks; i++)
+        for (size_t s = 0; s < lr->ranks[i].n_steps; s++)
+            if (lr->ranks[i].steps[s].dur_ns > best_dur) {
+                best_dur = lr->ranks[i].steps[s].dur_ns;
+                best_id = lr->ranks[i].steps[s].id;
+            }
+    if (best_dur < 0)
+        return;
+    rep_node *o = rep_obj(r, r->root, "slowest_step", "slowest step");
+    o->flags |= REP_F_NO_TEXT | REP_F_NO_CSV;
+    if (best_id >= 0)
+        rep_int(r, o, "id", "step", best_id, NULL);
+    else
+        rep_null(r, o, "id", "step", NULL);
+    rep_int(r, o, "dur_ns", "duration (longest rank)", best_dur, "ns");
+    rep_node *ranks = rep_arr(r, o, "ranks", "ranks");
+    for (size_t i = 0; i < lr->n_ranks; i++) {
+        seg_sink k = { .step_id = best_id, .min_ns = best_dur / 2000, .json = CP_BUF_INIT, .cur_l = -1 };
+        an_rank_layers scratch = { 0 };
+        cp_buf_putc(&k.json, '[');
+        sweep_rank(ctx, lr, i, &scratch, &k);
+        seg_flush(&k);
+        cp_buf_putc(&k.json, ']');
+        free(scratch.steps);
+        rep_node *ro = rep_obj(r, ranks, NULL, NULL);
+        rep_int(r, ro, "rank", "rank", lr->ranks[i].rank, NULL);
+        rep_json(r, ro, "segments", cp_buf_str(&k.json));
+        cp_buf_free(&k.json);
+    }
+}
+
 static void free_result(void *self)
 {
     an_layers_result *lr = self;
@@ -500,7 +574,7 @@ int an_layers_run(an_ctx *ctx)
     lr->n_ranks = tl->n_ranks;
     lr->ranks = cp_xcalloc(tl->n_ranks ? tl->n_ranks : 1, sizeof *lr->ranks);
     for (size_t i = 0; i < tl->n_ranks; i++)
-        sweep_rank(ctx, lr, i, &lr->ranks[i]);
+        sweep_rank(ctx, lr, i, &lr->ranks[i], NULL);
 
     static const rep_col cols[] = {
         { "rank", "rank", NULL, -1 },       { "node", "node", NULL, -1 },
@@ -547,6 +621,7 @@ int an_layers_run(an_ctx *ctx)
         for (int k = 0; k < AN_L__COUNT; k++)
             rep_cell_num(r, row, pct(rl->total.exposed_ns[k], rl->total.dur_ns));
     }
+    slowest_step(ctx, lr);
     rep_node *nm = rep_obj(r, r->root, "nodes", "node membership");
     rep_int(r, nm, "count", "nodes", lr->n_nodes, NULL);
     rep_str(r, nm, "source", "from", lr->node_source);

@@ -113,6 +113,11 @@ static void test_exact_attribution_inter(void **state)
     assert_int_equal(n->v.i, 150);
     n = rep_path(rep, "ranks.0.steps.1.id");
     assert_int_equal(n->v.i, 5);
+    /* the slowest step as segments [offset, length, layer index] */
+    n = rep_path(rep, "slowest_step.ranks.0.segments");
+    assert_non_null(n);
+    assert_string_equal(n->v.s, "[[0,100,5],[100,200,1],[300,200,3],[500,50,5],[550,50,2],[600,50,1],[650,50,0],"
+                                "[700,150,4],[850,50,5],[900,50,0],[950,50,5]]");
     an_ctx_free(&ctx);
     rep_free(rep);
     tl_free(tl);
