@@ -10,6 +10,7 @@ static const render_format formats[] = {
     { "text", ".txt", render_text },
     { "json", ".json", render_json },
     { "csv", ".csv", render_csv },
+    { "html", ".html", render_html },
 };
 
 const render_format *render_find(const char *name)
@@ -28,7 +29,7 @@ const render_format *render_for_path(const char *path)
     return NULL;
 }
 
-const char *render_names(void) { return "text|json|csv"; }
+const char *render_names(void) { return "text|json|csv|html"; }
 
 /* Time in ns and sizes in bytes are scaled; everything else is shown as is. */
 static void scaled(cp_buf *b, double v, const char *unit, int digits)

@@ -23,23 +23,23 @@ typedef struct job_spec {
     int64_t dataloader_ns;     /* per step on every rank, 0 none */
 } job_spec;
 
-static job_spec job_default(void)
+static inline job_spec job_default(void)
 {
     return (job_spec){ .ranks = 8, .gpus_per_node = 4, .steps = 10, .compute_ns = 10000000, .launch_ns = 200000,
                        .tail_ns = 300000, .allreduce_bytes = 100000000, .link_gbps = 25, .net_frac = 0.9,
                        .straggler = -1, .straggler_factor = 1, .ckpt_every = 0 };
 }
 
-static uint32_t js_str(tl_builder *b, const char *s) { return cp_intern_s(tl_builder_strings(b), s); }
+static inline uint32_t js_str(tl_builder *b, const char *s) { return cp_intern_s(tl_builder_strings(b), s); }
 
-static void js_add(tl_builder *b, uint32_t track, tl_cat cat, const char *name, int64_t ts, int64_t dur)
+static inline void js_add(tl_builder *b, uint32_t track, tl_cat cat, const char *name, int64_t ts, int64_t dur)
 {
     tl_ev ev = { .ts_ns = ts, .dur_ns = dur, .name = js_str(b, name), .cat = cat, .track = track, .corr = -1,
                  .ext_id = -1 };
     tl_builder_add(b, &ev);
 }
 
-static int64_t js_transfer_ns(const job_spec *j)
+static inline int64_t js_transfer_ns(const job_spec *j)
 {
     double busbw = j->net_frac * j->link_gbps;                   /* GB/s = bytes/ns */
     double algbw = busbw / (2.0 * (j->ranks - 1) / j->ranks);
@@ -47,7 +47,7 @@ static int64_t js_transfer_ns(const job_spec *j)
 }
 
 /* Builds the job; returns the frozen timeline. */
-static tl_timeline *job_build(const job_spec *j)
+static inline tl_timeline *job_build(const job_spec *j)
 {
     tl_builder *bs[256];
     uint32_t tc[256], tg[256], tcomm[256];
@@ -120,7 +120,7 @@ static tl_timeline *job_build(const job_spec *j)
 }
 
 /* Layers add up to the step time on every rank and step. */
-static void job_assert_layers_add_up(const an_layers_result *lr)
+static inline void job_assert_layers_add_up(const an_layers_result *lr)
 {
     for (size_t i = 0; i < lr->n_ranks; i++)
         for (size_t s = 0; s < lr->ranks[i].n_steps; s++) {
