@@ -65,6 +65,8 @@ typedef enum tl_copy_dir {
 #define TL_F_INSTANT 0x04u   /* instant event (dur 0 by nature) */
 #define TL_F_NO_DUR 0x08u    /* complete event that came without dur */
 #define TL_F_LAUNCH 0x10u    /* runtime/driver call that launches GPU work */
+#define TL_F_NO_STREAM_ARG 0x20u /* GPU event without a stream arg: its stream is the trace's tid
+                                  * (HTA puts such events on stream -1) */
 
 typedef enum tl_track_kind { TL_TRACK_CPU = 0, TL_TRACK_GPU = 1, TL_TRACK_OTHER = 2 } tl_track_kind;
 

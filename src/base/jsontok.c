@@ -1,0 +1,967 @@
+/* jsontok.c - streaming pull tokenizer for large JSON documents.
+ *
+ * Design (see jsontok.h for the contract):
+ *   - One input buffer [base, end) with a read cursor p. When a token runs
+ *     past `end`, refill() moves the bytes from the token start to the buffer
+ *     front and reads more after them, so a token is always contiguous and
+ *     can be returned without copying. The buffer doubles only when a single
+ *     token fills it (capped by max_token_bytes); memory is therefore
+ *     O(buffer + longest token), independent of the input size.
+ *   - A small explicit state machine (what may come next) replaces recursion;
+ *     the container stack is a byte array of the nesting cap.
+ *   - The hot loops (end of a string, next structural byte while skipping)
+ *     look at 16 bytes at a time with SSE2, the x86-64 baseline; a portable
+ *     byte loop covers other targets (and builds with -DCP_JT_NO_SIMD) and the
+ *     tail of the buffer. No loop reads past `end`, so the zero-copy memory
+ *     mode needs no padding.
+ *   - Escaped strings are rare in traces: the scanner only notes that a
+ *     backslash was seen and a second pass decodes into the scratch buffer.
+ *   - Skipping a value does not tokenize it: it tracks only brackets and
+ *     strings, which is what makes skipping unneeded args cheap.
+ */
+#include "jsontok.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#if defined(__SSE2__) && !defined(CP_JT_NO_SIMD)
+#include <emmintrin.h>
+#endif
+
+/* What the tokenizer expects next. */
+enum {
+    ST_TOP,       /* the top-level value */
+    ST_VALUE,     /* a member value, after ':' */
+    ST_ARR_FIRST, /* after '[': a value or ']' */
+    ST_ARR_NEXT,  /* after ',' in an array: a value, or ']' (trailing comma) */
+    ST_OBJ_FIRST, /* after '{': a key or '}' */
+    ST_OBJ_NEXT,  /* after ',' in an object: a key, or '}' (trailing comma) */
+    ST_COLON,     /* after a key */
+    ST_AFTER,     /* after a value inside a container: ',' or the close */
+    ST_DONE,      /* the top-level value is complete */
+};
+
+struct cp_jt {
+    const char *p;       /* next unread byte */
+    const char *end;     /* end of the bytes read so far */
+    const char *base;    /* start of the buffered bytes (buf, or the mem block) */
+    char *buf;           /* owned buffer; NULL in memory mode */
+    size_t cap;          /* size of buf */
+    long long base_off;  /* input offset of base[0] */
+    cp_jt_read_fn fn;    /* NULL in memory mode */
+    void *ctx;
+    bool eof;            /* no more input will arrive */
+    bool truncated;      /* last error was an end of input inside a value */
+    int state;           /* ST_* */
+    int status;          /* sticky error status, 0 while fine */
+    unsigned depth;
+    unsigned max_depth;
+    size_t max_token;
+    long long last_end;  /* offset just past the last complete value */
+    char *scratch;       /* decoded escaped strings */
+    size_t scratch_cap;
+    cp_jt_stats stats;
+    cp_error saved;      /* the sticky error, replayed by later calls */
+    char name[256];
+    uint8_t stack[CP_JT_DEPTH_LIMIT]; /* 1 = object, 0 = array */
+};
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static inline long long off_of(const cp_jt *jt, const char *q)
+{
+    return jt->base_off + (long long)(q - jt->base);
+}
+
+static int replay(const cp_jt *jt, cp_error *err)
+{
+    if (err)
+        *err = jt->saved;
+    return jt->status;
+}
+
+/* Record a sticky error at input offset `off` and copy it to err. */
+__attribute__((format(printf, 5, 6))) static int fail(cp_jt *jt, cp_error *err, int code,
+                                                      long long off, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    cp_error_set(&jt->saved, code, jt->name, 0, 0, off, "%s", msg);
+    jt->status = code;
+    return replay(jt, err);
+}
+
+static const char *container_name(const cp_jt *jt)
+{
+    if (jt->depth == 0)
+        return "the top-level value";
+    return jt->stack[jt->depth - 1] ? "an object" : "an array";
+}
+
+/* End of input inside a value: the one error a reader recovers from. */
+static int fail_trunc(cp_jt *jt, cp_error *err, const char *what)
+{
+    jt->truncated = true;
+    return fail(jt, err, CP_ERR_FORMAT, off_of(jt, jt->end),
+                "truncated input: ends inside %s%s%s at depth %u; last complete value ends at "
+                "offset %lld",
+                what, *what ? " in " : "", container_name(jt), jt->depth, jt->last_end);
+}
+
+static int fail_byte(cp_jt *jt, cp_error *err, const char *q, const char *expected)
+{
+    unsigned char c = (unsigned char)*q;
+    if (c >= 0x20 && c < 0x7f)
+        return fail(jt, err, CP_ERR_FORMAT, off_of(jt, q), "invalid json: expected %s, found '%c'",
+                    expected, c);
+    return fail(jt, err, CP_ERR_FORMAT, off_of(jt, q), "invalid json: expected %s, found byte 0x%02x",
+                expected, c);
+}
+
+/* Make more input available. The bytes from *keep to end survive (moved to
+ * the buffer front) and *keep is updated to their new place; callers hold
+ * other positions as distances from *keep. Returns 1 when bytes arrived, 0 at
+ * the end of input, or a negative status. */
+static int refill(cp_jt *jt, const char **keep, cp_error *err)
+{
+    if (jt->eof)
+        return 0;
+    if (!jt->fn) {
+        jt->eof = true;
+        return 0;
+    }
+    size_t keep_n = (size_t)(jt->end - *keep);
+    size_t lead = (size_t)(*keep - jt->buf);
+    if (lead > 0) {
+        memmove(jt->buf, *keep, keep_n);
+        jt->base_off += (long long)lead;
+        *keep = jt->buf;
+        jt->end = jt->buf + keep_n;
+    }
+    if (jt->cap - keep_n < jt->cap / 8) { /* one token fills the buffer: grow it */
+        if (keep_n >= jt->max_token)
+            return fail(jt, err, CP_ERR_NOMEM, jt->base_off,
+                        "token too long: more than %zu bytes", jt->max_token);
+        size_t ncap = jt->cap * 2;
+        char *nb = realloc(jt->buf, ncap);
+        if (!nb)
+            return fail(jt, err, CP_ERR_NOMEM, jt->base_off, "out of memory: input buffer of %zu bytes",
+                        ncap);
+        jt->buf = nb;
+        jt->base = nb;
+        jt->cap = ncap;
+        *keep = nb;
+        jt->end = nb + keep_n;
+    }
+    cp_error rerr;
+    cp_error_clear(&rerr);
+    long r = jt->fn(jt->ctx, jt->buf + keep_n, jt->cap - keep_n, &rerr);
+    if (r < 0) {
+        jt->saved = rerr;
+        jt->status = (int)r;
+        return replay(jt, err);
+    }
+    if (r == 0) {
+        jt->eof = true;
+        return 0;
+    }
+    jt->end += r;
+    jt->stats.refills++;
+    return 1;
+}
+
+/* First '"' or '\\' in [p, end), or end. */
+static inline const char *find_quote_or_bs(const char *p, const char *end)
+{
+#if defined(__SSE2__) && !defined(CP_JT_NO_SIMD)
+    const __m128i vq = _mm_set1_epi8('"'), vb = _mm_set1_epi8('\\');
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        unsigned m = (unsigned)_mm_movemask_epi8(
+            _mm_or_si128(_mm_cmpeq_epi8(v, vq), _mm_cmpeq_epi8(v, vb)));
+        if (m)
+            return p + __builtin_ctz(m);
+        p += 16;
+    }
+#endif
+    while (p < end && *p != '"' && *p != '\\')
+        p++;
+    return p;
+}
+
+/* First '"', '[', ']', '{' or '}' in [p, end), or end. */
+static inline const char *find_structural(const char *p, const char *end)
+{
+#if defined(__SSE2__) && !defined(CP_JT_NO_SIMD)
+    /* '[' | 0x20 == '{' and ']' | 0x20 == '}', so two compares cover four. */
+    const __m128i v20 = _mm_set1_epi8(0x20), vq = _mm_set1_epi8('"');
+    const __m128i vo = _mm_set1_epi8('{'), vc = _mm_set1_epi8('}');
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i l = _mm_or_si128(v, v20);
+        __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(v, vq),
+                                   _mm_or_si128(_mm_cmpeq_epi8(l, vo), _mm_cmpeq_epi8(l, vc)));
+        unsigned m = (unsigned)_mm_movemask_epi8(hit);
+        if (m)
+            return p + __builtin_ctz(m);
+        p += 16;
+    }
+#endif
+    while (p < end) {
+        char c = *p;
+        if (c == '"' || ((c | 0x20) == '{') || ((c | 0x20) == '}'))
+            return p;
+        p++;
+    }
+    return p;
+}
+
+static inline bool is_ws(unsigned char c)
+{
+    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+static inline bool is_digit(unsigned char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* Bytes that may appear in a number's text (validated afterwards). */
+static inline bool is_num_byte(unsigned char c)
+{
+    return is_digit(c) || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E';
+}
+
+/* Check JSON number syntax of [s, e); set CP_JT_F_* flags. */
+static bool number_syntax(const char *s, const char *e, unsigned *flags)
+{
+    const char *p = s;
+    unsigned f = CP_JT_F_INT;
+    if (p < e && *p == '-') {
+        p++;
+        f |= CP_JT_F_NEG;
+    }
+    if (p == e)
+        return false;
+    if (*p == '0')
+        p++;
+    else if (*p >= '1' && *p <= '9')
+        while (p < e && is_digit((unsigned char)*p))
+            p++;
+    else
+        return false;
+    if (p < e && *p == '.') {
+        p++;
+        f &= ~(unsigned)CP_JT_F_INT;
+        if (p == e || !is_digit((unsigned char)*p))
+            return false;
+        while (p < e && is_digit((unsigned char)*p))
+            p++;
+    }
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        p++;
+        f &= ~(unsigned)CP_JT_F_INT;
+        if (p < e && (*p == '+' || *p == '-'))
+            p++;
+        if (p == e || !is_digit((unsigned char)*p))
+            return false;
+        while (p < e && is_digit((unsigned char)*p))
+            p++;
+    }
+    *flags = f;
+    return p == e;
+}
+
+/* ---- string decoding ---------------------------------------------------- */
+
+static int hex4(const char *s)
+{
+    int v = 0;
+    for (int i = 0; i < 4; i++) {
+        unsigned char c = (unsigned char)s[i];
+        int d;
+        if (c >= '0' && c <= '9')
+            d = c - '0';
+        else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+            d = (c | 0x20) - 'a' + 10;
+        else
+            return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+static char *put_utf8(char *o, unsigned cp)
+{
+    if (cp < 0x80) {
+        *o++ = (char)cp;
+    } else if (cp < 0x800) {
+        *o++ = (char)(0xC0 | (cp >> 6));
+        *o++ = (char)(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        *o++ = (char)(0xE0 | (cp >> 12));
+        *o++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+        *o++ = (char)(0x80 | (cp & 0x3F));
+    } else {
+        *o++ = (char)(0xF0 | (cp >> 18));
+        *o++ = (char)(0x80 | ((cp >> 12) & 0x3F));
+        *o++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+        *o++ = (char)(0x80 | (cp & 0x3F));
+    }
+    return o;
+}
+
+/* Decode the escapes of the string body s[0..n) into jt->scratch. Every
+ * backslash in the body has its escaped byte inside the body (the scanner
+ * skipped it), so s[i + 1] after a backslash is always valid. The output is
+ * at most 3/2 of n (a bad "\u" of 2 bytes becomes 3-byte U+FFFD). */
+static int decode_escapes(cp_jt *jt, const char *s, size_t n, size_t *out_n, cp_error *err)
+{
+    size_t need = n + n / 2 + 4;
+    if (need > jt->scratch_cap) {
+        char *ns = realloc(jt->scratch, need);
+        if (!ns)
+            return fail(jt, err, CP_ERR_NOMEM, -1, "out of memory: string scratch of %zu bytes", need);
+        jt->scratch = ns;
+        jt->scratch_cap = need;
+    }
+    char *o = jt->scratch;
+    size_t i = 0;
+    while (i < n) {
+        const char *b = memchr(s + i, '\\', n - i);
+        size_t run = b ? (size_t)(b - (s + i)) : n - i;
+        memcpy(o, s + i, run);
+        o += run;
+        if (!b)
+            break;
+        i = (size_t)(b - s) + 1; /* the escaped byte */
+        char c = s[i++];
+        switch (c) {
+        case '"': case '\\': case '/': *o++ = c; break;
+        case 'b': *o++ = '\b'; break;
+        case 'f': *o++ = '\f'; break;
+        case 'n': *o++ = '\n'; break;
+        case 'r': *o++ = '\r'; break;
+        case 't': *o++ = '\t'; break;
+        case 'u': {
+            int cp = i + 4 <= n ? hex4(s + i) : -1;
+            if (cp < 0) {
+                jt->stats.bad_escapes++;
+                o = put_utf8(o, 0xFFFD);
+                break; /* resume right after "\u" */
+            }
+            i += 4;
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                int lo = (i + 6 <= n && s[i] == '\\' && s[i + 1] == 'u') ? hex4(s + i + 2) : -1;
+                if (lo >= 0xDC00 && lo <= 0xDFFF) {
+                    i += 6;
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                } else {
+                    jt->stats.bad_escapes++;
+                    cp = 0xFFFD;
+                }
+            } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+                jt->stats.bad_escapes++;
+                cp = 0xFFFD;
+            }
+            o = put_utf8(o, (unsigned)cp);
+            break;
+        }
+        default:
+            jt->stats.bad_escapes++;
+            *o++ = c;
+            break;
+        }
+    }
+    *out_n = (size_t)(o - jt->scratch);
+    return 0;
+}
+
+/* ---- token scanners ------------------------------------------------------ */
+
+/* *pp points at an opening quote. Fill tok->s/n/flags with the string body
+ * and move *pp past the closing quote. */
+static int scan_string(cp_jt *jt, const char **pp, cp_jt_tok *tok, cp_error *err)
+{
+    const char *start = *pp;
+    size_t i = 1;
+    bool esc = false;
+    const char *close;
+    for (;;) {
+        const char *q = find_quote_or_bs(start + i, jt->end);
+        if (q < jt->end) {
+            if (*q == '"') {
+                close = q;
+                break;
+            }
+            esc = true;
+            if (q + 1 < jt->end) {
+                i = (size_t)(q + 2 - start);
+                continue;
+            }
+            i = (size_t)(q - start); /* look at the backslash again after the refill */
+        } else {
+            i = (size_t)(jt->end - start);
+        }
+        int r = refill(jt, &start, err);
+        if (r < 0)
+            return r;
+        if (r == 0) {
+            jt->p = start;
+            return fail_trunc(jt, err, "a string");
+        }
+    }
+    tok->offset = off_of(jt, start);
+    *pp = close + 1;
+    size_t n = (size_t)(close - start - 1);
+    if (!esc) {
+        tok->s = start + 1;
+        tok->n = n;
+        tok->flags = 0;
+        return 0;
+    }
+    int r = decode_escapes(jt, start + 1, n, &tok->n, err);
+    if (r < 0)
+        return r;
+    tok->s = jt->scratch;
+    tok->flags = CP_JT_F_ESCAPED;
+    return 0;
+}
+
+/* *pp points at the first byte of the literal word (true, false, null, NaN,
+ * Infinity, or "-Infinity" when the number scanner found only '-'). */
+static int scan_literal(cp_jt *jt, const char **pp, const char *word, size_t len, cp_error *err)
+{
+    const char *start = *pp;
+    while ((size_t)(jt->end - start) < len) {
+        int r = refill(jt, &start, err);
+        if (r < 0)
+            return r;
+        if (r == 0)
+            break;
+    }
+    size_t avail = (size_t)(jt->end - start);
+    if (avail >= len && memcmp(start, word, len) == 0) {
+        *pp = start + len;
+        return 0;
+    }
+    if (avail < len && memcmp(start, word, avail) == 0) {
+        jt->p = start;
+        return fail_trunc(jt, err, "a literal");
+    }
+    *pp = start;
+    return fail(jt, err, CP_ERR_FORMAT, off_of(jt, start), "invalid json: bad literal, expected '%s'",
+                word);
+}
+
+/* *pp points at '-' or a digit. */
+static int scan_number(cp_jt *jt, const char **pp, cp_jt_tok *tok, cp_error *err)
+{
+    const char *start = *pp;
+    size_t i = 0;
+    for (;;) {
+        const char *q = start + i, *end = jt->end;
+        while (q < end && is_num_byte((unsigned char)*q))
+            q++;
+        i = (size_t)(q - start);
+        if (q < end)
+            break;
+        int r = refill(jt, &start, err);
+        if (r < 0)
+            return r;
+        if (r == 0) {
+            /* A number cut by the end of input may be incomplete ("12" of
+             * "123"); only a top-level number may end the input. */
+            if (jt->depth > 0) {
+                jt->p = start;
+                return fail_trunc(jt, err, "a number");
+            }
+            break;
+        }
+    }
+    if (!number_syntax(start, start + i, &tok->flags)) {
+        if (i == 1 && *start == '-' && start + 1 < jt->end && start[1] == 'I') {
+            const char *q = start;
+            int r = scan_literal(jt, &q, "-Infinity", 9, err);
+            if (r < 0)
+                return r;
+            start = q - 9;
+            i = 9;
+            tok->flags = CP_JT_F_NEG | CP_JT_F_NONFINITE;
+        } else {
+            jt->p = start;
+            return fail(jt, err, CP_ERR_FORMAT, off_of(jt, start), "invalid json: bad number '%.*s'",
+                        (int)(i > 40 ? 40 : i), start);
+        }
+    }
+    tok->type = CP_JT_NUMBER;
+    tok->s = start;
+    tok->n = i;
+    tok->offset = off_of(jt, start);
+    *pp = start + i;
+    return 0;
+}
+
+/* ---- public API ------------------------------------------------------- */
+
+static cp_jt *jt_new(const cp_jt_opts *opts, cp_error *err)
+{
+    cp_jt *jt = calloc(1, sizeof *jt);
+    if (!jt) {
+        cp_error_set(err, CP_ERR_NOMEM, opts ? opts->name : NULL, 0, 0, -1,
+                     "out of memory: json tokenizer");
+        return NULL;
+    }
+    snprintf(jt->name, sizeof jt->name, "%s", opts && opts->name ? opts->name : "<json>");
+    jt->max_depth = opts && opts->max_depth ? opts->max_depth : 256;
+    if (jt->max_depth > CP_JT_DEPTH_LIMIT)
+        jt->max_depth = CP_JT_DEPTH_LIMIT;
+    jt->max_token = opts && opts->max_token_bytes ? opts->max_token_bytes : (size_t)64 << 20;
+    jt->state = ST_TOP;
+    jt->last_end = -1;
+    cp_error_clear(&jt->saved);
+    return jt;
+}
+
+cp_jt *cp_jt_open(cp_jt_read_fn fn, void *ctx, const cp_jt_opts *opts, cp_error *err)
+{
+    cp_jt *jt = jt_new(opts, err);
+    if (!jt)
+        return NULL;
+    size_t cap = opts && opts->buf_bytes ? opts->buf_bytes : (size_t)1 << 20;
+    if (cap < 16)
+        cap = 16;
+    jt->buf = malloc(cap);
+    if (!jt->buf) {
+        cp_error_set(err, CP_ERR_NOMEM, jt->name, 0, 0, -1,
+                     "out of memory: json input buffer of %zu bytes", cap);
+        free(jt);
+        return NULL;
+    }
+    jt->cap = cap;
+    jt->base = jt->p = jt->end = jt->buf;
+    jt->fn = fn;
+    jt->ctx = ctx;
+    return jt;
+}
+
+cp_jt *cp_jt_open_mem(const char *data, size_t n, const cp_jt_opts *opts, cp_error *err)
+{
+    cp_jt *jt = jt_new(opts, err);
+    if (!jt)
+        return NULL;
+    jt->base = jt->p = data ? data : "";
+    jt->end = jt->base + (data ? n : 0);
+    jt->eof = true;
+    return jt;
+}
+
+void cp_jt_close(cp_jt *jt)
+{
+    if (!jt)
+        return;
+    free(jt->buf);
+    free(jt->scratch);
+    free(jt);
+}
+
+unsigned cp_jt_depth(const cp_jt *jt) { return jt->depth; }
+long long cp_jt_offset(const cp_jt *jt) { return off_of(jt, jt->p); }
+long long cp_jt_last_complete_end(const cp_jt *jt) { return jt->last_end; }
+bool cp_jt_truncated(const cp_jt *jt) { return jt->truncated; }
+cp_jt_stats cp_jt_get_stats(const cp_jt *jt) { return jt->stats; }
+
+/* After a complete value that ends just before q. */
+static inline void value_done(cp_jt *jt, const char *q)
+{
+    jt->state = jt->depth ? ST_AFTER : ST_DONE;
+    jt->last_end = off_of(jt, q);
+}
+
+/* End of input reached where a token should start. */
+static int at_eof(cp_jt *jt, cp_jt_tok *tok, cp_error *err)
+{
+    if (jt->state == ST_DONE) {
+        tok->type = CP_JT_EOF;
+        tok->s = NULL;
+        tok->n = 0;
+        tok->flags = 0;
+        tok->offset = off_of(jt, jt->p);
+        tok->depth = 0;
+        return CP_JT_EOF;
+    }
+    if (jt->state == ST_TOP)
+        return fail(jt, err, CP_ERR_FORMAT, off_of(jt, jt->p), "invalid json: empty input");
+    return fail_trunc(jt, err, "");
+}
+
+int cp_jt_next(cp_jt *jt, cp_jt_tok *tok, cp_error *err)
+{
+    if (jt->status)
+        return replay(jt, err);
+    const char *p = jt->p;
+    int r;
+    for (;;) {
+        const char *end = jt->end;
+        while (p < end && is_ws((unsigned char)*p))
+            p++;
+        if (p == end) {
+            r = refill(jt, &p, err);
+            if (r > 0)
+                continue;
+            jt->p = p;
+            if (r < 0)
+                return r;
+            return at_eof(jt, tok, err);
+        }
+        char c = *p;
+        if (c == '\0' && jt->state != ST_TOP) {
+            /* zero padding left by a crash: the input ends here */
+            jt->end = p;
+            jt->eof = true;
+            continue;
+        }
+        switch (jt->state) {
+        case ST_AFTER:
+            if (c == ',') {
+                p++;
+                jt->state = jt->stack[jt->depth - 1] ? ST_OBJ_NEXT : ST_ARR_NEXT;
+                continue;
+            }
+            if (c == '}' || c == ']')
+                goto close;
+            jt->p = p;
+            return fail_byte(jt, err, p, jt->stack[jt->depth - 1] ? "',' or '}'" : "',' or ']'");
+        case ST_COLON:
+            if (c == ':') {
+                p++;
+                jt->state = ST_VALUE;
+                continue;
+            }
+            jt->p = p;
+            return fail_byte(jt, err, p, "':'");
+        case ST_OBJ_FIRST:
+        case ST_OBJ_NEXT:
+            if (c == '"') {
+                r = scan_string(jt, &p, tok, err);
+                if (r < 0)
+                    return r;
+                jt->p = p;
+                jt->state = ST_COLON;
+                tok->type = CP_JT_KEY;
+                tok->depth = jt->depth;
+                return CP_JT_KEY;
+            }
+            if (c == '}') {
+                if (jt->state == ST_OBJ_NEXT)
+                    jt->stats.trailing_commas++;
+                goto close;
+            }
+            jt->p = p;
+            return fail_byte(jt, err, p, "a string key or '}'");
+        case ST_ARR_FIRST:
+        case ST_ARR_NEXT:
+            if (c == ']') {
+                if (jt->state == ST_ARR_NEXT)
+                    jt->stats.trailing_commas++;
+                goto close;
+            }
+            goto value;
+        case ST_TOP:
+            if ((unsigned char)c == 0xEF && off_of(jt, p) == 0) { /* UTF-8 byte order mark? */
+                while (jt->end - p < 3 && (r = refill(jt, &p, err)) > 0)
+                    ;
+                if (jt->status)
+                    return jt->status;
+                if (jt->end - p >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0) {
+                    p += 3;
+                    continue;
+                }
+            }
+            goto value;
+        case ST_VALUE:
+            goto value;
+        default: /* ST_DONE */
+            jt->p = p;
+            return fail_byte(jt, err, p, "the end of input after the top-level value");
+        }
+
+    value:
+        tok->depth = jt->depth;
+        switch (c) {
+        case '{':
+        case '[':
+            if (jt->depth >= jt->max_depth) {
+                jt->p = p;
+                return fail(jt, err, CP_ERR_FORMAT, off_of(jt, p),
+                            "invalid json: nesting deeper than %u", jt->max_depth);
+            }
+            jt->stack[jt->depth++] = c == '{';
+            jt->state = c == '{' ? ST_OBJ_FIRST : ST_ARR_FIRST;
+            tok->type = c == '{' ? CP_JT_OBJ_BEGIN : CP_JT_ARR_BEGIN;
+            tok->s = NULL;
+            tok->n = 0;
+            tok->flags = 0;
+            tok->offset = off_of(jt, p);
+            jt->p = p + 1;
+            return tok->type;
+        case '"':
+            r = scan_string(jt, &p, tok, err);
+            if (r < 0)
+                return r;
+            tok->type = CP_JT_STRING;
+            break;
+        case '-': case '0': case '1': case '2': case '3': case '4':
+        case '5': case '6': case '7': case '8': case '9':
+            r = scan_number(jt, &p, tok, err);
+            if (r < 0)
+                return r;
+            break;
+        case 't': case 'f': case 'n': case 'N': case 'I': {
+            static const struct { const char *w; int type; unsigned flags; } lits[] = {
+                {"true", CP_JT_TRUE, 0}, {"false", CP_JT_FALSE, 0}, {"null", CP_JT_NULL, 0},
+                {"NaN", CP_JT_NUMBER, CP_JT_F_NONFINITE},
+                {"Infinity", CP_JT_NUMBER, CP_JT_F_NONFINITE},
+            };
+            int k = c == 't' ? 0 : c == 'f' ? 1 : c == 'n' ? 2 : c == 'N' ? 3 : 4;
+            size_t len = strlen(lits[k].w);
+            r = scan_literal(jt, &p, lits[k].w, len, err);
+            if (r < 0)
+                return r;
+            tok->type = lits[k].type;
+            tok->flags = lits[k].flags;
+            tok->s = lits[k].type == CP_JT_NUMBER ? p - len : NULL;
+            tok->n = lits[k].type == CP_JT_NUMBER ? len : 0;
+            tok->offset = off_of(jt, p - len);
+            break;
+        }
+        default:
+            jt->p = p;
+            return fail_byte(jt, err, p, "a value");
+        }
+        jt->p = p;
+        value_done(jt, p);
+        return tok->type;
+
+    close:
+        if ((c == '}') != (jt->stack[jt->depth - 1] == 1)) {
+            jt->p = p;
+            return fail_byte(jt, err, p, jt->stack[jt->depth - 1] ? "'}'" : "']'");
+        }
+        jt->depth--;
+        tok->type = c == '}' ? CP_JT_OBJ_END : CP_JT_ARR_END;
+        tok->s = NULL;
+        tok->n = 0;
+        tok->flags = 0;
+        tok->offset = off_of(jt, p);
+        tok->depth = jt->depth;
+        jt->p = ++p;
+        value_done(jt, p);
+        return tok->type;
+    }
+}
+
+/* Skip forward until the container open at depth target+1 closes. Only
+ * brackets and strings are looked at. */
+static int skip_to_depth(cp_jt *jt, unsigned target, cp_error *err)
+{
+    const char *p = jt->p;
+    for (;;) {
+        p = find_structural(p, jt->end);
+        if (p == jt->end) {
+            int r = refill(jt, &p, err);
+            if (r < 0)
+                return r;
+            if (r == 0) {
+                jt->p = p;
+                return fail_trunc(jt, err, "a skipped value");
+            }
+            continue;
+        }
+        char c = *p;
+        if (c == '"') {
+            const char *q = p + 1;
+            for (;;) {
+                q = find_quote_or_bs(q, jt->end);
+                if (q < jt->end && *q == '"')
+                    break;
+                if (q + 1 < jt->end) { /* backslash with its escaped byte */
+                    q += 2;
+                    continue;
+                }
+                /* keep only the pending backslash (if any) across the refill */
+                int r = refill(jt, &q, err);
+                if (r < 0)
+                    return r;
+                if (r == 0) {
+                    jt->p = q;
+                    return fail_trunc(jt, err, "a string in a skipped value");
+                }
+            }
+            p = q + 1;
+            continue;
+        }
+        if (c == '{' || c == '[') {
+            if (jt->depth >= jt->max_depth) {
+                jt->p = p;
+                return fail(jt, err, CP_ERR_FORMAT, off_of(jt, p),
+                            "invalid json: nesting deeper than %u", jt->max_depth);
+            }
+            jt->stack[jt->depth++] = c == '{';
+            p++;
+            continue;
+        }
+        if ((c == '}') != (jt->stack[jt->depth - 1] == 1)) {
+            jt->p = p;
+            return fail_byte(jt, err, p, jt->stack[jt->depth - 1] ? "'}'" : "']'");
+        }
+        jt->depth--;
+        p++;
+        if (jt->depth == target) {
+            jt->p = p;
+            value_done(jt, p);
+            return c == '}' ? CP_JT_OBJ_END : CP_JT_ARR_END;
+        }
+    }
+}
+
+int cp_jt_skip_rest(cp_jt *jt, cp_error *err)
+{
+    if (jt->status)
+        return replay(jt, err);
+    if (jt->depth == 0)
+        return cp_error_set(err, CP_ERR_USAGE, jt->name, 0, 0, off_of(jt, jt->p),
+                            "json skip: no open container to skip");
+    return skip_to_depth(jt, jt->depth - 1, err);
+}
+
+int cp_jt_skip(cp_jt *jt, cp_error *err)
+{
+    cp_jt_tok tok;
+    int t = cp_jt_next(jt, &tok, err);
+    if (t == CP_JT_OBJ_BEGIN || t == CP_JT_ARR_BEGIN) {
+        int r = skip_to_depth(jt, jt->depth - 1, err);
+        if (r < 0)
+            return r;
+    }
+    return t;
+}
+
+/* ---- number parsers ---------------------------------------------------- */
+
+/* Drop surrounding quotes (and spaces inside them): "string timestamps". */
+static void unquote(const char **s, size_t *n)
+{
+    if (*n >= 2 && (*s)[0] == '"' && (*s)[*n - 1] == '"') {
+        const char *b = *s + 1, *e = *s + *n - 1;
+        while (b < e && is_ws((unsigned char)*b))
+            b++;
+        while (e > b && is_ws((unsigned char)e[-1]))
+            e--;
+        *s = b;
+        *n = (size_t)(e - b);
+    }
+}
+
+/* Clamp helper: magnitude mag (may exceed 2^63) with sign -> int64. */
+static int to_i64(uint64_t mag, bool neg, bool overflow, int64_t *out)
+{
+    const uint64_t lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    if (overflow || mag > lim) {
+        *out = neg ? INT64_MIN : INT64_MAX;
+        return CP_JT_RANGE;
+    }
+    *out = neg ? (mag == lim ? INT64_MIN : -(int64_t)mag) : (int64_t)mag;
+    return 0;
+}
+
+int cp_jt_parse_ns(const char *s, size_t n, int64_t *out_ns)
+{
+    unsigned flags;
+    unquote(&s, &n);
+    if (!number_syntax(s, s + n, &flags))
+        return CP_ERR_FORMAT;
+    const char *p = s, *e = s + n;
+    bool neg = *p == '-';
+    p += neg;
+    const char *ib = p;
+    while (p < e && is_digit((unsigned char)*p))
+        p++;
+    const char *ie = p, *fb = p, *fe = p;
+    if (p < e && *p == '.') {
+        fb = ++p;
+        while (p < e && is_digit((unsigned char)*p))
+            p++;
+        fe = p;
+    }
+    long long ex = 0;
+    if (p < e) { /* exponent; syntax already checked */
+        p++;
+        bool eneg = *p == '-';
+        if (*p == '-' || *p == '+')
+            p++;
+        for (; p < e; p++)
+            if (ex < 1000000)
+                ex = ex * 10 + (*p - '0');
+        if (eneg)
+            ex = -ex;
+    }
+    /* value_us = D * 10^(nint + ex) with D = 0.d1d2...; ns keeps the first
+     * K = nint + ex + 3 digits and scales by 10^(K - ndigits) when K is larger. */
+    long long nint = ie - ib, nfrac = fe - fb, nd = nint + nfrac;
+    long long k = nint + ex + 3;
+    uint64_t mag = 0;
+    bool ovf = false;
+    for (long long j = 0; j < nd && j < k; j++) {
+        unsigned d = (unsigned)((j < nint ? ib[j] : fb[j - nint]) - '0');
+        ovf |= __builtin_mul_overflow(mag, (uint64_t)10, &mag);
+        ovf |= __builtin_add_overflow(mag, (uint64_t)d, &mag);
+    }
+    for (long long j = nd; j < k && mag != 0 && !ovf; j++)
+        ovf |= __builtin_mul_overflow(mag, (uint64_t)10, &mag);
+    return to_i64(mag, neg, ovf, out_ns);
+}
+
+int cp_jt_parse_i64(const char *s, size_t n, int64_t *out)
+{
+    unsigned flags;
+    unquote(&s, &n);
+    if (!number_syntax(s, s + n, &flags) || !(flags & CP_JT_F_INT))
+        return CP_ERR_FORMAT;
+    bool neg = *s == '-';
+    uint64_t mag = 0;
+    bool ovf = false;
+    for (size_t i = neg; i < n; i++) {
+        ovf |= __builtin_mul_overflow(mag, (uint64_t)10, &mag);
+        ovf |= __builtin_add_overflow(mag, (uint64_t)(s[i] - '0'), &mag);
+    }
+    return to_i64(mag, neg, ovf, out);
+}
+
+int cp_jt_parse_double(const char *s, size_t n, double *out)
+{
+    unsigned flags;
+    unquote(&s, &n);
+    if (!number_syntax(s, s + n, &flags))
+        return CP_ERR_FORMAT;
+    char small[128];
+    char *tmp = n < sizeof small ? small : malloc(n + 1);
+    if (!tmp)
+        return CP_ERR_NOMEM;
+    memcpy(tmp, s, n);
+    tmp[n] = '\0';
+    errno = 0;
+    /* The C locale is assumed (chainprof never calls setlocale for numbers). */
+    double v = strtod(tmp, NULL);
+    int overflow = errno == ERANGE && (v > 1.0 || v < -1.0);
+    if (tmp != small)
+        free(tmp);
+    *out = v;
+    return overflow ? CP_JT_RANGE : 0;
+}
