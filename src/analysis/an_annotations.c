@@ -1,0 +1,196 @@
+/* an_annotations.c - the `annotations` analyzer: user annotation breakdown.
+ *
+ * CPU annotations (category user_annotation: record_function ranges,
+ * ProfilerStep#N, "## forward ##"...) and GPU annotations
+ * (gpu_user_annotation: the same ranges as the GPU executed them) are
+ * grouped by name with count, total, mean, min, max and sample std of their
+ * durations (HTA's get_gpu_user_annotation_breakdown with every name kept).
+ * Every GPU event of the view is then attributed to the innermost GPU
+ * annotation it overlaps (the shortest one; HTA's
+ * get_gpu_kernels_with_user_annotations picks the leaf of the stack), and
+ * the kernels per annotation are counted. A sweep over both start-sorted
+ * lists keeps only the annotations open at the kernel's start, so the cost
+ * is O(n log n) plus the nesting depth per kernel.
+ */
+#include "an_results.h"
+#include "../base/util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_by_t0(const void *pa, const void *pb, void *ctx)
+{
+    const an_view *v = ctx;
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    if (v->t0[a] != v->t0[b])
+        return v->t0[a] < v->t0[b] ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
+static size_t groups_of(const an_ctx *ctx, const an_view *v, tl_cat cat, an_group **out, size_t **idx_out,
+                        size_t *n_idx)
+{
+    const tl_timeline *tl = ctx->tl;
+    size_t m = v->n ? v->n : 1, k = 0;
+    uint32_t *names = cp_xmalloc(m * sizeof *names);
+    int64_t *durs = cp_xmalloc(m * sizeof *durs);
+    size_t *idx = cp_xmalloc(m * sizeof *idx);
+    for (size_t i = 0; i < v->n; i++)
+        if (v->mult[i] && tl->cat[v->base + i] == cat)
+            for (uint32_t r = 0; r < v->mult[i]; r++) {
+                names[k] = tl->name[v->base + i];
+                durs[k] = v->t1[i] - v->t0[i];
+                idx[k++] = i;
+            }
+    size_t ng = an_group_by_name(names, durs, k, out);
+    free(names);
+    free(durs);
+    if (idx_out) {
+        *idx_out = idx;
+        *n_idx = k;
+    } else {
+        free(idx);
+    }
+    return ng;
+}
+
+void an_annotations_compute(const an_ctx *ctx, const an_view *v, an_annot_rank *out)
+{
+    memset(out, 0, sizeof *out);
+    out->n_cpu = groups_of(ctx, v, TL_CAT_USER_ANNOTATION, &out->cpu, NULL, NULL);
+    size_t *ann, na;
+    out->n_gpu = groups_of(ctx, v, TL_CAT_GPU_USER_ANNOTATION, &out->gpu, &ann, &na);
+    if (na > 1)
+        qsort_r(ann, na, sizeof *ann, cmp_by_t0, (void *)v);
+    /* attribution sweep */
+    size_t *active = cp_xmalloc((na ? na : 1) * sizeof *active), nact = 0, j = 0;
+    uint32_t *names = cp_xmalloc((v->n_gpu ? v->n_gpu : 1) * sizeof *names);
+    int64_t *zero = cp_xcalloc(v->n_gpu ? v->n_gpu : 1, sizeof *zero);
+    size_t nk = 0;
+    for (size_t k = 0; k < v->n_gpu; k++) {
+        size_t g = v->gpu[k];
+        int64_t s = v->t0[g], e = CP_MAX(v->t1[g], s + 1);
+        while (j < na && v->t0[ann[j]] <= s)
+            active[nact++] = ann[j++];
+        size_t w = 0; /* drop annotations that ended */
+        for (size_t a = 0; a < nact; a++)
+            if (v->t1[active[a]] > s)
+                active[w++] = active[a];
+        nact = w;
+        size_t best = SIZE_MAX;
+        int64_t best_len = INT64_MAX;
+        for (size_t a = 0; a < nact; a++) {
+            int64_t len = v->t1[active[a]] - v->t0[active[a]];
+            if (len < best_len || (best != SIZE_MAX && len == best_len && v->t0[active[a]] >= v->t0[best])) {
+                best = active[a];
+                best_len = len;
+            }
+        }
+        for (size_t f = j; f < na && v->t0[ann[f]] < e; f++) { /* starting inside the kernel */
+            int64_t len = v->t1[ann[f]] - v->t0[ann[f]];
+            if (v->t1[ann[f]] > s && len < best_len) {
+                best = ann[f];
+                best_len = len;
+            }
+        }
+        out->gpu_kernels++;
+        if (best == SIZE_MAX)
+            out->unattributed++;
+        else
+            names[nk++] = ctx->tl->name[v->base + best];
+    }
+    out->n_kernels_groups = an_group_by_name(names, zero, nk, &out->kernels);
+    free(names);
+    free(zero);
+    free(active);
+    free(ann);
+}
+
+static void emit_groups(an_ctx *ctx, rep_node *parent, const char *key, const char *title, const an_group *g,
+                        size_t n)
+{
+    static const rep_col cols[] = {
+        { "name", "annotation", NULL, -1 }, { "count", "count", NULL, -1 },
+        { "sum_ns", "total", "ns", -1 },    { "mean_ns", "mean", "ns", -1 },
+        { "min_ns", "min", "ns", -1 },      { "max_ns", "max", "ns", -1 },
+        { "std_ns", "std", "ns", -1 },
+    };
+    rep_node *t = rep_table(ctx->rep, parent, key, title, cols, CP_ARRAY_LEN(cols));
+    for (size_t i = 0; i < n; i++) {
+        rep_node *row = rep_row(ctx->rep, t);
+        rep_cell_str(ctx->rep, row, tl_str(ctx->tl, g[i].name));
+        rep_cell_int(ctx->rep, row, g[i].count);
+        rep_cell_int(ctx->rep, row, (int64_t)g[i].sum_ns);
+        rep_cell_num(ctx->rep, row, g[i].sum_ns / (double)g[i].count);
+        rep_cell_int(ctx->rep, row, g[i].min_ns);
+        rep_cell_int(ctx->rep, row, g[i].max_ns);
+        rep_cell_num(ctx->rep, row, an_group_std(&g[i]));
+    }
+}
+
+static void emit(an_ctx *ctx, rep_node *parent, const an_annot_rank *ar)
+{
+    rep_node *o = rep_obj(ctx->rep, parent, "annotations", "user annotations");
+    emit_groups(ctx, o, "cpu", "CPU annotations", ar->cpu, ar->n_cpu);
+    emit_groups(ctx, o, "gpu", "GPU annotations", ar->gpu, ar->n_gpu);
+    rep_int(ctx->rep, o, "gpu_kernels", "GPU events", ar->gpu_kernels, NULL);
+    rep_int(ctx->rep, o, "unattributed_kernels", "GPU events outside any GPU annotation", ar->unattributed, NULL);
+    static const rep_col cols[] = {
+        { "annotation", "innermost GPU annotation", NULL, -1 },
+        { "kernels", "GPU events", NULL, -1 },
+    };
+    rep_node *t = rep_table(ctx->rep, o, "kernels_by_annotation", "GPU events by innermost annotation", cols,
+                            CP_ARRAY_LEN(cols));
+    for (size_t i = 0; i < ar->n_kernels_groups; i++) {
+        rep_node *row = rep_row(ctx->rep, t);
+        rep_cell_str(ctx->rep, row, tl_str(ctx->tl, ar->kernels[i].name));
+        rep_cell_int(ctx->rep, row, ar->kernels[i].count);
+    }
+}
+
+typedef struct annot_result {
+    void (*free)(void *self);
+    size_t n_ranks;
+    an_annot_rank *hta, *exact;
+} annot_result;
+
+static void rank_free(an_annot_rank *a)
+{
+    free(a->cpu);
+    free(a->gpu);
+    free(a->kernels);
+}
+
+static void annot_free(void *self)
+{
+    annot_result *r = self;
+    for (size_t i = 0; i < r->n_ranks; i++) {
+        rank_free(&r->hta[i]);
+        rank_free(&r->exact[i]);
+    }
+    free(r->hta);
+    free(r->exact);
+    free(r);
+}
+
+int an_annotations_run(an_ctx *ctx)
+{
+    size_t n = ctx->tl->n_ranks;
+    annot_result *res = cp_xcalloc(1, sizeof *res);
+    res->free = annot_free;
+    res->n_ranks = n;
+    res->hta = cp_xcalloc(n ? n : 1, sizeof *res->hta);
+    res->exact = cp_xcalloc(n ? n : 1, sizeof *res->exact);
+    ctx->results[AN_annotations] = res;
+    for (size_t r = 0; r < n; r++) {
+        const an_rank_views *rv = an_views(ctx, r);
+        if (!rv)
+            return -1;
+        an_annotations_compute(ctx, &rv->hta, &res->hta[r]);
+        an_annotations_compute(ctx, &rv->exact, &res->exact[r]);
+        emit(ctx, an_view_node(ctx, r, false), &res->hta[r]);
+        emit(ctx, an_view_node(ctx, r, true), &res->exact[r]);
+    }
+    return 0;
+}
