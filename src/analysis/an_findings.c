@@ -54,7 +54,7 @@ int an_severity_parse(const char *s)
 #define INTRA_SLOW_FRAC 0.3
 #define INTRA_TARGET_FRAC 0.7
 #define MIN_EXPOSED_PCT 1.0     /* a layer must expose at least this much to matter */
-#define LAUNCH_BOUND_PCT 10.0
+#define LAUNCH_BOUND_PCT 2.0
 #define OVERLAP_LOW 0.3
 #define OVERLAP_HIDEABLE 0.5
 

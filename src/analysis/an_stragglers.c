@@ -11,7 +11,7 @@
  *   compared with a robust outlier rule: own > median + k * 1.4826 * MAD
  *   with k = 3.5 (Iglewicz and Hoaglin's modified z-score threshold; 1.4826
  *   makes the MAD a consistent estimator of the standard deviation for
- *   normal data), and own > median * (1 + 2 %) so that ranks that agree to
+ *   normal data), and own > median * (1 + 5 %) so that ranks that agree to
  *   the nanosecond (MAD = 0) are not flagged for noise. At least 3 ranks are
  *   needed for a median to mean anything.
  * - The layer that makes a flagged rank slow is the one (among compute,
@@ -28,7 +28,7 @@
 
 #define STRAGGLER_K 3.5
 #define MAD_SCALE 1.4826
-#define MIN_REL_EXCESS 0.02
+#define MIN_REL_EXCESS 0.05
 
 static int i64_cmp(const void *a, const void *b)
 {

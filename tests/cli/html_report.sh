@@ -24,7 +24,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 "$CHAINPROF" synth --out "$tmp/job" --ranks 8 --gpus-per-node 4 --steps 6 --seed 7 \
     --inject slow-network=0.4,straggler=5:1.3 >/dev/null || { echo "FAIL: synth"; exit 1; }
-"$CHAINPROF" analyze "$tmp/job" -o "$art/report.html" -o "$art/report.json" >/dev/null \
+"$CHAINPROF" analyze "$tmp/job/rank-*.json" -o "$art/report.html" -o "$art/report.json" >/dev/null \
     || { echo "FAIL: analyze"; exit 1; }
 [ -s "$art/report.html" ] || { echo "FAIL: no html written"; exit 1; }
 
