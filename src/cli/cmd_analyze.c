@@ -22,11 +22,13 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { O_GPUS_PER_NODE = 100, O_FAIL_ON, O_NIC_GBPS, O_NVLINK_GBPS };
+enum { O_GPUS_PER_NODE = 100, O_RANK_MAP, O_FAIL_ON, O_NIC_GBPS, O_NVLINK_GBPS };
 
 static const cli_opt opts[] = {
     { "gpus-per-node", 0, "N", O_GPUS_PER_NODE, 0,
       "GPUs per node, for intra/inter-node scope (default: the trace's device count)" },
+    { "rank-map", 0, "PID=RANK,...", O_RANK_MAP, 0,
+      "ranks of processes in Nsight Systems reports (default: one rank per process, in pid order)" },
     { "fail-on", 0, "SEVERITY", O_FAIL_ON, 0,
       "exit 4 when a finding at or above SEVERITY exists (info|low|medium|high|critical)" },
     { "nic-gbps", 0, "GBIT", O_NIC_GBPS, 0,
@@ -50,6 +52,7 @@ typedef struct input {
 typedef struct read_job {
     input *inputs;
     size_t n;
+    const char *rank_map;
 } read_job;
 
 static tl_builder *more_builder(void *ctx, const char *source)
@@ -63,7 +66,7 @@ static void read_one(void *ctx, size_t i)
 {
     read_job *job = ctx;
     input *in = &job->inputs[i];
-    rd_opts ro = { .more = more_builder, .more_ctx = in };
+    rd_opts ro = { .more = more_builder, .more_ctx = in, .rank_map = job->rank_map };
     cp_error_clear(&in->err);
     in->builder = tl_builder_new(in->path);
     in->rc = in->reader->read(in->path, in->builder, &ro, &in->err);
@@ -103,7 +106,7 @@ static bool keep_trace_file(const char *path, void *ctx)
 {
     (void)ctx;
     return cp_str_ends(path, ".json") || cp_str_ends(path, ".json.gz") || cp_str_ends(path, ".json.zst") ||
-           cp_str_ends(path, ".sqlite") || cp_str_ends(path, ".log") || cp_str_ends(path, ".txt");
+           cp_str_ends(path, ".sqlite") || cp_str_ends(path, ".nsys-rep") || cp_str_ends(path, ".log") || cp_str_ends(path, ".txt");
 }
 
 int cmd_analyze(cli_ctx *ctx)
@@ -152,7 +155,7 @@ int cmd_analyze(cli_ctx *ctx)
     if (cp_log_stderr_is_tty() && cp_log_level() >= CP_LOG_WARN)
         fprintf(stderr, "chainprof: reading %zu file%s on %d thread%s...\r", paths.n, paths.n == 1 ? "" : "s",
                 nthreads, nthreads == 1 ? "" : "s");
-    read_job job = { inputs, paths.n };
+    read_job job = { inputs, paths.n, cli_get(ctx, O_RANK_MAP) };
     cp_par_for(paths.n, nthreads, read_one, &job);
     if (cp_log_stderr_is_tty() && cp_log_level() >= CP_LOG_WARN)
         fprintf(stderr, "\033[K");

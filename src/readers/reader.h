@@ -34,6 +34,9 @@ typedef struct rd_opts {
      * (the reader then merges into the given builder and says so). */
     tl_builder *(*more)(void *ctx, const char *source);
     void *more_ctx;
+    /* --rank-map "PID=RANK[,PID=RANK...]": ranks of processes in formats
+     * that have no rank of their own (nsys); NULL when not given. */
+    const char *rank_map;
 } rd_opts;
 
 typedef struct rd_trace_reader {

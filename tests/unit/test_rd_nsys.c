@@ -1,0 +1,348 @@
+/* test_rd_nsys.c - the Nsight Systems reader against the real exports under
+ * ../shared/data/nsys (four export schema versions), checked against SQL
+ * queries run here on the same files, and pipit's expected intervals. */
+#include "test_util.h"
+
+#include "model/timeline.h"
+#include "readers/rd_nsys.h"
+#include "readers/reader.h"
+
+#include <sqlite3.h>
+#include <unistd.h>
+
+int rd_nsys_read(const char *path, tl_builder *b, const rd_opts *o, cp_error *err);
+
+static const char *const exports[] = {
+    "nsys/pipit/saxpy-mpi-cuda_nsys_perlmutter0.sqlite", /* 2.9.1 */
+    "nsys/pipit/perlmutter-cloverleaf-cuda.sqlite",      /* 3.13.2 */
+    "nsys/nsys-ai/mock.sqlite",                          /* 3.24.14 */
+    "nsys/nsys-ai/healthy_1pct.sqlite",                  /* 3.24.14, reduced */
+    "nsys/nsys-ai/h100_2gpu_1s.sqlite",                  /* 3.25.0, 2 processes */
+    "nsys/nsys-ai/mfu_2gpu_before.sqlite",
+    "nsys/nsys-ai/mfu_2gpu_after.sqlite",
+};
+
+typedef struct extra {
+    tl_builder *b[16];
+    size_t n;
+} extra;
+
+static tl_builder *more(void *ctx, const char *src)
+{
+    extra *x = ctx;
+    assert_true(x->n < 15);
+    return x->b[++x->n] = tl_builder_new(src);
+}
+
+static tl_timeline *load(const char *path)
+{
+    extra x = { { tl_builder_new(path) }, 0 };
+    rd_opts o = { .more = more, .more_ctx = &x };
+    cp_error err;
+    cp_error_clear(&err);
+    int rc = rd_nsys_read(path, x.b[0], &o, &err);
+    if (rc)
+        fail_msg("%s: %s", path, err.msg);
+    tl_timeline *tl;
+    assert_int_equal(tl_finish(x.b, x.n + 1, NULL, &tl, NULL), 0);
+    return tl;
+}
+
+static sqlite3 *open_db(const char *path)
+{
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    return db;
+}
+
+static bool has_table(sqlite3 *db, const char *t)
+{
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", -1, &st, NULL);
+    sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC);
+    bool yes = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return yes;
+}
+
+static int64_t q1(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+    int64_t v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* Sum of kernel durations per (device, stream) in the timeline vs SQL. */
+static void check_kernels(sqlite3 *db, const tl_timeline *tl, const char *name)
+{
+    int64_t n_sql = q1(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL");
+    int64_t n = 0, total = 0;
+    for (size_t i = 0; i < tl->n_events; i++)
+        if (tl->cat[i] == TL_CAT_KERNEL) {
+            n++;
+            total += tl->dur_ns[i];
+        }
+    if (n != n_sql)
+        fail_msg("%s: %lld kernels, sqlite3 says %lld", name, (long long)n, (long long)n_sql);
+    assert_int_equal(total, q1(db, "SELECT sum(end - start) FROM CUPTI_ACTIVITY_KIND_KERNEL"));
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(db, "SELECT deviceId, streamId, sum(end - start), count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL "
+                           "GROUP BY deviceId, streamId", -1, &st, NULL);
+    int groups = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t dev = sqlite3_column_int64(st, 0), stream = sqlite3_column_int64(st, 1);
+        int64_t sum = 0, cnt = 0;
+        for (size_t t = 0; t < tl->n_tracks; t++) {
+            const tl_track *tr = &tl->tracks[t];
+            if (tr->key.kind != TL_TRACK_GPU || tr->key.device != dev || tr->key.stream != stream)
+                continue;
+            for (size_t i = tr->ev_begin; i < tr->ev_end; i++)
+                if (tl->cat[i] == TL_CAT_KERNEL) {
+                    sum += tl->dur_ns[i];
+                    cnt++;
+                }
+        }
+        assert_int_equal(sum, sqlite3_column_int64(st, 2));
+        assert_int_equal(cnt, sqlite3_column_int64(st, 3));
+        groups++;
+    }
+    sqlite3_finalize(st);
+    assert_true(groups > 0);
+}
+
+static void check_memcpy(sqlite3 *db, const tl_timeline *tl)
+{
+    if (!has_table(db, "CUPTI_ACTIVITY_KIND_MEMCPY"))
+        return;
+    static const struct { tl_copy_dir dir; const char *kinds; } dirs[] = {
+        { TL_COPY_H2D, "1, 11" }, { TL_COPY_D2H, "2, 12" }, { TL_COPY_D2D, "8, 13" },
+        { TL_COPY_P2P, "10" }, { TL_COPY_H2H, "9" },
+    };
+    for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++) {
+        char sql[200];
+        snprintf(sql, sizeof sql, "SELECT coalesce(sum(bytes), 0) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE copyKind IN (%s)",
+                 dirs[d].kinds);
+        int64_t want = q1(db, sql), got = 0;
+        for (size_t i = 0; i < tl->n_events; i++) {
+            int64_t b;
+            if (tl->kclass[i] == TL_K_MEMCPY && tl->copy_dir[i] == dirs[d].dir && tl_arg_int(tl, i, "bytes", &b))
+                got += b;
+        }
+        assert_int_equal(got, want);
+    }
+}
+
+static void check_nvtx(sqlite3 *db, const tl_timeline *tl)
+{
+    if (!has_table(db, "NVTX_EVENTS"))
+        return;
+    int64_t want = q1(db, "SELECT count(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60, 70, 71)");
+    int64_t got = 0;
+    for (size_t i = 0; i < tl->n_events; i++)
+        if ((tl->cat[i] == TL_CAT_NVTX || tl->cat[i] == TL_CAT_CPU_OP || tl->cat[i] == TL_CAT_USER_ANNOTATION) &&
+            !(tl->flags[i] & TL_F_INSTANT))
+            got++;
+    assert_int_equal(got, want);
+}
+
+static void test_every_export(void **state)
+{
+    (void)state;
+    char buf[1024];
+    if (!cp_test_data("nsys", buf, sizeof buf))
+        skip();
+    for (size_t f = 0; f < sizeof exports / sizeof exports[0]; f++) {
+        const char *path = cp_test_data(exports[f], buf, sizeof buf);
+        assert_non_null(path);
+        tl_timeline *tl = load(path);
+        sqlite3 *db = open_db(path);
+        check_kernels(db, tl, exports[f]);
+        check_memcpy(db, tl);
+        check_nvtx(db, tl);
+        /* API names lose their version suffix */
+        for (size_t i = 0; i < tl->n_events; i++)
+            if (tl->cat[i] == TL_CAT_CUDA_RUNTIME)
+                assert_null(strstr(tl_str(tl, tl->name[i]), "_v7000"));
+        sqlite3_close(db);
+        tl_free(tl);
+    }
+}
+
+static void test_two_rank_h100(void **state)
+{
+    (void)state;
+    char buf[1024];
+    const char *files[] = { "nsys/nsys-ai/mfu_2gpu_before.sqlite", "nsys/nsys-ai/h100_2gpu_1s.sqlite" };
+    for (int f = 0; f < 2; f++) {
+        const char *path = cp_test_data(files[f], buf, sizeof buf);
+        if (!path)
+            skip();
+        tl_timeline *tl = load(path);
+        assert_int_equal(tl->n_ranks, 2);
+        assert_true(tl->ranks[0].n_events > 1000 && tl->ranks[1].n_events > 1000);
+        size_t sendrecv = 0, comm = 0;
+        for (size_t i = 0; i < tl->n_events; i++) {
+            if (strstr(tl_str(tl, tl->name[i]), "ncclDevKernel_SendRecv")) {
+                sendrecv++;
+                assert_int_equal(tl->kclass[i], TL_K_COMM);
+            }
+            comm += tl->kclass[i] == TL_K_COMM;
+        }
+        if (f == 0)
+            assert_true(sendrecv > 0);
+        /* the time-sliced capture has kernels whose launches are outside the window */
+        if (f == 1)
+            assert_true(tl->diag.count[DIAG_UNMATCHED_CORRELATION] >= 2 * 905);
+        (void)comm;
+        /* each process is its own rank, on one UTC clock */
+        assert_true(tl->ranks[0].meta.has_base_time);
+        assert_true(tl->t0_ns > 1700000000000000000LL);
+        tl_free(tl);
+    }
+}
+
+/* pipit's golden intervals: CSV rows Name,...,Event Type,Timestamp (ns) */
+static void check_csv(const tl_timeline *tl, const char *csv_path, bool gpu)
+{
+    FILE *f = fopen(csv_path, "r");
+    assert_non_null(f);
+    char line[4096];
+    assert_non_null(fgets(line, sizeof line, f));
+    int64_t base = tl->ranks[0].meta.base_time_ns;
+    size_t rows = 0, matched = 0;
+    while (fgets(line, sizeof line, f)) {
+        char *fields[16];
+        int nf = 0;
+        for (char *p = line; nf < 16;) {
+            fields[nf++] = p;
+            char *c = strchr(p, ',');
+            if (!c)
+                break;
+            *c = 0;
+            p = c + 1;
+        }
+        int ev_type = gpu ? 5 : 4, ts_col = gpu ? 6 : 5, match_col = gpu ? 8 : 7;
+        if (nf <= match_col || strcmp(fields[ev_type], "Enter") != 0)
+            continue;
+        rows++;
+        int64_t start = strtoll(fields[ts_col], NULL, 10), end = strtoll(fields[match_col], NULL, 10);
+        char name[512];
+        snprintf(name, sizeof name, "%s", fields[0]);
+        if (!gpu)
+            rd_nsys_normalize_api(name);
+        for (size_t i = 0; i < tl->n_events; i++) {
+            if (tl->ts_ns[i] - base != start || tl_end_ns(tl, i) - base != end)
+                continue;
+            bool on_gpu = tl->tracks[tl->track[i]].key.kind == TL_TRACK_GPU;
+            if (on_gpu != gpu)
+                continue;
+            const char *nm = tl_str(tl, tl->name[i]);
+            if (gpu) {
+                const char *sn = tl_arg_str(tl, i, "short_name");
+                bool is_copy = !strncmp(fields[2], "CUDA_MEMCPY", 11);
+                if (is_copy ? tl->kclass[i] != TL_K_MEMCPY : !(sn && !strcmp(sn, name)))
+                    continue;
+                if (tl->tracks[tl->track[i]].key.stream != strtoll(fields[1], NULL, 10))
+                    continue;
+            } else if (strcmp(nm, name) != 0) {
+                continue;
+            }
+            matched++;
+            break;
+        }
+    }
+    fclose(f);
+    assert_true(rows > 1000);
+    if (matched != rows)
+        fail_msg("%s: %zu of %zu intervals matched", csv_path, matched, rows);
+}
+
+static void test_pipit_intervals(void **state)
+{
+    (void)state;
+    char buf[1024], csv[1024];
+    const char *path = cp_test_data("nsys/pipit/perlmutter-cloverleaf-cuda.sqlite", buf, sizeof buf);
+    if (!path)
+        skip();
+    tl_timeline *tl = load(path);
+    assert_non_null(cp_test_data("nsys/pipit/cloverleaf_gpu_trace.csv", csv, sizeof csv));
+    check_csv(tl, csv, true);
+    assert_non_null(cp_test_data("nsys/pipit/cloverleaf-cuda_api_trace.csv", csv, sizeof csv));
+    check_csv(tl, csv, false);
+    tl_free(tl);
+}
+
+static void test_helpers(void **state)
+{
+    (void)state;
+    char a[] = "cudaLaunchKernel_v7000", b[] = "cuLaunchKernel", c[] = "cudaMalloc_v3020", d[] = "foo_v";
+    assert_string_equal(rd_nsys_normalize_api(a), "cudaLaunchKernel");
+    assert_string_equal(rd_nsys_normalize_api(b), "cuLaunchKernel");
+    assert_string_equal(rd_nsys_normalize_api(c), "cudaMalloc");
+    assert_string_equal(rd_nsys_normalize_api(d), "foo_v");
+    assert_int_equal(rd_nsys_torch_op_len("aten::mm, seq = 3, op_id = 17"), 8);
+    assert_int_equal(rd_nsys_torch_op_len("aten::to, op_id = 317177"), 8);
+    assert_int_equal(rd_nsys_torch_op_len("forward"), 0);
+    assert_int_equal(rd_nsys_torch_op_len("aten::relu"), 10);
+
+    /* NCCL's ncclAllReduce schema: comm id (u64) @0, size (size_t) @8, op @16 */
+    rd_nvtx_entry e[] = { { 18, 0, "NCCL communicator ID" }, { 22, 8, "Message size [bytes]" },
+                          { 5, 16, "Rank" }, { 20, 20, "too far" } };
+    uint8_t blob[24] = { 0 };
+    blob[0] = 0xEF;
+    blob[8] = 0x00;
+    blob[9] = 0x10; /* 4096 */
+    blob[16] = 0xFE; /* int32 -2 */
+    blob[17] = 0xFF;
+    blob[18] = 0xFF;
+    blob[19] = 0xFF;
+    rd_nvtx_value v[8];
+    size_t skipped;
+    size_t n = rd_nvtx_decode(e, 4, blob, sizeof blob, v, 8, &skipped);
+    assert_int_equal(n, 3);
+    assert_int_equal(skipped, 1);
+    assert_int_equal(v[0].i, 0xEF);
+    assert_int_equal(v[1].i, 4096);
+    assert_int_equal(v[2].i, -2);
+    uint8_t out[8];
+    assert_int_equal(rd_nvtx_blob_bytes((const uint8_t *)"0a1B", 4, 1, out, sizeof out), 2);
+    assert_int_equal(out[0], 0x0a);
+    assert_int_equal(out[1], 0x1b);
+    assert_int_equal(rd_nvtx_blob_bytes((const uint8_t *)"0a1", 3, 1, out, sizeof out), 3);
+}
+
+static void test_not_nsys(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/cp_nsys_XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES(1);", NULL, NULL, NULL);
+    sqlite3_close(db);
+    tl_builder *b = tl_builder_new(path);
+    cp_error err;
+    assert_int_equal(rd_nsys_read(path, b, NULL, &err), CP_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "without Nsight Systems tables"));
+    tl_builder_free(b);
+    unlink(path);
+    b = tl_builder_new("x.nsys-rep");
+    setenv("PATH", "/nonexistent", 1);
+    assert_int_equal(rd_nsys_read("job.nsys-rep", b, NULL, &err), CP_ERR_UNAVAILABLE);
+    assert_non_null(strstr(err.msg, "nsys export --type sqlite --output job.sqlite job.nsys-rep"));
+    tl_builder_free(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_helpers),        cmocka_unit_test(test_not_nsys),
+        cmocka_unit_test(test_every_export),   cmocka_unit_test(test_two_rank_h100),
+        cmocka_unit_test(test_pipit_intervals),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
