@@ -15,6 +15,8 @@
 #include "../base/paths.h"
 #include "../base/src.h"
 #include "../base/util.h"
+#include "../readers/evidence.h"
+#include "../readers/nccl_log.h"
 #include "../readers/reader.h"
 
 #include <stdio.h>
@@ -47,7 +49,16 @@ typedef struct input {
     int rc;
     uint64_t size_bytes;
     const char *compression;
+    const rd_evidence_kind *ev;  /* evidence file (not a trace) */
+    bool nccl_log;               /* an NCCL_DEBUG log (evidence) */
+    void *facts;                 /* the evidence reader's result */
 } input;
+
+static bool is_evidence(const input *in) { return in->ev || in->nccl_log; }
+static const char *input_kind(const input *in)
+{
+    return in->ev ? in->ev->key : in->nccl_log ? "nccl_log" : in->reader->name;
+}
 
 typedef struct read_job {
     input *inputs;
@@ -68,6 +79,8 @@ static void read_one(void *ctx, size_t i)
     input *in = &job->inputs[i];
     rd_opts ro = { .more = more_builder, .more_ctx = in, .rank_map = job->rank_map };
     cp_error_clear(&in->err);
+    if (is_evidence(in))
+        return;
     in->builder = tl_builder_new(in->path);
     in->rc = in->reader->read(in->path, in->builder, &ro, &in->err);
 }
@@ -92,7 +105,16 @@ static int detect_inputs(input *inputs, size_t n)
             cp_src_close(s);
         }
         inputs[i].reader = rd_detect(inputs[i].path, head, (size_t)got);
-        if (!inputs[i].reader) {
+        if (!inputs[i].reader) { /* not a trace: evidence, from its content */
+            int conf = 0, nccl = rd_nccl_sniff((const char *)head, (size_t)got);
+            inputs[i].ev = rd_evidence_detect((const char *)head, (size_t)got, &conf);
+            /* an NCCL log that a table sniffer also half-likes is a log */
+            if (nccl >= 60 && (!inputs[i].ev || nccl >= conf)) {
+                inputs[i].ev = NULL;
+                inputs[i].nccl_log = true;
+            }
+        }
+        if (!inputs[i].reader && !is_evidence(&inputs[i])) {
             cp_error_set(&err, CP_ERR_FORMAT, inputs[i].path, 0, 0, 0,
                          "input not recognised: not a trace or evidence format chainprof reads");
             rc = cli_fail(&err);
@@ -100,6 +122,49 @@ static int detect_inputs(input *inputs, size_t n)
     }
     free(head);
     return rc;
+}
+
+/* Parse the evidence inputs (after the traces: they are small). A file
+ * whose content was recognised but does not parse stops the run (exit 3),
+ * like a trace that is not one. */
+static int load_evidence(input *inputs, size_t n, an_evidence_file **out, size_t *n_out)
+{
+    *out = cp_xcalloc(n ? n : 1, sizeof **out);
+    *n_out = 0;
+    for (size_t i = 0; i < n; i++) {
+        input *in = &inputs[i];
+        cp_error err;
+        cp_error_clear(&err);
+        if (in->ev) {
+            const rd_evidence_kind *k;
+            if (rd_evidence_load(in->path, &k, &in->facts, &err) < 0)
+                return cli_fail(&err);
+            in->ev = k;
+        } else if (in->nccl_log) {
+            cp_buf b = CP_BUF_INIT;
+            if (cp_src_read_all(in->path, &b, (size_t)1 << 30, &err) < 0) {
+                cp_buf_free(&b);
+                return cli_fail(&err);
+            }
+            rd_nccl_facts *f = cp_xmalloc(sizeof *f);
+            rd_nccl_parse_buf(f, in->path, b.data ? b.data : "", b.len);
+            cp_buf_free(&b);
+            in->facts = f;
+        } else {
+            continue;
+        }
+        (*out)[(*n_out)++] = (an_evidence_file){ in->path, input_kind(in), in->facts };
+    }
+    return 0;
+}
+
+static void free_evidence(input *in)
+{
+    if (in->ev && in->facts)
+        in->ev->free(in->facts);
+    else if (in->nccl_log)
+        free(in->facts);
+    in->facts = NULL;
 }
 
 static bool keep_trace_file(const char *path, void *ctx)
@@ -168,7 +233,8 @@ int cmd_analyze(cli_ctx *ctx)
     tl_builder **bs = cp_xcalloc(n_builders, sizeof *bs);
     n_builders = 0;
     for (size_t i = 0; i < paths.n; i++) {
-        bs[n_builders++] = inputs[i].builder;
+        if (inputs[i].builder)
+            bs[n_builders++] = inputs[i].builder;
         inputs[i].builder = NULL;
         for (size_t k = 0; k < inputs[i].n_extra; k++)
             bs[n_builders++] = inputs[i].extra[k];
@@ -187,16 +253,24 @@ int cmd_analyze(cli_ctx *ctx)
         goto out;
     }
     free(bs);
+    an_evidence_file *evidence = NULL;
+    size_t n_evidence = 0;
+    if ((rc = load_evidence(inputs, paths.n, &evidence, &n_evidence)) != 0) {
+        free(evidence);
+        goto out;
+    }
 
     rep = rep_new("chainprof.analyze/1", ctx->argc, ctx->argv);
     for (size_t i = 0; i < paths.n; i++) {
-        rep_node *in = rep_input(rep, inputs[i].path, inputs[i].reader->name, inputs[i].size_bytes);
+        rep_node *in = rep_input(rep, inputs[i].path, input_kind(&inputs[i]), inputs[i].size_bytes);
         rep_str(rep, in, "compression", "compression", inputs[i].compression);
     }
     rep_diagnostics(rep, &tl->diag);
     an_opts ao = { .gpus_per_node = (int)gpn, .nthreads = nthreads, .nic_gbps = nic_gbps,
-                   .nvlink_gbps = nvlink_gbps };
-    if (an_run_all(&an, tl, rep, &ao, &err) < 0) {
+                   .nvlink_gbps = nvlink_gbps, .evidence = evidence, .n_evidence = n_evidence };
+    int arc = an_run_all(&an, tl, rep, &ao, &err);
+    free(evidence);
+    if (arc < 0) {
         rc = cli_fail(&err);
         goto out;
     }
@@ -223,6 +297,7 @@ out:
         for (size_t k = 0; k < inputs[i].n_extra; k++)
             tl_builder_free(inputs[i].extra[k]);
         free(inputs[i].extra);
+        free_evidence(&inputs[i]);
     }
     free(inputs);
     cp_paths_free(&paths);
