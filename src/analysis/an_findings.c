@@ -67,7 +67,6 @@ typedef struct fctx {
     double mean_exposed[AN_L__COUNT];
     double mean_wait_inter_ns, mean_wait_ns;
     an_findings_result *out;
-    size_t cap;
 } fctx;
 
 typedef struct rule {
@@ -83,26 +82,31 @@ static an_severity sev_for(double gain_pct)
     return gain_pct >= 10 ? AN_SEV_HIGH : gain_pct >= 3 ? AN_SEV_MEDIUM : gain_pct >= 0.5 ? AN_SEV_LOW : AN_SEV_INFO;
 }
 
-static an_finding *add(fctx *f, const rule *r, double gain_pct, const char *title, const char *rec,
-                       const char *assumption)
+an_finding *an_finding_add(an_findings_result *o, const char *code, an_layer layer, double gain_pct,
+                           const char *title, const char *rec, const char *assumption)
 {
-    an_findings_result *o = f->out;
-    cp_xgrow((void **)&o->v, &f->cap, o->n + 1, sizeof *o->v);
+    cp_xgrow((void **)&o->v, &o->cap, o->n + 1, sizeof *o->v);
     an_finding *x = &o->v[o->n++];
     memset(x, 0, sizeof *x);
     x->rank = -1;
-    x->code = r->code;
-    x->layer = r->layer;
+    x->order = (uint32_t)(o->n - 1);
+    x->code = code;
+    x->layer = layer;
     x->gain_pct = gain_pct;
-    x->severity = sev_for(gain_pct);
+    x->severity = isfinite(gain_pct) ? sev_for(gain_pct) : AN_SEV_INFO;
     snprintf(x->title, sizeof x->title, "%s", title);
     x->recommendation = rec;
-    snprintf(x->assumption, sizeof x->assumption, "%s", assumption);
+    snprintf(x->assumption, sizeof x->assumption, "%s", assumption ? assumption : "");
     return x;
 }
 
-static void evidence(an_finding *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void evidence(an_finding *x, const char *fmt, ...)
+static an_finding *add(fctx *f, const rule *r, double gain_pct, const char *title, const char *rec,
+                       const char *assumption)
+{
+    return an_finding_add(f->out, r->code, r->layer, gain_pct, title, rec, assumption);
+}
+
+void an_finding_evidence(an_finding *x, const char *fmt, ...)
 {
     if (x->n_evidence >= AN_FINDING_MAX_EVIDENCE)
         return;
@@ -111,6 +115,7 @@ static void evidence(an_finding *x, const char *fmt, ...)
     vsnprintf(x->evidence[x->n_evidence++], sizeof x->evidence[0], fmt, ap);
     va_end(ap);
 }
+
 
 /* Per step, the maximum over ranks of a per-step quantity, summed over
  * steps matched by id: the time a stall on any rank costs the job. */
@@ -195,17 +200,17 @@ static void r_net_inter_slow(fctx *f, const rule *self)
                         "NCCL_IB_SPLIT_DATA_ON_QPS=1), enable adaptive routing / check ECMP hashing on the "
                         "switches, and confirm with ib_write_bw between node pairs and all_reduce_perf across nodes",
                         a);
-    evidence(x, "inter-node busbw %.1f GB/s (time-weighted median over %" PRId64 " kernels) vs expected %.1f GB/s (%s)",
+    an_finding_evidence(x, "inter-node busbw %.1f GB/s (time-weighted median over %" PRId64 " kernels) vs expected %.1f GB/s (%s)",
              cr->inter_busbw_gbps, cr->n_kernels - cr->n_without_args, cr->expected_inter_gbps,
              cr->expected_inter_source ? cr->expected_inter_source : "?");
     const an_coll_group *g = top_group(f, true);
     if (g)
-        evidence(x, "largest: %s of ~%" PRId64 " bytes, %" PRId64 " kernels, p50 busbw %.1f GB/s, p95 %.1f GB/s",
+        an_finding_evidence(x, "largest: %s of ~%" PRId64 " bytes, %" PRId64 " kernels, p50 busbw %.1f GB/s, p95 %.1f GB/s",
                  an_coll_op_key(g->op), g->median_bytes, g->count, g->p50_busbw_gbps, g->p95_busbw_gbps);
-    evidence(x, "exposed inter-node time %.1f %% of step time (of which waiting for other ranks %.1f %%), mean over "
+    an_finding_evidence(x, "exposed inter-node time %.1f %% of step time (of which waiting for other ranks %.1f %%), mean over "
                 "%zu ranks",
              pct(f->mean_exposed[AN_L_INTER], f->job_ns), pct(f->mean_wait_inter_ns, f->job_ns), f->lr->n_ranks);
-    evidence(x, "nodes: %d (%s)", f->lr->n_nodes, f->lr->node_source);
+    an_finding_evidence(x, "nodes: %d (%s)", f->lr->n_nodes, f->lr->node_source);
 }
 
 static void r_net_intra_slow(fctx *f, const rule *self)
@@ -225,7 +230,7 @@ static void r_net_intra_slow(fctx *f, const rule *self)
                         "not SHM), that NCCL_P2P_DISABLE is unset and that nvidia-smi topo -m shows NV# links; "
                         "in containers allow IPC (--ipc=host)",
                         a);
-    evidence(x, "intra-node busbw %.1f GB/s vs expected %.1f GB/s (%s)", cr->intra_busbw_gbps, cr->expected_intra_gbps,
+    an_finding_evidence(x, "intra-node busbw %.1f GB/s vs expected %.1f GB/s (%s)", cr->intra_busbw_gbps, cr->expected_intra_gbps,
              cr->expected_intra_source ? cr->expected_intra_source : "?");
 }
 
@@ -249,7 +254,7 @@ static void storage_evidence(const fctx *f, an_finding *x)
         if (!n)
             continue;
         fmt_ns(longest, sizeof longest, (double)mx);
-        evidence(x, "rank %d: %zu stall%s in checkpoint/IO regions with the GPU idle, longest %s, steps %s", rl->rank, n,
+        an_finding_evidence(x, "rank %d: %zu stall%s in checkpoint/IO regions with the GPU idle, longest %s, steps %s", rl->rank, n,
                  n == 1 ? "" : "s", longest, steps);
     }
 }
@@ -282,7 +287,7 @@ static void r_dataloader(fctx *f, const rule *self)
                         "storage read throughput",
                         "prefetching hides data loading completely; per step the longest wait over ranks gates "
                         "the job");
-    evidence(x, "exposed data-loader time %.1f %% of step time (per step, maximum over %zu ranks)",
+    an_finding_evidence(x, "exposed data-loader time %.1f %% of step time (per step, maximum over %zu ranks)",
              pct(lost, f->job_ns), f->lr->n_ranks);
 }
 
@@ -303,7 +308,7 @@ static void r_launch_bound(fctx *f, const rule *self)
                         "kernels, raise the batch size per GPU, avoid host synchronisation (.item(), .cpu()) in "
                         "the step",
                         "CUDA graphs / fusion remove the exposed host time outside data loading");
-    evidence(x, "GPU idle while the host runs framework ops or launches: %.1f %% of step time (mean over ranks), %.1f "
+    an_finding_evidence(x, "GPU idle while the host runs framework ops or launches: %.1f %% of step time (mean over ranks), %.1f "
                 "%% inside runtime launch/sync calls",
              pct(host, f->job_ns), pct(launch, f->job_ns));
 }
@@ -317,7 +322,7 @@ static void r_pageable_copy(fctx *f, const rule *self)
                         "allocate host buffers pinned (pin_memory=True, torch.empty(..., pin_memory=True)) and copy "
                         "with non_blocking=True on a side stream so the copy overlaps compute",
                         "pinned asynchronous copies overlap with compute, removing their exposed time");
-    evidence(x, "exposed pageable/synchronous copy time %.1f %% of step time (per step, maximum over ranks)",
+    an_finding_evidence(x, "exposed pageable/synchronous copy time %.1f %% of step time (per step, maximum over ranks)",
              pct(lost, f->job_ns));
 }
 
@@ -341,9 +346,9 @@ static void r_straggler(fctx *f, const rule *self)
                             "every flagged step");
         x->layer = s->layer;
         x->rank = s->rank;
-        evidence(x, "rank %d own time (step minus collective wait) exceeds the median by %.1f %% in %zu steps: %s",
+        an_finding_evidence(x, "rank %d own time (step minus collective wait) exceeds the median by %.1f %% in %zu steps: %s",
                  s->rank, s->slowdown_pct, s->n_steps, steps);
-        evidence(x, "outlier rule: median + %.1f x 1.4826 x MAD of own time per step across ranks", f->sr->k);
+        an_finding_evidence(x, "outlier rule: median + %.1f x 1.4826 x MAD of own time per step across ranks", f->sr->k);
     }
 }
 
@@ -372,7 +377,7 @@ static void r_low_overlap(fctx *f, const rule *self)
                         "half of the exposed communication (bounded by the compute time) can be hidden behind "
                         "compute");
     x->layer = f->mean_exposed[AN_L_INTER] >= f->mean_exposed[AN_L_INTRA] ? AN_L_INTER : AN_L_INTRA;
-    evidence(x, "communication kernels active %.1f %% of step time, %.1f %% of that under compute (mean over ranks)",
+    an_finding_evidence(x, "communication kernels active %.1f %% of step time, %.1f %% of that under compute (mean over ranks)",
              pct(active, f->job_ns), 100 * overlap / active);
 }
 
@@ -392,11 +397,17 @@ static const rule rules[] = {
 static int finding_cmp(const void *a, const void *b)
 {
     const an_finding *x = a, *y = b;
-    if (x->gain_pct != y->gain_pct)
+    bool cx = x->severity == AN_SEV_CRITICAL, cy = y->severity == AN_SEV_CRITICAL;
+    if (cx != cy) /* a failure signature comes before any slowness */
+        return cx ? -1 : 1;
+    bool kx = isfinite(x->gain_pct), ky = isfinite(y->gain_pct);
+    if (kx != ky) /* a measured gain before an unknown one */
+        return kx ? -1 : 1;
+    if (kx && x->gain_pct != y->gain_pct)
         return x->gain_pct > y->gain_pct ? -1 : 1;
     if (x->severity != y->severity)
         return x->severity > y->severity ? -1 : 1;
-    return strcmp(x->code, y->code);
+    return (x->order > y->order) - (x->order < y->order);
 }
 
 static void free_result(void *self)
@@ -443,6 +454,13 @@ int an_findings_run(an_ctx *ctx)
     if (f.job_ns > 0)
         for (size_t i = 0; i < CP_ARRAY_LEN(rules); i++)
             rules[i].eval(&f, &rules[i]);
+    const an_evidence_result *ev = ctx->results[AN_evidence];
+    for (size_t i = 0; ev && i < ev->n; i++) {
+        an_finding *x = an_finding_add(out, ev->v[i].code, ev->v[i].layer, 0, "", NULL, NULL);
+        uint32_t order = x->order;
+        *x = ev->v[i];
+        x->order = order;
+    }
     out->job_ns = f.job_ns;
     qsort(out->v, out->n, sizeof *out->v, finding_cmp);
 
@@ -468,9 +486,9 @@ int an_findings_run(an_ctx *ctx)
         rep_str(rp, o, "title", "title", x->title);
         rep_num(rp, o, "estimated_gain_pct", "estimated gain", x->gain_pct, "%");
         rep_str(rp, o, "gain_assumption", "assuming", x->assumption);
-        rep_node *ev = rep_arr(rp, o, "evidence", "evidence");
+        rep_node *evn = rep_arr(rp, o, "evidence", "evidence");
         for (int k = 0; k < x->n_evidence; k++)
-            rep_str(rp, ev, NULL, NULL, x->evidence[k]);
+            rep_str(rp, evn, NULL, NULL, x->evidence[k]);
         rep_str(rp, o, "recommendation", "recommendation", x->recommendation);
     }
     return 0;

@@ -147,6 +147,7 @@ typedef struct an_finding {
     an_severity severity;
     double gain_pct;                  /* step time saved if fixed, % of measured */
     int32_t rank;                     /* the rank concerned, -1 all/none */
+    uint32_t order;                   /* insertion order: the last sort key (rule table order) */
     char title[160];
     char assumption[320];
     const char *recommendation;       /* static text */
@@ -157,8 +158,21 @@ typedef struct an_finding {
 typedef struct an_findings_result {
     void (*free)(void *self);
     double job_ns;                    /* the step time gains are relative to */
-    size_t n;
-    an_finding *v;                    /* sorted by gain, highest first */
+    size_t n, cap;
+    an_finding *v;                    /* sorted: critical first, then by gain */
 } an_findings_result;
+
+/* Append a finding (severity from the gain; NaN gain = unknown, severity
+ * info until the caller sets it). Texts are copied or static. */
+an_finding *an_finding_add(an_findings_result *out, const char *code, an_layer layer, double gain_pct,
+                           const char *title, const char *recommendation, const char *assumption);
+/* Append one evidence line (printf-like) to x; silently capped. */
+void an_finding_evidence(an_finding *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- evidence files ---- */
+
+/* an_evidence: findings from the evidence files (NCCL logs, nccl-tests,
+ * perftest), merged into the ranked list by an_findings. */
+typedef an_findings_result an_evidence_result;
 
 #endif
