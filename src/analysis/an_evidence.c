@@ -140,7 +140,7 @@ static void r_ibv_unreachable(an_evidence_result *out, const nccl_rule *self, co
         if (is->kind != RD_NCCL_ISSUE_IBV_CALL || !cp_str_icontains(is->at.text, "unreachable") || annotation(&is->at))
             continue;
         char t[160];
-        snprintf(t, sizeof t, "%s failed: Network is unreachable", is->detail[0] ? is->detail : "a verbs call");
+        snprintf(t, sizeof t, "verbs call failed: %s", is->detail[0] ? is->detail : "Network is unreachable");
         an_finding *x = add(out, self, t,
                             "the QP's address has no route: on RoCE the GID index selects a GID without a routable "
                             "address (IPv6 link-local or the wrong VLAN); set NCCL_IB_GID_INDEX to the RoCEv2 "
