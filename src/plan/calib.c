@@ -39,6 +39,11 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/buf.h"
+#include "base/error.h"
+#include "base/src.h"
+#include "base/util.h"
+#include "plan/plan_report.h"
 #include "plan/planner.h"
 
 #define MAXCOLS 64
@@ -100,6 +105,14 @@ static double num(const char *s)
     return end == s ? NAN : v;
 }
 
+/* Whole number of a cell; 0 when empty, not a number or beyond 1e8 (the
+ * model refuses absurd sizes anyway; this keeps every product in range). */
+static int inum(const char *s)
+{
+    double v = num(s);
+    return v >= 0 && v <= 1e8 ? (int)v : 0;
+}
+
 /* Preset by family and size in a free-form model name ("Llama 3.1 8B"). */
 static const plan_preset *match_preset(const char *model)
 {
@@ -146,8 +159,8 @@ static int run_row(char **f, int nf, const int *col, plan_calib_row *r)
     } else {
         in.shape.tied_embeddings = 1;
     }
-    int layers = (int)num(COL(C_LAYERS)), hidden = (int)num(COL(C_HIDDEN)), heads = (int)num(COL(C_HEADS));
-    int seq = (int)num(COL(C_SEQ)), vocab = (int)num(COL(C_VOCAB));
+    int layers = inum(COL(C_LAYERS)), hidden = inum(COL(C_HIDDEN)), heads = inum(COL(C_HEADS));
+    int seq = inum(COL(C_SEQ)), vocab = inum(COL(C_VOCAB));
     if (layers <= 0 || hidden <= 0 || heads <= 0 || seq <= 0 || vocab <= 0) {
         snprintf(r->why, sizeof r->why, "model shape incomplete");
         return -1;
@@ -170,7 +183,7 @@ static int run_row(char **f, int nf, const int *col, plan_calib_row *r)
     }
     const char *at = strchr(gb_txt, '@');
     if (at && atof(at + 1) > 0 && strchr(at, 'W')) in.power_w = atof(at + 1);
-    in.gpus = (int)num(COL(C_NGPU));
+    in.gpus = inum(COL(C_NGPU));
     if (in.gpus <= 0) {
         snprintf(r->why, sizeof r->why, "num_gpus missing");
         return -1;
@@ -178,7 +191,7 @@ static int run_row(char **f, int nf, const int *col, plan_calib_row *r)
     int megatron = icontains(COL(C_SOURCE), "Narayanan") || icontains(COL(C_SOURCE), "Korthikanti");
     in.attn = megatron ? PLAN_ATTN_UNFUSED : PLAN_ATTN_FLASH;
     const char *cpsp = COL(C_CPSP);
-    int tp = (int)num(COL(C_TP)), pp = (int)num(COL(C_PP)), dp = (int)num(COL(C_DP));
+    int tp = inum(COL(C_TP)), pp = inum(COL(C_PP)), dp = inum(COL(C_DP));
     int cp = 1;
     const char *cpp = strstr(cpsp, "CP=");
     if (cpp) cp = atoi(cpp + 3);
@@ -192,8 +205,8 @@ static int run_row(char **f, int nf, const int *col, plan_calib_row *r)
     sp.ep = 1;
     int fsdp = icontains(cpsp, "FSDP") || icontains(COL(C_NOTES), "FSDP");
     int zero3 = icontains(COL(C_NOTES), "ZeRO-3") || icontains(cpsp, "ZeRO-3");
-    in.fsdp = fsdp && !zero3;
-    sp.zero = fsdp || zero3 ? 3 : (megatron ? 0 : 1);
+    in.fsdp = (fsdp || !megatron) && !zero3; /* torchtitan shards with FSDP2 */
+    sp.zero = fsdp || zero3 || !megatron ? 3 : 0;
     /* tp/pp from what is stated */
     if (tp <= 0 && pp <= 0 && dp > 0 && in.gpus % (dp * cp) == 0) {
         int mp = in.gpus / (dp * cp);
@@ -229,11 +242,11 @@ static int run_row(char **f, int nf, const int *col, plan_calib_row *r)
     } else if (icontains(notes, "interleaved")) {
         sp.vpp = 2; /* interleaved without a chunk count: two chunks per stage */
     }
-    int mb = (int)num(COL(C_MB));
-    int gb = (int)num(COL(C_GB));
+    int mb = inum(COL(C_MB));
+    int gb = inum(COL(C_GB));
     if (mb > 0) {
         sp.micro_batch = mb;
-    } else if (!megatron && sp.pp > 1 && gb > 0 && dp > 0 && gb % (dp * sp.pp) == 0) {
+    } else if (!megatron && sp.pp > 1 && gb > 0 && dp > 0 && (long long)dp * sp.pp <= gb && gb % (dp * sp.pp) == 0) {
         /* torchtitan splits the local batch into as many micro-batches as
          * pipeline stages unless told otherwise */
         sp.micro_batch = gb / (dp * sp.pp);
@@ -243,7 +256,12 @@ static int run_row(char **f, int nf, const int *col, plan_calib_row *r)
             snprintf(r->why, sizeof r->why, "global batch and layout both unstated");
             return -1;
         }
-        gb = dp * mb * 8 * sp.pp;
+        long long g = (long long)dp * mb * 8 * sp.pp;
+        if (g > 100000000LL) {
+            snprintf(r->why, sizeof r->why, "derived global batch too large");
+            return -1;
+        }
+        gb = (int)g;
     }
     in.global_batch = gb;
     /* run: the planner fills whatever is still free */
@@ -289,10 +307,11 @@ static int run_row(char **f, int nf, const int *col, plan_calib_row *r)
     }
     const plan_result *res = &best[0].res;
     const plan_inputs *bi = &best[0].in;
-    snprintf(r->layout, sizeof r->layout, "tp%d pp%d dp%d cp%d vpp%d mb%d gb%d %s%d rc%d%s sp%d %s",
-             res->tp, res->pp, res->dp, res->cp, res->vpp, res->micro_batch, res->global_batch,
-             bi->fsdp ? "fsdp" : "zero", bi->zero,
-             (int)bi->recompute, half ? "/2" : "", bi->sp ? 1 : 0, bi->fp8 ? "fp8" : "bf16");
+    plan_layout_text(bi, res, r->layout, sizeof r->layout);
+    if (half) {
+        size_t len = strlen(r->layout);
+        snprintf(r->layout + len, sizeof r->layout - len, " (%d layers)", bi->recompute_layers);
+    }
     r->mem_predicted_bytes = res->memory.total_bytes;
     double mem = num(COL(C_MEM));
     r->mem_measured_bytes = isnan(mem) ? NAN : mem * 1073741824.0;
@@ -323,6 +342,10 @@ static int run_row(char **f, int nf, const int *col, plan_calib_row *r)
         snprintf(r->why, sizeof r->why, "no measured figure");
         return -1;
     }
+    if (!(r->measured > 0) || isinf(r->measured)) {
+        snprintf(r->why, sizeof r->why, "measured %s is not a positive number", r->metric);
+        return -1;
+    }
     r->err = (r->predicted - r->measured) / r->measured;
     return 0;
 #undef COL
@@ -341,48 +364,60 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-int plan_calib_file(const char *path, plan_calib_row *rows, int cap, plan_calib_summary *sum,
-                    char *err, int errsz)
+/* Next line of [*p, end) into a NUL-terminated malloc'd copy without the
+ * line ending; NULL at the end of the data. */
+static char *next_line(const char **p, const char *end)
+{
+    if (*p >= end) return NULL;
+    const char *s = *p, *nl = memchr(s, '\n', (size_t)(end - s));
+    const char *e = nl ? nl : end;
+    *p = nl ? nl + 1 : end;
+    if (e > s && e[-1] == '\r') e--;
+    return cp_xstrndup(s, (size_t)(e - s));
+}
+
+int plan_calib_mem(const char *data, size_t len, const char *name, plan_calib_row *rows, int cap,
+                   plan_calib_summary *sum, char *err, int errsz)
 {
     memset(sum, 0, sizeof *sum);
     sum->median_abs_err = sum->max_abs_err = sum->mean_abs_err = NAN;
     sum->mem_median_abs_err = sum->mem_max_abs_err = NAN;
-    FILE *fp = fopen(path, "r");
-    if (!fp) {
-        snprintf(err, (size_t)errsz, "%s: cannot open: %s", path, strerror(errno));
-        return -1;
-    }
-    char line[8192];
+    const char *p = data, *end = data + len;
     char *f[MAXCOLS];
     int col[C_NCOLS];
-    long lineno = 0;
-    if (!fgets(line, sizeof line, fp)) {
-        fclose(fp);
-        snprintf(err, (size_t)errsz, "%s:1: empty file", path);
+    char *line = next_line(&p, end);
+    if (!line) {
+        snprintf(err, (size_t)errsz, "%s:1: empty file", name);
         return -1;
     }
-    lineno = 1;
-    line[strcspn(line, "\r\n")] = '\0';
     int nh = split_csv(line, f, MAXCOLS);
     for (int c = 0; c < C_NCOLS; c++) {
         col[c] = -1;
         for (int i = 0; i < nh; i++)
             if (strcmp(f[i], k_cols[c]) == 0) col[c] = i;
     }
+    free(line);
     static const int required[] = {C_MODEL, C_LAYERS, C_HIDDEN, C_HEADS, C_SEQ, C_VOCAB, C_GPU, C_NGPU};
     for (size_t i = 0; i < sizeof required / sizeof *required; i++) {
         if (col[required[i]] < 0) {
-            fclose(fp);
-            snprintf(err, (size_t)errsz, "%s:1: header lacks column '%s'", path, k_cols[required[i]]);
+            snprintf(err, (size_t)errsz, "%s:1: header lacks column '%s'", name, k_cols[required[i]]);
             return -1;
         }
     }
-    double errs[4096], merrs[4096], total = 0;
+    double *errs = cp_xcalloc(PLAN_CALIB_MAX_ROWS, sizeof *errs);
+    double *merrs = cp_xcalloc(PLAN_CALIB_MAX_ROWS, sizeof *merrs);
+    double total = 0;
     int ne = 0, nm = 0;
-    while (fgets(line, sizeof line, fp)) {
-        lineno++;
-        line[strcspn(line, "\r\n")] = '\0';
-        if (!line[0]) continue;
+    for (long lineno = 2; (line = next_line(&p, end)) != NULL; lineno++) {
+        if (!line[0]) {
+            free(line);
+            continue;
+        }
+        if (sum->rows >= PLAN_CALIB_MAX_ROWS) {
+            sum->truncated = 1;
+            free(line);
+            break;
+        }
         int nf = split_csv(line, f, MAXCOLS);
         plan_calib_row r;
         memset(&r, 0, sizeof r);
@@ -393,10 +428,10 @@ int plan_calib_file(const char *path, plan_calib_row *rows, int cap, plan_calib_
         if (run_row(f, nf, col, &r) == 0) {
             sum->used++;
             double a = fabs(r.err);
-            if (ne < 4096) errs[ne++] = a;
+            errs[ne++] = a;
             total += a;
             if (isnan(sum->max_abs_err) || a > sum->max_abs_err) sum->max_abs_err = a, sum->worst_line = lineno;
-            if (!isnan(r.mem_measured_bytes) && nm < 4096) {
+            if (!isnan(r.mem_measured_bytes)) {
                 double me = fabs(r.mem_predicted_bytes - r.mem_measured_bytes) / r.mem_measured_bytes;
                 merrs[nm++] = me;
                 if (isnan(sum->mem_max_abs_err) || me > sum->mem_max_abs_err) sum->mem_max_abs_err = me;
@@ -404,12 +439,31 @@ int plan_calib_file(const char *path, plan_calib_row *rows, int cap, plan_calib_
         } else {
             sum->skipped++;
         }
+        free(line);
         if (rows && sum->rows <= cap) rows[sum->rows - 1] = r;
     }
-    fclose(fp);
     sum->median_abs_err = median(errs, ne);
     sum->mean_abs_err = ne ? total / ne : NAN;
     sum->mem_rows = nm;
     sum->mem_median_abs_err = median(merrs, nm);
+    free(errs);
+    free(merrs);
     return 0;
+}
+
+int plan_calib_file(const char *path, plan_calib_row *rows, int cap, plan_calib_summary *sum,
+                    char *err, int errsz)
+{
+    cp_buf buf = CP_BUF_INIT;
+    cp_error e;
+    cp_error_clear(&e);
+    if (cp_src_read_all(path, &buf, PLAN_CALIB_MAX_BYTES, &e) < 0) {
+        memset(sum, 0, sizeof *sum);
+        cp_error_format(&e, err, (size_t)errsz);
+        cp_buf_free(&buf);
+        return -1;
+    }
+    int rc = plan_calib_mem(buf.data ? buf.data : "", buf.len, path, rows, cap, sum, err, errsz);
+    cp_buf_free(&buf);
+    return rc;
 }

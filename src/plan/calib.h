@@ -19,6 +19,8 @@
 
 #include "plan/model.h"
 
+#include <stddef.h>
+
 typedef struct plan_calib_row {
     long line;                 /* 1-based line in the CSV */
     char model[96];
@@ -33,8 +35,13 @@ typedef struct plan_calib_row {
     char note[96];             /* caveat on a modelled row (e.g. predicted not to fit) */
 } plan_calib_row;
 
+/* Caps on what the input controls. */
+#define PLAN_CALIB_MAX_ROWS 4096
+#define PLAN_CALIB_MAX_BYTES (64u << 20)
+
 typedef struct plan_calib_summary {
     int rows, used, skipped;
+    int truncated;             /* rows beyond PLAN_CALIB_MAX_ROWS were ignored */
     double median_abs_err, max_abs_err, mean_abs_err;
     long worst_line;
     int mem_rows;
@@ -47,5 +54,9 @@ typedef struct plan_calib_summary {
  * cannot be modelled are counted as skipped with a reason, never fatal. */
 int plan_calib_file(const char *path, plan_calib_row *rows, int cap, plan_calib_summary *sum,
                     char *err, int errsz);
+
+/* The same over CSV text in memory; name is used in messages. */
+int plan_calib_mem(const char *data, size_t len, const char *name, plan_calib_row *rows, int cap,
+                   plan_calib_summary *sum, char *err, int errsz);
 
 #endif

@@ -273,3 +273,11 @@ double plan_gpu_nic_gbytes_per_gpu(const plan_gpu *gpu)
     if (!gpu || gpu->gpus_per_node <= 0) return 0;
     return gpu->nics_per_node * gpu->nic_gbps / 8.0 / gpu->gpus_per_node;
 }
+
+double plan_gpu_expected_busbw(const plan_gpu *gpu, int per_node, int spans_nodes)
+{
+    if (!gpu) return 0;
+    if (!spans_nodes) return gpu->scaleup_gbytes_per_s * PLAN_NVLINK_BUSBW_FRAC;
+    int g = per_node < 1 ? 1 : (per_node > gpu->gpus_per_node ? gpu->gpus_per_node : per_node);
+    return g * plan_gpu_nic_gbytes_per_gpu(gpu) * PLAN_NET_BUSBW_FRAC;
+}

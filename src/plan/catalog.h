@@ -69,4 +69,19 @@ double plan_gpu_peak_tflops(const plan_gpu *gpu, const char *dtype);
  * default node (nics_per_node * nic_gbps / 8 / gpus_per_node). */
 double plan_gpu_nic_gbytes_per_gpu(const plan_gpu *gpu);
 
+/* Achieved fractions of the link rate for large NCCL collectives, shared by
+ * the model and the analyzer so both expect the same thing:
+ * NVLink: 8xA100 all-reduce busbw 234.9 GB/s of 300, 8xH200 367.6 of 450
+ * (stas00/ml-engineering network/README.md); network: ~24 GB/s per 200 Gb/s
+ * HDR NIC (NCCL maintainer, nccl-tests issue 119) minus protocol overhead. */
+#define PLAN_NVLINK_BUSBW_FRAC 0.80
+#define PLAN_NET_BUSBW_FRAC 0.80
+
+/* Expected bus bandwidth (GB/s, nccl-tests convention) of a large all-reduce
+ * over a group with `per_node` ranks on each node: inside one scale-up
+ * domain (spans_nodes == 0) the NVLink rate x PLAN_NVLINK_BUSBW_FRAC; across
+ * nodes NCCL spreads the ring over the per_node ranks' NICs, so the per-GPU
+ * NIC share x per_node x PLAN_NET_BUSBW_FRAC. 0 when unknown. */
+double plan_gpu_expected_busbw(const plan_gpu *gpu, int per_node, int spans_nodes);
+
 #endif

@@ -35,8 +35,8 @@ static const plan_defaults k_defaults = {
     .attn_eff = 0.35,
     .attn_bwd_factor = 3.0,      /* FA2 backward: 2.5x the forward matmuls, at lower efficiency */
     .mem_eff = 0.80,
-    .nvlink_eff = 0.80,          /* 8xA100 busbw 234.9/300, 8xH200 367.6/450 */
-    .net_eff = 0.80,             /* ~24 GB/s per 200G HDR NIC (NCCL maintainer) / 25 */
+    .nvlink_eff = PLAN_NVLINK_BUSBW_FRAC, /* 8xA100 busbw 234.9/300, 8xH200 367.6/450 */
+    .net_eff = PLAN_NET_BUSBW_FRAC,       /* ~24 GB/s per 200G HDR NIC (NCCL maintainer) / 25 */
     .a2a_eff = 0.60,
     .lat_intra_s = 5e-6,
     .lat_inter_s = 25e-6,
@@ -133,25 +133,32 @@ double plan_flops_per_token_fwd(const plan_shape *m)
 
 /* ---- memory (Korthikanti et al. 2022, generalised) -------------------- */
 
+/* Activation bytes of one layer of one kind (dense MLP or MoE). */
+static double act_bytes(const dims *x, int moe, double s, double b, int tp, bool sp, plan_recompute rc,
+                        plan_attn attn)
+{
+    double t = tp > 0 ? tp : 1;
+    if (rc == PLAN_RC_FULL) return 2.0 * s * b * x->h / (sp ? t : 1.0);
+    /* per token, in bytes: attention block 7h + 4*kv*d (MHA: 11h), MLP
+     * 3h + 2f(g-1) + 2f (GPT 4h MLP: 19h; MoE: f = (topk + shared) experts),
+     * two layernorm inputs 4h. Replicated under TP without SP: the 10h of
+     * layernorm inputs, QKV/FC1 inputs and dropout masks. */
+    double ff = moe ? (x->k + x->sh) * x->fe : x->f;
+    double mlp = 3.0 * x->h + 2.0 * ff * (x->g - 1.0) + 2.0 * ff;
+    double total = 7.0 * x->h + 4.0 * x->kv * x->d + mlp + 4.0 * x->h;
+    double repl = 10.0 * x->h;
+    double per_tok = (sp ? repl / t : repl) + (total - repl) / t;
+    if (attn == PLAN_ATTN_UNFUSED && rc == PLAN_RC_NONE) per_tok += 5.0 * x->a * s / t;
+    return per_tok * s * b;
+}
+
 double plan_act_bytes_per_layer(const plan_shape *m, double s, double b, int tp, bool sp,
                                 plan_recompute rc, plan_attn attn)
 {
     dims x;
     get_dims(m, &x);
-    double t = tp > 0 ? tp : 1;
-    if (rc == PLAN_RC_FULL) return 2.0 * s * b * x.h / (sp ? t : 1.0);
-    /* per token, in units of bytes: attention block 7h + 4*kv*d (MHA: 11h),
-     * MLP 3h + 2f(g') with g' = matrices-1 outputs kept (GPT 4h: 19h),
-     * two layernorm inputs 4h. Replicated under TP without SP: the 10h of
-     * layernorm inputs, QKV/FC1 inputs and dropout masks. */
-    double ff = x.Lm > 0 && x.fe > 0 ? (x.k + x.sh) * x.fe : x.f;
-    double mlp = 3.0 * x.h + 2.0 * ff * (x.g - 1.0) + 2.0 * ff;
-    double total = 7.0 * x.h + 4.0 * x.kv * x.d + mlp + 4.0 * x.h;
-    double repl = 10.0 * x.h;
-    double par = total - repl;
-    double per_tok = (sp ? repl / t : repl) + par / t;
-    if (attn == PLAN_ATTN_UNFUSED && rc == PLAN_RC_NONE) per_tok += 5.0 * x.a * s / t;
-    return per_tok * s * b;
+    if (x.L <= 0) return 0;
+    return (x.Ld * act_bytes(&x, 0, s, b, tp, sp, rc, attn) + x.Lm * act_bytes(&x, 1, s, b, tp, sp, rc, attn)) / x.L;
 }
 
 /* ---- collectives ------------------------------------------------------ */
@@ -181,7 +188,7 @@ typedef struct ctx {
     int domain, gpn;
 } ctx;
 
-static int fail(char *err, int errsz, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int fail(char *err, int errsz, const char *fmt, ...)
 {
     if (err && errsz > 0) {
         va_list ap;
@@ -291,7 +298,9 @@ static void layer_fwd(const ctx *c, int moe, double T, pass_t *o, double *attn_s
         double lat = inter ? c->k->lat_inter_s : c->k->lat_intra_s;
         double bytes = (in->cp - 1) * (2.0 * T * 2.0 * x->kv * x->d / tp);
         double comm = bytes / bw + (in->cp - 1) * lat;
-        o->cp = comm > ta ? comm - ta : 0;
+        /* ring attention runs one attention kernel and one exchange per
+         * step; the extra launches and syncs are not hidden */
+        o->cp = (comm > ta ? comm - ta : 0) + 2.0 * (in->cp - 1) * c->k->kernel_s;
     }
     /* EP: dispatch + combine all-to-all of topk token copies */
     o->ep = 0;
@@ -301,6 +310,122 @@ static void layer_fwd(const ctx *c, int moe, double T, pass_t *o, double *attn_s
         double lat = inter ? c->k->lat_inter_s : c->k->lat_intra_s;
         double bytes = 2.0 * T * x->k * h * 2.0 / tp * (in->ep - 1) / in->ep;
         o->ep = bytes / (bw * c->k->a2a_eff) + 2.0 * (in->ep - 1) * lat;
+    }
+}
+
+/* What the step-level accounting needs to know about the slowest stage. */
+typedef struct stage {
+    int Ls, rl, nmb;           /* layers per stage, of them recomputed, micro-batches */
+    double st_comp;            /* compute of one micro-batch on the stage */
+    double last_bwd;           /* backward of the last micro-batch (hides DP traffic) */
+    double stage_dense;        /* non-expert parameters of the stage's layers */
+    double P_dense, P_exp;     /* parameters per GPU: non-expert (incl. embeddings), expert */
+    double dp_dense, dp_exp;   /* sharding degrees: DP*CP, and DP*CP/EP for experts */
+} stage;
+
+static void stage_params(const ctx *c, stage *st)
+{
+    const dims *x = &c->x;
+    const plan_inputs *in = c->in;
+    double fd = (double)x->Ld / x->L, fm = (double)x->Lm / x->L;
+    double layer_dense = x->attn_p + 2 * x->h + x->mlp_p;
+    double layer_moe = x->attn_p + 2 * x->h + x->sh * x->exp_p + x->h * x->E;
+    double emb = x->V * x->h;
+    st->stage_dense = st->Ls * (fd * layer_dense + fm * layer_moe);
+    /* the first stage holds the embedding; with one stage the output layer too */
+    double emb_stage = in->pp == 1 ? emb * (in->shape.tied_embeddings ? 1 : 2) : emb;
+    st->P_dense = (st->stage_dense + emb_stage) / in->tp;
+    st->P_exp = st->Ls * fm * x->E * x->exp_p / (in->tp * in->ep);
+    st->dp_dense = (double)in->dp * in->cp;
+    st->dp_exp = (double)in->dp * in->cp / in->ep;
+}
+
+/* Exposed data-parallel / ZeRO traffic per step. */
+static double dp_traffic(const ctx *c, const stage *st)
+{
+    const plan_inputs *in = c->in;
+    const plan_defaults *k = c->k;
+    int inter;
+    int nd = in->dp * in->cp, ne = in->dp * in->cp / in->ep;
+    double bw = group_bw(c, nd, in->tp, &inter);
+    double lat = inter ? k->lat_inter_s : k->lat_intra_s;
+    double bwe = bw, late = lat;
+    if (in->ep > 1) {
+        bwe = group_bw(c, ne, in->tp * in->cp * in->ep, &inter);
+        late = inter ? k->lat_inter_s : k->lat_intra_s;
+    }
+    double gbytes = 4.0; /* gradients reduced in fp32 */
+    if (in->zero < 3) {
+        /* one all-reduce (or reduce-scatter + all-gather, same volume) per
+         * step, overlapped with the last micro-batch's backward */
+        double ar = plan_allreduce_s(gbytes * st->P_dense, nd, bw, lat) + plan_allreduce_s(gbytes * st->P_exp, ne, bwe, late);
+        double hide = k->dp_overlap * st->last_bwd;
+        return ar > hide ? ar - hide + k->overlap_cost * hide : k->overlap_cost * ar;
+    }
+    /* Sharded parameters. FSDP2 gathers one transformer block per
+     * collective, prefetches the next block, gathers once for recompute +
+     * backward, and under PP keeps parameters gathered for the whole step
+     * (reshard_after_forward off). DeepSpeed ZeRO-3 fetches per weight
+     * matrix (4 per layer), again for the recomputed forward, and can
+     * prefetch only up to its bucket (stage3_prefetch_bucket_size), so big
+     * matrices are fetched just in time. Each collective is its own ring
+     * with its own latency. */
+    double ncoll = (st->Ls > 0 ? st->Ls : 1) * (in->fsdp ? 1.0 : 4.0);
+    double ag = ncoll * (plan_allgather_s(2.0 * st->P_dense / ncoll, nd, bw, lat) +
+                         plan_allgather_s(2.0 * st->P_exp / ncoll, ne, bwe, late));
+    double rs = ncoll * (plan_allgather_s(gbytes * st->P_dense / ncoll, nd, bw, lat) +
+                         plan_allgather_s(gbytes * st->P_exp / ncoll, ne, bwe, late));
+    double gathers = in->fsdp || st->rl == 0 ? 2.0 : 3.0;
+    double per_mb = gathers * ag + rs;
+    double overlap = k->fsdp_overlap;
+    if (!in->fsdp) {
+        double matrix = (st->P_dense + st->P_exp) / ncoll * st->dp_dense; /* one matrix, unsharded */
+        double f = k->z3_prefetch_params / matrix;
+        overlap *= f < 1.0 ? f : 1.0;
+    }
+    double hide = overlap * st->st_comp;
+    double exposed = per_mb > hide ? per_mb - hide + k->overlap_cost * hide : k->overlap_cost * per_mb;
+    return in->fsdp && in->pp > 1 ? exposed : st->nmb * exposed;
+}
+
+/* Per-GPU memory of the stage that holds the most (Korthikanti, ZeRO). */
+static void fill_memory(const ctx *c, const stage *st, double P_opt, double T, plan_memory *mem)
+{
+    const plan_inputs *in = c->in;
+    const plan_shape *m = &in->shape;
+    int pp = in->pp, vpp = in->vpp;
+    bool p_shard = in->zero >= 3 && !(in->fsdp && pp > 1);
+    mem->params_bytes = 2.0 * (st->P_dense / (p_shard ? st->dp_dense : 1) + st->P_exp / (p_shard ? st->dp_exp : 1));
+    mem->grads_bytes = 2.0 * (st->P_dense / (in->zero >= 2 ? st->dp_dense : 1) + st->P_exp / (in->zero >= 2 ? st->dp_exp : 1));
+    mem->optimizer_bytes = in->offload ? 0 : 12.0 * P_opt;
+    double s = (double)m->seq / in->cp;
+    plan_recompute kept = in->recompute == PLAN_RC_SELECTIVE ? PLAN_RC_SELECTIVE : PLAN_RC_NONE;
+    double act_layer = plan_act_bytes_per_layer(m, s, in->micro_batch, in->tp, in->sp, kept, in->attn);
+    double act_ckpt = plan_act_bytes_per_layer(m, s, in->micro_batch, in->tp, in->sp, PLAN_RC_FULL, in->attn);
+    double stage_act = (st->Ls - st->rl) * act_layer + st->rl * act_ckpt;
+    /* 1F1B: the first stage holds min(m, p) micro-batches; interleaving adds (p-1)/(p*v) */
+    double inflight = 1.0;
+    if (pp > 1)
+        inflight = (st->nmb < pp ? st->nmb : pp) * (1.0 + (vpp > 1 ? (double)(pp - 1) / (pp * vpp) : 0));
+    mem->activations_bytes = stage_act * inflight;
+    if (st->rl > 0) mem->activations_bytes += act_layer; /* one recomputed layer live in its backward */
+    /* logits (bf16) + fp32 softmax/loss and its gradient on the last stage */
+    double logits = T * c->x.V / in->tp * (2.0 + 4.0 + 4.0);
+    double gather = in->zero >= 3 && st->Ls > 0 ? 2.0 * 2.0 * st->stage_dense / st->Ls / in->tp : 0;
+    mem->other_bytes = c->k->overhead_bytes + logits + gather;
+    mem->total_bytes =
+        mem->params_bytes + mem->grads_bytes + mem->optimizer_bytes + mem->activations_bytes + mem->other_bytes;
+    mem->hbm_bytes = in->hbm_bytes > 0 ? in->hbm_bytes : in->gpu->hbm_bytes;
+    mem->fits = mem->total_bytes <= mem->hbm_bytes * c->k->hbm_usable;
+    mem->overflow = NULL;
+    if (!mem->fits) {
+        static const char *const names[] = {"params", "grads", "optimizer", "activations", "other"};
+        double v[] = {mem->params_bytes, mem->grads_bytes, mem->optimizer_bytes, mem->activations_bytes,
+                      mem->other_bytes};
+        int best = 0;
+        for (int i = 1; i < 5; i++)
+            if (v[i] > v[best]) best = i;
+        mem->overflow = names[best];
     }
 }
 
@@ -318,11 +443,34 @@ int plan_model(const plan_inputs *in, plan_result *out, char *err, int errsz)
         return fail(err, errsz, "model shape incomplete: layers, hidden, heads, seq and vocab are required");
     if (m->hidden % m->heads != 0 && m->head_dim <= 0)
         return fail(err, errsz, "hidden %d is not divisible by heads %d", m->hidden, m->heads);
+    /* caps on what the caller controls: every product below stays far
+     * inside int and double precision */
+    if (m->layers > 100000 || m->hidden > 10000000 || m->heads > 100000 || m->seq > 100000000 ||
+        m->vocab > 100000000 || m->experts > 100000 || m->ffn_hidden > 100000000 ||
+        m->moe_ffn_hidden > 100000000 || m->kv_heads > 100000 || m->head_dim > 100000 || m->topk > 100000 ||
+        m->shared_experts > 100000)
+        return fail(err, errsz, "model shape out of range");
+    if (in->gpus > (1 << 24) || in->tp > (1 << 24) || in->pp > (1 << 24) || in->cp > (1 << 24) ||
+        in->ep > (1 << 24) || in->vpp > (1 << 24) || in->dp > (1 << 24) || in->micro_batch > (1 << 24) ||
+        in->global_batch > (1 << 28))
+        return fail(err, errsz, "layout out of range (at most 2^24 GPUs, 2^28 sequences per step)");
+    if (in->gpus_per_node > 65536 || in->nics_per_node > 65536 || in->recompute_layers > 100000)
+        return fail(err, errsz, "node design out of range (at most 65536 GPUs or NICs per node)");
+    const double knobs[] = {in->hbm_bytes, in->power_w, in->nic_gbps, in->nvlink_gbytes, in->storage_gbytes,
+                            in->net_efficiency, in->gemm_efficiency, in->ckpt_every_s, in->data_stall_ms};
+    for (size_t i = 0; i < sizeof knobs / sizeof *knobs; i++)
+        if (!isfinite(knobs[i]) || knobs[i] < 0 || knobs[i] > 1e15)
+            return fail(err, errsz, "a hardware or job setting is negative, infinite or absurdly large");
+    if (in->net_efficiency > 1 || in->gemm_efficiency > 1)
+        return fail(err, errsz, "efficiencies are fractions of 1");
     get_dims(m, &c.x);
     int tp = in->tp > 0 ? in->tp : 1, pp = in->pp > 0 ? in->pp : 1, cp = in->cp > 0 ? in->cp : 1;
-    int ep = in->ep > 0 ? in->ep : 1, vpp = in->vpp > 0 ? in->vpp : 1;
+    int ep = in->ep > 0 ? in->ep : 1, vpp = in->vpp > 0 && pp > 1 ? in->vpp : 1;
     int gpus = in->gpus;
     int dp = in->dp;
+    double mp = (double)tp * pp * cp; /* exact in double for the capped degrees */
+    if (mp > (1 << 24) || (dp > 0 && mp * dp > (1 << 24)))
+        return fail(err, errsz, "layout out of range (at most 2^24 GPUs, 2^28 sequences per step)");
     if (gpus <= 0 && dp > 0) gpus = tp * pp * cp * dp;
     if (gpus <= 0) return fail(err, errsz, "number of gpus not given");
     if (gpus % (tp * pp * cp) != 0)
@@ -335,10 +483,12 @@ int plan_model(const plan_inputs *in, plan_result *out, char *err, int errsz)
     if (ep > 1 && (m->experts <= 0 || (dp * cp) % ep != 0))
         return fail(err, errsz, "ep %d needs an MoE model and must divide dp*cp = %d", ep, dp * cp);
     if (pp > m->layers) return fail(err, errsz, "pp %d exceeds layers %d", pp, m->layers);
-    if (vpp > 1 && m->layers < pp * vpp)
-        return fail(err, errsz, "layers %d fewer than pp*vpp = %d chunks", m->layers, pp * vpp);
+    if (vpp > 1 && (long long)pp * vpp > m->layers)
+        return fail(err, errsz, "layers %d fewer than pp*vpp = %lld chunks", m->layers, (long long)pp * vpp);
     if (m->seq % cp != 0) return fail(err, errsz, "seq %d not divisible by cp %d", m->seq, cp);
     int mb = in->micro_batch > 0 ? in->micro_batch : 1;
+    if ((long long)dp * mb > (1 << 28))
+        return fail(err, errsz, "layout out of range (at most 2^24 GPUs, 2^28 sequences per step)");
     int gb = in->global_batch > 0 ? in->global_batch : dp * mb;
     if (gb % (dp * mb) != 0)
         return fail(err, errsz, "global batch %d not divisible by dp*micro_batch = %d", gb, dp * mb);
@@ -443,76 +593,18 @@ int plan_model(const plan_inputs *in, plan_result *out, char *err, int errsz)
         bd->pp_p2p_s = 2.0 * (pp - 1) * msg + 2.0 * nmb * vpp * msg * c.k->pp_p2p_exposed;
     }
 
-    /* ---- parameters per GPU (largest stage) ---- */
-    double P_layer_dense = c.x.attn_p + 2 * c.x.h + c.x.mlp_p;
-    double P_layer_moe_common = c.x.attn_p + 2 * c.x.h + c.x.sh * c.x.exp_p + c.x.h * c.x.E;
-    double P_layer_moe_exp = c.x.E * c.x.exp_p;
-    double P_emb = c.x.V * c.x.h;
-    double stage_dense = Ls * (fd_frac * P_layer_dense + fm_frac * P_layer_moe_common);
-    double stage_exp = Ls * fm_frac * P_layer_moe_exp;
-    double emb_stage = pp == 1 ? P_emb * (m->tied_embeddings ? 1 : 2) : P_emb;
-    double P_dense_gpu = (stage_dense + emb_stage) / tp;
-    double P_exp_gpu = stage_exp / (tp * ep);
-    double dp_dense = (double)dp * cp, dp_exp = (double)dp * cp / ep;
-
-    /* ---- data-parallel traffic ---- */
-    {
-        int inter;
-        double bw = group_bw(&c, dp * cp, tp, &inter);
-        double lat = inter ? c.k->lat_inter_s : c.k->lat_intra_s;
-        double bwe = bw, late = lat;
-        if (ep > 1) bwe = group_bw(&c, dp * cp / ep, tp * cp * ep, &inter), late = inter ? c.k->lat_inter_s : c.k->lat_intra_s;
-        int nd = dp * cp, ne = dp * cp / ep;
-        double gbytes = 4.0; /* gradients reduced in fp32 */
-        double last_bwd = Ls * lb.comp + lg_b;
-        double dpt = 0;
-        if (in->zero >= 3) {
-            /* Sharded parameters. FSDP2 gathers one transformer block per
-             * collective, prefetches the next block, gathers once for
-             * recompute + backward, and under PP keeps parameters gathered
-             * for the whole step (reshard_after_forward off). DeepSpeed
-             * ZeRO-3 fetches per weight matrix (4 per layer), again for the
-             * recomputed forward, and can prefetch only up to its bucket
-             * (stage3_prefetch_bucket_size), so big matrices are fetched
-             * just in time. Each collective is its own ring with latency. */
-            double nl = Ls > 0 ? Ls : 1;
-            double per_layer = in->fsdp ? 1.0 : 4.0;
-            double ncoll = nl * per_layer;
-            double ag = ncoll * (plan_allgather_s(2.0 * P_dense_gpu / ncoll, nd, bw, lat) +
-                                 plan_allgather_s(2.0 * P_exp_gpu / ncoll, ne, bwe, late));
-            double rs = ncoll * (plan_allgather_s(gbytes * P_dense_gpu / ncoll, nd, bw, lat) +
-                                 plan_allgather_s(gbytes * P_exp_gpu / ncoll, ne, bwe, late));
-            double gathers = in->fsdp || rl == 0 ? 2.0 : 3.0;
-            double per_mb = gathers * ag + rs;
-            double overlap = c.k->fsdp_overlap;
-            if (!in->fsdp) {
-                double mat = (P_dense_gpu + P_exp_gpu) / ncoll * dp_dense; /* one matrix, unsharded */
-                double f = c.k->z3_prefetch_params / mat;
-                overlap *= f < 1.0 ? f : 1.0;
-            }
-            double hide = overlap * st_comp;
-            double exposed = per_mb > hide ? per_mb - hide : c.k->overlap_cost * per_mb;
-            if (per_mb > hide) exposed += c.k->overlap_cost * hide;
-            if (in->fsdp && pp > 1)
-                dpt = exposed + (nmb - 1) * 0.0; /* gathered once per step */
-            else
-                dpt = nmb * exposed;
-        } else {
-            double ar = plan_allreduce_s(gbytes * P_dense_gpu, nd, bw, lat) + plan_allreduce_s(gbytes * P_exp_gpu, ne, bwe, late);
-            double hide = c.k->dp_overlap * last_bwd;
-            dpt = ar > hide ? ar - hide + c.k->overlap_cost * hide : c.k->overlap_cost * ar;
-        }
-        bd->dp_comm_s = dpt;
-    }
+    stage st = {0};
+    st.Ls = Ls, st.rl = rl, st.nmb = nmb, st.st_comp = st_comp, st.last_bwd = Ls * lb.comp + lg_b;
+    stage_params(&c, &st);
+    bd->dp_comm_s = dp_traffic(&c, &st);
 
     /* ---- optimizer (memory-bound Adam over the local shard) ---- */
-    double P_opt = P_dense_gpu / (in->zero >= 1 ? dp_dense : 1) + P_exp_gpu / (in->zero >= 1 ? dp_exp : 1);
-    if (in->offload) {
-        double pcie = (gpu->pcie_gbytes_per_s > 0 ? gpu->pcie_gbytes_per_s : 32) * 1e9 * 0.8;
-        bd->optimizer_s = P_opt * 6.0 / pcie + P_opt * 32.0 / 50e9;
-    } else {
+    double P_opt = st.P_dense / (in->zero >= 1 ? st.dp_dense : 1) + st.P_exp / (in->zero >= 1 ? st.dp_exp : 1);
+    double pcie = (gpu->pcie_gbytes_per_s > 0 ? gpu->pcie_gbytes_per_s : 32) * 1e9 * 0.8;
+    if (in->offload)
+        bd->optimizer_s = P_opt * 6.0 / pcie + P_opt * 32.0 / 50e9; /* grads/params over PCIe, CPU Adam */
+    else
         bd->optimizer_s = P_opt * 32.0 / (c.hbm_bw * c.k->mem_eff);
-    }
     bd->optimizer_s += c.k->step_overhead_s;
     bd->data_s = in->data_stall_ms > 0 ? in->data_stall_ms / 1000.0 : 0;
 
@@ -520,18 +612,13 @@ int plan_model(const plan_inputs *in, plan_result *out, char *err, int errsz)
                   bd->dp_comm_s + bd->ep_comm_s + bd->optimizer_s + bd->data_s;
 
     /* ---- checkpoint, amortized over the steps between two saves ---- */
-    double P_tot = plan_params_total(m);
-    out->ckpt_bytes = P_tot * c.k->ckpt_bytes_per_param;
+    out->ckpt_bytes = plan_params_total(m) * c.k->ckpt_bytes_per_param;
     int nodes = (gpus + c.gpn - 1) / c.gpn;
     out->storage_gbytes = in->storage_gbytes > 0 ? in->storage_gbytes : c.k->storage_node_gbytes * nodes;
     if (in->ckpt_every_s > 0) {
-        double block;
-        if (in->ckpt_async) {
-            double pcie = (gpu->pcie_gbytes_per_s > 0 ? gpu->pcie_gbytes_per_s : 32) * 1e9 * 0.8;
-            block = out->ckpt_bytes / gpus / pcie; /* device-to-host snapshot of this GPU's share */
-        } else {
-            block = out->ckpt_bytes / (out->storage_gbytes * 1e9);
-        }
+        /* sync: the whole state to storage; async: only the device-to-host
+         * snapshot of this GPU's share blocks training */
+        double block = in->ckpt_async ? out->ckpt_bytes / gpus / pcie : out->ckpt_bytes / (out->storage_gbytes * 1e9);
         bd->checkpoint_s = block * base / in->ckpt_every_s;
     }
     out->step_time_s = base + bd->checkpoint_s;
@@ -540,7 +627,7 @@ int plan_model(const plan_inputs *in, plan_result *out, char *err, int errsz)
     double tokens = (double)gb * m->seq;
     double fpt = plan_flops_per_token_fwd(m);
     out->model_flops_per_step = 3.0 * fpt * tokens;
-    double layer_fwd_tok = (fpt - 2.0 * c.x.h * c.x.V);
+    double layer_fwd_tok = fpt - 2.0 * c.x.h * c.x.V;
     double hw = out->model_flops_per_step + rfrac * layer_fwd_tok * tokens;
     if (in->recompute == PLAN_RC_SELECTIVE) hw += 4.0 * c.x.s * c.x.a * c.x.d * c.x.L * tokens;
     out->hw_flops_per_step = hw;
@@ -551,53 +638,11 @@ int plan_model(const plan_inputs *in, plan_result *out, char *err, int errsz)
     out->mfu = out->model_flops_per_step / (out->step_time_s * gpus * label_peak);
     out->hfu = hw / (out->step_time_s * gpus * label_peak);
 
-    /* ---- memory per GPU ---- */
-    plan_memory *mem = &out->memory;
-    double p_shard = in->zero >= 3 && !(in->fsdp && pp > 1) ? 1.0 : 0.0;
-    mem->params_bytes = 2.0 * (P_dense_gpu / (p_shard ? dp_dense : 1) + P_exp_gpu / (p_shard ? dp_exp : 1));
-    mem->grads_bytes = 2.0 * (P_dense_gpu / (in->zero >= 2 ? dp_dense : 1) + P_exp_gpu / (in->zero >= 2 ? dp_exp : 1));
-    mem->optimizer_bytes = in->offload ? 0 : 12.0 * P_opt;
-    double act_layer_full = fd_frac * plan_act_bytes_per_layer(m, (double)m->seq / cp, mb, tp, in->sp, PLAN_RC_NONE, in->attn);
-    if (c.x.Lm > 0) {
-        plan_shape ms = *m;
-        ms.dense_layers = 0;
-        act_layer_full += fm_frac * plan_act_bytes_per_layer(&ms, (double)m->seq / cp, mb, tp, in->sp, PLAN_RC_NONE, in->attn);
-    }
-    double act_layer = act_layer_full;
-    if (in->recompute == PLAN_RC_SELECTIVE) {
-        double sel = fd_frac * plan_act_bytes_per_layer(m, (double)m->seq / cp, mb, tp, in->sp, PLAN_RC_SELECTIVE, in->attn);
-        if (c.x.Lm > 0) {
-            plan_shape ms = *m;
-            ms.dense_layers = 0;
-            sel += fm_frac * plan_act_bytes_per_layer(&ms, (double)m->seq / cp, mb, tp, in->sp, PLAN_RC_SELECTIVE, in->attn);
-        }
-        act_layer = sel;
-    }
-    double act_ckpt = plan_act_bytes_per_layer(m, (double)m->seq / cp, mb, tp, in->sp, PLAN_RC_FULL, in->attn);
-    double stage_act = (Ls - rl) * act_layer + rl * act_ckpt;
-    double inflight = pp > 1 ? (nmb < pp ? nmb : pp) * (1.0 + (vpp > 1 ? (double)(pp - 1) / (pp * vpp) : 0)) : 1.0;
-    mem->activations_bytes = stage_act * inflight;
-    if (rl > 0) mem->activations_bytes += act_layer; /* one recomputed layer live in its backward */
-    /* logits (bf16) + fp32 softmax/loss and its gradient on the last stage */
-    double logits = T * c.x.V / tp * (2.0 + 4.0 + 4.0);
-    double gather = in->zero >= 3 ? 2.0 * 2.0 * (Ls > 0 ? (stage_dense / Ls) / tp : 0) : 0;
-    mem->other_bytes = c.k->overhead_bytes + logits + gather;
-    mem->total_bytes = mem->params_bytes + mem->grads_bytes + mem->optimizer_bytes + mem->activations_bytes + mem->other_bytes;
-    mem->hbm_bytes = in->hbm_bytes > 0 ? in->hbm_bytes : gpu->hbm_bytes;
-    mem->fits = mem->total_bytes <= mem->hbm_bytes * c.k->hbm_usable;
-    mem->overflow = NULL;
-    if (!mem->fits) {
-        const char *names[] = {"params", "grads", "optimizer", "activations", "other"};
-        double v[] = {mem->params_bytes, mem->grads_bytes, mem->optimizer_bytes, mem->activations_bytes, mem->other_bytes};
-        int best = 0;
-        for (int i = 1; i < 5; i++)
-            if (v[i] > v[best]) best = i;
-        mem->overflow = names[best];
-    }
+    fill_memory(&c, &st, P_opt, T, &out->memory);
 
     out->tp = tp, out->pp = pp, out->dp = dp, out->cp = cp, out->ep = ep, out->vpp = vpp;
     out->micro_batch = mb, out->global_batch = gb, out->microbatches = nmb;
-    out->params_total = P_tot;
+    out->params_total = plan_params_total(m);
     out->params_active = plan_params_active(m);
     out->gemm_eff = c.eff;
     out->net_gbytes_per_gpu = c.nic_bw_gpu / 1e9;

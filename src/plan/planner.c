@@ -19,11 +19,22 @@ void plan_space_init(plan_space *sp)
     sp->max_micro_batch = 8;
 }
 
+/* Ranking: tokens/s; exact ties go to the simpler layout (fewer CP, PP,
+ * TP ranks, then the smaller micro-batch), which is what people would run. */
+static int better(const plan_candidate *a, const plan_candidate *b)
+{
+    if (a->res.tokens_per_s != b->res.tokens_per_s) return a->res.tokens_per_s > b->res.tokens_per_s;
+    if (a->res.cp != b->res.cp) return a->res.cp < b->res.cp;
+    if (a->res.pp != b->res.pp) return a->res.pp < b->res.pp;
+    if (a->res.tp != b->res.tp) return a->res.tp < b->res.tp;
+    return a->res.micro_batch < b->res.micro_batch;
+}
+
 /* Keep `cand` in the sorted top array of capacity k holding *n entries. */
 static void keep(plan_candidate *top, int k, int *n, const plan_candidate *cand)
 {
     int pos = *n;
-    while (pos > 0 && top[pos - 1].res.tokens_per_s < cand->res.tokens_per_s) pos--;
+    while (pos > 0 && better(cand, &top[pos - 1])) pos--;
     if (pos >= k) return;
     int last = *n < k ? *n : k - 1;
     memmove(&top[pos + 1], &top[pos], (size_t)(last - pos) * sizeof *top);
@@ -53,6 +64,7 @@ int plan_search(const plan_inputs *base, const plan_space *sp, plan_candidate *t
     double closest_over = -1;
     int maxmb = sp->max_micro_batch > 0 ? sp->max_micro_batch : 8;
     int rc_lo = sp->recompute >= 0 ? sp->recompute : 0, rc_hi = sp->recompute >= 0 ? sp->recompute : 2;
+    /* searched sharding: ZeRO-1 (distributed optimizer) and FSDP2 */
     static const int zeros[] = {1, 3};
     for (int tp = 1; tp <= base->gpus; tp *= 2) {
         if (sp->tp > 0 && tp != sp->tp) continue;
@@ -86,6 +98,7 @@ int plan_search(const plan_inputs *base, const plan_space *sp, plan_candidate *t
                                     c.in.tp = tp, c.in.pp = pp, c.in.cp = cp, c.in.ep = ep;
                                     c.in.vpp = vpp, c.in.dp = dp, c.in.micro_batch = mb;
                                     c.in.zero = zero;
+                                    if (sp->zero < 0) c.in.fsdp = zero == 3;
                                     c.in.recompute = (plan_recompute)rc;
                                     c.in.sp = sp->sp >= 0 ? sp->sp != 0 : tp > 1;
                                     if (c.in.global_batch <= 0) c.in.global_batch = dp * mb * (pp > 1 ? 4 * pp : 1);

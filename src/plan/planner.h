@@ -3,7 +3,7 @@
  * plan_search() enumerates every valid layout of a model on a fixed number of
  * GPUs (TP within the scale-up domain and dividing the heads, PP dividing the
  * layers, CP dividing the sequence, EP dividing the experts and DP*CP, the
- * interleaving degree, micro-batch, recomputation and ZeRO stage), runs
+ * interleaving degree, micro-batch, recomputation and ZeRO-1 vs FSDP), runs
  * plan_model() on each, drops the ones that do not fit in HBM and keeps the K
  * fastest by tokens/s. Any layout field can be pinned by the caller (> 0 in
  * plan_space, or >= 0 for the enum-like fields), which is how the CLI's
@@ -18,7 +18,8 @@
 
 typedef struct plan_space {
     int tp, pp, cp, ep, vpp, micro_batch; /* > 0 pinned, 0 searched */
-    int zero;                             /* >= 0 pinned, -1 searched over {1, 3} */
+    int zero;                             /* >= 0 pinned (base.fsdp kept), -1 searched over
+                                             ZeRO-1 and FSDP2 */
     int recompute;                        /* >= 0 pinned (plan_recompute), -1 searched */
     int sp;                               /* >= 0 pinned, -1 = on whenever tp > 1 */
     int max_micro_batch;                  /* largest searched micro-batch (default 8) */
