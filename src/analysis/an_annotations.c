@@ -66,7 +66,7 @@ void an_annotations_compute(const an_ctx *ctx, const an_view *v, an_annot_rank *
     /* attribution sweep */
     size_t *active = cp_xmalloc((na ? na : 1) * sizeof *active), nact = 0, j = 0;
     uint32_t *names = cp_xmalloc((v->n_gpu ? v->n_gpu : 1) * sizeof *names);
-    int64_t *zero = cp_xcalloc(v->n_gpu ? v->n_gpu : 1, sizeof *zero);
+    int64_t *ones = cp_xmalloc((v->n_gpu ? v->n_gpu : 1) * sizeof *ones); /* sum = count: sorts by count */
     size_t nk = 0;
     for (size_t k = 0; k < v->n_gpu; k++) {
         size_t g = v->gpu[k];
@@ -97,12 +97,14 @@ void an_annotations_compute(const an_ctx *ctx, const an_view *v, an_annot_rank *
         out->gpu_kernels++;
         if (best == SIZE_MAX)
             out->unattributed++;
-        else
+        else {
+            ones[nk] = 1;
             names[nk++] = ctx->tl->name[v->base + best];
+        }
     }
-    out->n_kernels_groups = an_group_by_name(names, zero, nk, &out->kernels);
+    out->n_kernels_groups = an_group_by_name(names, ones, nk, &out->kernels);
     free(names);
-    free(zero);
+    free(ones);
     free(active);
     free(ann);
 }
@@ -129,8 +131,9 @@ static void emit_groups(an_ctx *ctx, rep_node *parent, const char *key, const ch
     }
 }
 
-static void emit(an_ctx *ctx, rep_node *parent, const an_annot_rank *ar)
+static void emit(an_ctx *ctx, rep_node *parent, const void *out)
 {
+    const an_annot_rank *ar = out;
     rep_node *o = rep_obj(ctx->rep, parent, "annotations", "user annotations");
     emit_groups(ctx, o, "cpu", "CPU annotations", ar->cpu, ar->n_cpu);
     emit_groups(ctx, o, "gpu", "GPU annotations", ar->gpu, ar->n_gpu);
@@ -149,48 +152,21 @@ static void emit(an_ctx *ctx, rep_node *parent, const an_annot_rank *ar)
     }
 }
 
-typedef struct annot_result {
-    void (*free)(void *self);
-    size_t n_ranks;
-    an_annot_rank *hta, *exact;
-} annot_result;
-
-static void rank_free(an_annot_rank *a)
+static void compute(const an_ctx *ctx, const an_view *v, void *out)
 {
+    an_annotations_compute(ctx, v, out);
+}
+
+static void free_rank(void *out)
+{
+    an_annot_rank *a = out;
     free(a->cpu);
     free(a->gpu);
     free(a->kernels);
 }
 
-static void annot_free(void *self)
-{
-    annot_result *r = self;
-    for (size_t i = 0; i < r->n_ranks; i++) {
-        rank_free(&r->hta[i]);
-        rank_free(&r->exact[i]);
-    }
-    free(r->hta);
-    free(r->exact);
-    free(r);
-}
-
 int an_annotations_run(an_ctx *ctx)
 {
-    size_t n = ctx->tl->n_ranks;
-    annot_result *res = cp_xcalloc(1, sizeof *res);
-    res->free = annot_free;
-    res->n_ranks = n;
-    res->hta = cp_xcalloc(n ? n : 1, sizeof *res->hta);
-    res->exact = cp_xcalloc(n ? n : 1, sizeof *res->exact);
-    ctx->results[AN_annotations] = res;
-    for (size_t r = 0; r < n; r++) {
-        const an_rank_views *rv = an_views(ctx, r);
-        if (!rv)
-            return -1;
-        an_annotations_compute(ctx, &rv->hta, &res->hta[r]);
-        an_annotations_compute(ctx, &rv->exact, &res->exact[r]);
-        emit(ctx, an_view_node(ctx, r, false), &res->hta[r]);
-        emit(ctx, an_view_node(ctx, r, true), &res->exact[r]);
-    }
-    return 0;
+    static const an_dual_ops ops = { sizeof(an_annot_rank), compute, emit, free_rank };
+    return an_run_dual(ctx, AN_annotations, &ops);
 }

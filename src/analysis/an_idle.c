@@ -18,18 +18,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-static void idle_free(void *self)
-{
-    an_idle_result *r = self;
-    for (size_t i = 0; i < r->n_ranks; i++) {
-        free(r->hta[i].streams);
-        free(r->exact[i].streams);
-    }
-    free(r->hta);
-    free(r->exact);
-    free(r);
-}
-
 typedef struct pos_ctx {
     const an_view *v;
 } pos_ctx;
@@ -92,8 +80,9 @@ void an_idle_compute(const an_view *v, an_idle_rank *out)
     free(pos);
 }
 
-static void emit(an_ctx *ctx, rep_node *parent, const an_idle_rank *ir)
+static void emit(an_ctx *ctx, rep_node *parent, const void *out)
 {
+    const an_idle_rank *ir = out;
     static const rep_col cols[] = {
         { "stream", "stream", NULL, -1 },
         { "category", "category", NULL, -1 },
@@ -115,23 +104,16 @@ static void emit(an_ctx *ctx, rep_node *parent, const an_idle_rank *ir)
         }
 }
 
+static void compute(const an_ctx *ctx, const an_view *v, void *out)
+{
+    (void)ctx;
+    an_idle_compute(v, out);
+}
+
+static void free_rank(void *out) { free(((an_idle_rank *)out)->streams); }
+
 int an_idle_run(an_ctx *ctx)
 {
-    size_t n = ctx->tl->n_ranks;
-    an_idle_result *res = cp_xcalloc(1, sizeof *res);
-    res->free = idle_free;
-    res->n_ranks = n;
-    res->hta = cp_xcalloc(n ? n : 1, sizeof *res->hta);
-    res->exact = cp_xcalloc(n ? n : 1, sizeof *res->exact);
-    ctx->results[AN_idle] = res;
-    for (size_t r = 0; r < n; r++) {
-        const an_rank_views *rv = an_views(ctx, r);
-        if (!rv)
-            return -1;
-        an_idle_compute(&rv->hta, &res->hta[r]);
-        an_idle_compute(&rv->exact, &res->exact[r]);
-        emit(ctx, an_view_node(ctx, r, false), &res->hta[r]);
-        emit(ctx, an_view_node(ctx, r, true), &res->exact[r]);
-    }
-    return 0;
+    static const an_dual_ops ops = { sizeof(an_idle_rank), compute, emit, free_rank };
+    return an_run_dual(ctx, AN_idle, &ops);
 }

@@ -44,18 +44,6 @@ static const char *type_name(int ktype)
     return "?";
 }
 
-static void kernels_free(void *self)
-{
-    an_kernels_result *r = self;
-    for (size_t i = 0; i < r->n_ranks; i++) {
-        free(r->hta[i].rows);
-        free(r->exact[i].rows);
-    }
-    free(r->hta);
-    free(r->exact);
-    free(r);
-}
-
 typedef struct edge {
     int64_t t;
     int delta; /* +bit at a start, -bit at an end */
@@ -93,12 +81,6 @@ static void type_times(const an_view *v, int64_t *mask_ns)
     free(e);
 }
 
-static int cmp_double(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
-}
-
 static void fill_row(an_kernel_row *r, int ktype, uint32_t name, int64_t count, double sum, double mean,
                      double min, double max, double std)
 {
@@ -130,7 +112,7 @@ static void add_type(const an_ctx *ctx, const an_view *v, int ktype, an_kernel_r
         double *cs = cp_xmalloc(ng * sizeof *cs), *sorted = cp_xmalloc(ng * sizeof *sorted), acc = 0;
         for (size_t k = 0; k < ng; k++)
             sorted[k] = cs[k] = acc += g[k].sum_ns;
-        qsort(sorted, ng, sizeof *sorted, cmp_double);
+        qsort(sorted, ng, sizeof *sorted, an_cmp_double);
         double q = an_quantile_sorted(sorted, ng, AN_TOP_RATIO);
         for (size_t k = 0; k < ng; k++)
             n_other += other[k] = cs[k] > q || k >= AN_TOP_KERNELS;
@@ -214,8 +196,9 @@ static int cmp_mask_row(const void *pa, const void *pb)
     return (a->mask > b->mask) - (a->mask < b->mask);
 }
 
-static void emit(an_ctx *ctx, rep_node *parent, const an_kernels_rank *kr)
+static void emit(an_ctx *ctx, rep_node *parent, const void *out)
 {
+    const an_kernels_rank *kr = out;
     static const rep_col tcols[] = {
         { "kernel_type", "kernel type", NULL, -1 },
         { "time_ns", "time", "ns", -1 },
@@ -259,23 +242,15 @@ static void emit(an_ctx *ctx, rep_node *parent, const an_kernels_rank *kr)
     }
 }
 
+static void compute(const an_ctx *ctx, const an_view *v, void *out)
+{
+    an_kernels_compute(ctx, v, out);
+}
+
+static void free_rank(void *out) { free(((an_kernels_rank *)out)->rows); }
+
 int an_kernels_run(an_ctx *ctx)
 {
-    size_t n = ctx->tl->n_ranks;
-    an_kernels_result *res = cp_xcalloc(1, sizeof *res);
-    res->free = kernels_free;
-    res->n_ranks = n;
-    res->hta = cp_xcalloc(n ? n : 1, sizeof *res->hta);
-    res->exact = cp_xcalloc(n ? n : 1, sizeof *res->exact);
-    ctx->results[AN_kernels] = res;
-    for (size_t r = 0; r < n; r++) {
-        const an_rank_views *rv = an_views(ctx, r);
-        if (!rv)
-            return -1;
-        an_kernels_compute(ctx, &rv->hta, &res->hta[r]);
-        an_kernels_compute(ctx, &rv->exact, &res->exact[r]);
-        emit(ctx, an_view_node(ctx, r, false), &res->hta[r]);
-        emit(ctx, an_view_node(ctx, r, true), &res->exact[r]);
-    }
-    return 0;
+    static const an_dual_ops ops = { sizeof(an_kernels_rank), compute, emit, free_rank };
+    return an_run_dual(ctx, AN_kernels, &ops);
 }

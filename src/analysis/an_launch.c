@@ -35,44 +35,6 @@ bool an_is_launch_name(const char *name)
     return false;
 }
 
-static void launch_free(void *self)
-{
-    an_launch_result *r = self;
-    for (size_t i = 0; i < r->n_ranks; i++) {
-        free(r->hta[i].rows);
-        free(r->exact[i].rows);
-    }
-    free(r->hta);
-    free(r->exact);
-    free(r);
-}
-
-typedef struct ci {
-    int64_t corr;
-    size_t idx;
-} ci;
-
-static int cmp_ci(const void *pa, const void *pb)
-{
-    const ci *a = pa, *b = pb;
-    if (a->corr != b->corr)
-        return a->corr < b->corr ? -1 : 1;
-    return (a->idx > b->idx) - (a->idx < b->idx);
-}
-
-static size_t lower(const ci *v, size_t n, int64_t key)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (v[mid].corr < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 static bool in_set(const int64_t *set, size_t n, int64_t key)
 {
     size_t lo = 0, hi = n;
@@ -112,23 +74,23 @@ void an_launch_compute(const an_ctx *ctx, const an_view *v, an_launch_rank *out)
     size_t ns = 0;
     for (size_t i = 0; i < n; i++)
         if (v->mult[i] && v->stream[i] < 0 && tl->corr[v->base + i] >= 0 &&
-            an_is_launch_name(tl_str(tl, tl->name[v->base + i])))
+            an_name_is(ctx, tl->name[v->base + i], AN_NAME_LAUNCH))
             set[ns++] = tl->corr[v->base + i];
     qsort(set, ns, sizeof *set, cmp_i64);
     /* CPU rows of those ids */
-    ci *cpu = cp_xmalloc(m * sizeof *cpu);
+    an_corr_idx *cpu = cp_xmalloc(m * sizeof *cpu);
     size_t nc = 0;
     for (size_t i = 0; i < n; i++)
         if (v->mult[i] && v->stream[i] < 0 && in_set(set, ns, tl->corr[v->base + i]))
-            cpu[nc++] = (ci){ tl->corr[v->base + i], i };
-    qsort(cpu, nc, sizeof *cpu, cmp_ci);
+            cpu[nc++] = (an_corr_idx){ tl->corr[v->base + i], i };
+    an_corr_sort(cpu, nc);
     size_t cap = 0;
     for (size_t k = 0; k < v->n_gpu; k++) {
         size_t g = v->gpu[k];
         int64_t c = tl->corr[v->base + g];
         if (c < 0)
             continue;
-        for (size_t p = lower(cpu, nc, c); p < nc && cpu[p].corr == c; p++) {
+        for (size_t p = an_corr_lower(cpu, nc, c); p < nc && cpu[p].corr == c; p++) {
             size_t h = cpu[p].idx;
             an_launch L = { c, v->t1[h] - v->t0[h], v->t1[g] - v->t0[g], v->t0[g] - v->t1[h] };
             if (!v->exact && L.delay_ns < 0)
@@ -146,8 +108,9 @@ void an_launch_compute(const an_ctx *ctx, const an_view *v, an_launch_rank *out)
     free(cpu);
 }
 
-static void emit(an_ctx *ctx, rep_node *parent, const an_launch_rank *lr)
+static void emit(an_ctx *ctx, rep_node *parent, const void *out)
 {
+    const an_launch_rank *lr = out;
     rep_node *o = rep_obj(ctx->rep, parent, "launch_stats", "kernel launch statistics");
     rep_int(ctx->rep, o, "launches", "launches joined to GPU work", (int64_t)lr->n, NULL);
     rep_int(ctx->rep, o, "short_kernels", "short kernels (gpu < cpu <= 50 us)", lr->short_kernels, NULL);
@@ -184,23 +147,15 @@ static void emit(an_ctx *ctx, rep_node *parent, const an_launch_rank *lr)
     }
 }
 
+static void compute(const an_ctx *ctx, const an_view *v, void *out)
+{
+    an_launch_compute(ctx, v, out);
+}
+
+static void free_rank(void *out) { free(((an_launch_rank *)out)->rows); }
+
 int an_launch_run(an_ctx *ctx)
 {
-    size_t n = ctx->tl->n_ranks;
-    an_launch_result *res = cp_xcalloc(1, sizeof *res);
-    res->free = launch_free;
-    res->n_ranks = n;
-    res->hta = cp_xcalloc(n ? n : 1, sizeof *res->hta);
-    res->exact = cp_xcalloc(n ? n : 1, sizeof *res->exact);
-    ctx->results[AN_launch] = res;
-    for (size_t r = 0; r < n; r++) {
-        const an_rank_views *rv = an_views(ctx, r);
-        if (!rv)
-            return -1;
-        an_launch_compute(ctx, &rv->hta, &res->hta[r]);
-        an_launch_compute(ctx, &rv->exact, &res->exact[r]);
-        emit(ctx, an_view_node(ctx, r, false), &res->hta[r]);
-        emit(ctx, an_view_node(ctx, r, true), &res->exact[r]);
-    }
-    return 0;
+    static const an_dual_ops ops = { sizeof(an_launch_rank), compute, emit, free_rank };
+    return an_run_dual(ctx, AN_launch, &ops);
 }

@@ -24,13 +24,12 @@ void an_overlap_compute(const an_view *v, an_temporal *t)
 
 int an_overlap_run(an_ctx *ctx)
 {
-    an_temporal_result *tr = ctx->results[AN_temporal];
-    if (!tr)
-        return -1;
     for (size_t r = 0; r < ctx->tl->n_ranks; r++) {
         const an_rank_views *rv = an_views(ctx, r);
         for (int x = 0; x < 2; x++) {
-            an_temporal *t = x ? &tr->exact[r] : &tr->hta[r];
+            an_temporal *t = an_dual_get(ctx, AN_temporal, r, x);
+            if (!t || !rv)
+                return -1;
             an_overlap_compute(x ? &rv->exact : &rv->hta, t);
             rep_num(ctx->rep, an_view_node(ctx, r, x), "overlap_pct", "communication hidden under compute",
                     t->overlap_pct, "%");

@@ -31,25 +31,6 @@ static int cmp_qev(const void *pa, const void *pb)
     return (a->delta < b->delta) - (a->delta > b->delta); /* +1 first */
 }
 
-typedef struct ci {
-    int64_t corr;
-    size_t idx;
-} ci;
-
-static int cmp_ci(const void *pa, const void *pb)
-{
-    const ci *a = pa, *b = pb;
-    if (a->corr != b->corr)
-        return a->corr < b->corr ? -1 : 1;
-    return (a->idx > b->idx) - (a->idx < b->idx);
-}
-
-static int cmp_double(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
-}
-
 static void stats(const double *vals, size_t n, an_queue_stream *s)
 {
     double *v = cp_xmalloc((n ? n : 1) * sizeof *v), sum = 0;
@@ -59,7 +40,7 @@ static void stats(const double *vals, size_t n, an_queue_stream *s)
     s->count = n;
     s->mean = sum / (double)n;
     s->std = n > 1 ? an_std(v, n, s->mean) : NAN;
-    qsort(v, n, sizeof *v, cmp_double);
+    qsort(v, n, sizeof *v, an_cmp_double);
     s->min = v[0];
     s->max = v[n - 1];
     s->p25 = an_quantile_sorted(v, n, 0.25);
@@ -73,28 +54,20 @@ void an_queue_compute(const an_ctx *ctx, const an_view *v, an_queue_rank *out)
     const tl_timeline *tl = ctx->tl;
     memset(out, 0, sizeof *out);
     size_t m = v->n ? v->n : 1;
-    ci *calls = cp_xmalloc(m * sizeof *calls);
+    an_corr_idx *calls = cp_xmalloc(m * sizeof *calls);
     size_t nc = 0;
     for (size_t i = 0; i < v->n; i++)
         if (v->mult[i] && v->stream[i] < 0 && tl->corr[v->base + i] >= 0 &&
-            an_is_launch_name(tl_str(tl, tl->name[v->base + i])))
-            calls[nc++] = (ci){ tl->corr[v->base + i], i };
-    qsort(calls, nc, sizeof *calls, cmp_ci);
+            an_name_is(ctx, tl->name[v->base + i], AN_NAME_LAUNCH))
+            calls[nc++] = (an_corr_idx){ tl->corr[v->base + i], i };
+    an_corr_sort(calls, nc);
     qev *q = NULL;
     size_t nq = 0, cap = 0;
     for (size_t k = 0; k < v->n_gpu; k++) {
         size_t g = v->gpu[k];
         int64_t c = tl->corr[v->base + g];
-        size_t lo = 0, hi = nc;
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
-            if (calls[mid].corr < c)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
         bool any = false;
-        for (size_t p = lo; p < nc && calls[p].corr == c; p++) {
+        for (size_t p = an_corr_lower(calls, nc, c); p < nc && calls[p].corr == c; p++) {
             cp_xgrow((void **)&q, &cap, nq + 1, sizeof *q);
             q[nq++] = (qev){ v->stream[g], v->t0[calls[p].idx], +1 };
             any = true;
@@ -104,7 +77,8 @@ void an_queue_compute(const an_ctx *ctx, const an_view *v, an_queue_rank *out)
             q[nq++] = (qev){ v->stream[g], v->t0[g], -1 };
         }
     }
-    qsort(q, nq, sizeof *q, cmp_qev);
+    if (nq > 1)
+        qsort(q, nq, sizeof *q, cmp_qev);
     double *vals = cp_xmalloc((nq ? nq : 1) * sizeof *vals);
     size_t scap = 0;
     for (size_t a = 0; a < nq;) {
@@ -126,8 +100,9 @@ void an_queue_compute(const an_ctx *ctx, const an_view *v, an_queue_rank *out)
     free(calls);
 }
 
-static void emit(an_ctx *ctx, rep_node *parent, const an_queue_rank *qr)
+static void emit(an_ctx *ctx, rep_node *parent, const void *out)
 {
+    const an_queue_rank *qr = out;
     static const rep_col cols[] = {
         { "stream", "stream", NULL, -1 }, { "count", "samples", NULL, -1 },
         { "mean", "mean", NULL, 2 },      { "std", "std", NULL, 2 },
@@ -148,41 +123,15 @@ static void emit(an_ctx *ctx, rep_node *parent, const an_queue_rank *qr)
     }
 }
 
-typedef struct queue_result {
-    void (*free)(void *self);
-    size_t n_ranks;
-    an_queue_rank *hta, *exact;
-} queue_result;
-
-static void queue_free(void *self)
+static void compute(const an_ctx *ctx, const an_view *v, void *out)
 {
-    queue_result *r = self;
-    for (size_t i = 0; i < r->n_ranks; i++) {
-        free(r->hta[i].streams);
-        free(r->exact[i].streams);
-    }
-    free(r->hta);
-    free(r->exact);
-    free(r);
+    an_queue_compute(ctx, v, out);
 }
+
+static void free_rank(void *out) { free(((an_queue_rank *)out)->streams); }
 
 int an_queue_run(an_ctx *ctx)
 {
-    size_t n = ctx->tl->n_ranks;
-    queue_result *res = cp_xcalloc(1, sizeof *res);
-    res->free = queue_free;
-    res->n_ranks = n;
-    res->hta = cp_xcalloc(n ? n : 1, sizeof *res->hta);
-    res->exact = cp_xcalloc(n ? n : 1, sizeof *res->exact);
-    ctx->results[AN_queue] = res;
-    for (size_t r = 0; r < n; r++) {
-        const an_rank_views *rv = an_views(ctx, r);
-        if (!rv)
-            return -1;
-        an_queue_compute(ctx, &rv->hta, &res->hta[r]);
-        an_queue_compute(ctx, &rv->exact, &res->exact[r]);
-        emit(ctx, an_view_node(ctx, r, false), &res->hta[r]);
-        emit(ctx, an_view_node(ctx, r, true), &res->exact[r]);
-    }
-    return 0;
+    static const an_dual_ops ops = { sizeof(an_queue_rank), compute, emit, free_rank };
+    return an_run_dual(ctx, AN_queue, &ops);
 }

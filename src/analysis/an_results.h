@@ -14,8 +14,15 @@
  *   and a few flags (an_view.exact) select the corrected definitions.
  * - The `view` analyzer (first row of analyzers.def) builds both views for
  *   every rank, in parallel over ranks, and owns them (an_views_result).
- *   Later analyzers only read them; their own typed results follow below so
- *   that the findings engine can reuse step boundaries and breakdowns.
+ *   Later analyzers only read them. Two-view analyzers (temporal, overlap
+ *   into temporal's results, idle, kernels, launch, queue, annotations) run
+ *   through one driver, an_run_dual, and leave an an_dual_result; read one
+ *   rank's typed result with an_dual_get(ctx, AN_<name>, rank, exact).
+ *   Steps leave an_steps_result. The findings engine reuses all of these
+ *   (step boundaries, breakdowns) instead of recomputing them.
+ * - The last analyzer, `exact`, appends every rank's "exact" report object
+ *   (built detached) so the corrected numbers follow the HTA-compatible
+ *   ones; keep it the last row of analyzers.def.
  * - Every results struct starts with `void (*free)(void *)` (see analysis.h).
  *
  * Ownership: everything hangs off ctx->results and is released by
@@ -63,7 +70,14 @@ typedef struct an_views_result {
     size_t n_ranks;
     an_rank_views *ranks;
     int n_step_names;      /* distinct ProfilerStep#N names over all ranks (HTA's test for the drop) */
+    rep_node **exact_nodes;/* per rank "exact" objects, detached until the `exact` analyzer appends them */
+    uint8_t *name_flags;   /* AN_NAME_* by string id, so per-event name tests are one load */
+    size_t n_names;
 } an_views_result;
+
+enum { AN_NAME_LAUNCH = 1, AN_NAME_SYNC = 2, AN_NAME_STEP = 4 };
+/* Whether string id `name` has flag AN_NAME_* (false before the view analyzer ran). */
+bool an_name_is(const an_ctx *ctx, uint32_t name, unsigned flag);
 
 /* Per-name aggregation (kernels, annotations). */
 typedef struct an_group {
@@ -72,6 +86,31 @@ typedef struct an_group {
     double sum_ns, sumsq;   /* of durations */
     int64_t min_ns, max_ns;
 } an_group;
+
+/* ---- two-view analyzers (an_dual.c) ----
+ * temporal (an_temporal), idle (an_idle_rank), kernels (an_kernels_rank),
+ * launch (an_launch_rank), queue (an_queue_rank), annotations
+ * (an_annot_rank) leave an an_dual_result: one per-rank result per view. */
+typedef struct an_dual_ops {
+    size_t elem;            /* bytes of one per-rank result */
+    void (*compute)(const an_ctx *ctx, const an_view *v, void *out);  /* any thread */
+    void (*emit)(an_ctx *ctx, rep_node *parent, const void *out);     /* calling thread */
+    void (*free_rank)(void *out);                                     /* NULL: nothing owned */
+} an_dual_ops;
+
+typedef struct an_dual_result {
+    void (*free)(void *self);
+    size_t n_ranks;
+    void *hta, *exact;      /* n_ranks results each */
+    const an_dual_ops *ops;
+} an_dual_result;
+
+/* Compute both views of every rank (in parallel), emit them, and store the
+ * an_dual_result in ctx->results[id]. */
+int an_run_dual(an_ctx *ctx, an_id id, const an_dual_ops *ops);
+/* Rank r's result of analyzer id in one view (NULL if absent); cast it to
+ * the analyzer's per-rank type. */
+void *an_dual_get(const an_ctx *ctx, an_id id, size_t r, bool exact);
 
 /* ---- profiler steps ---- */
 typedef struct an_step {
@@ -101,12 +140,6 @@ typedef struct an_temporal {
     bool has_gpu;
 } an_temporal;
 
-typedef struct an_temporal_result {
-    void (*free)(void *self);
-    size_t n_ranks;
-    an_temporal *hta, *exact;
-} an_temporal_result;
-
 /* ---- idle time breakdown ---- */
 enum { AN_IDLE_HOST = 0, AN_IDLE_KERNEL = 1, AN_IDLE_OTHER = 2, AN_IDLE__COUNT };
 typedef struct an_idle_stream {
@@ -119,12 +152,6 @@ typedef struct an_idle_rank {
     an_idle_stream *streams;
     size_t n;
 } an_idle_rank;
-
-typedef struct an_idle_result {
-    void (*free)(void *self);
-    size_t n_ranks;
-    an_idle_rank *hta, *exact;
-} an_idle_result;
 
 /* ---- GPU kernel breakdown ---- */
 typedef struct an_kernel_row {
@@ -139,12 +166,6 @@ typedef struct an_kernels_rank {
     an_kernel_row *rows;    /* sorted by (type name, kernel name) as HTA sorts */
     size_t n_rows;
 } an_kernels_rank;
-
-typedef struct an_kernels_result {
-    void (*free)(void *self);
-    size_t n_ranks;
-    an_kernels_rank *hta, *exact;
-} an_kernels_result;
 
 /* Top kernels kept per type; the rest become "others" (HTA's num_kernels
  * and duration_ratio defaults). */
@@ -164,12 +185,6 @@ typedef struct an_launch_rank {
     int64_t runtime_outliers;   /* cpu > 50 us */
     int64_t delay_outliers;     /* delay > 100 us */
 } an_launch_rank;
-
-typedef struct an_launch_result {
-    void (*free)(void *self);
-    size_t n_ranks;
-    an_launch_rank *hta, *exact;
-} an_launch_result;
 
 #define AN_RUNTIME_CUTOFF_NS 50000
 #define AN_DELAY_CUTOFF_NS 100000
@@ -201,6 +216,15 @@ typedef struct an_annot_rank {
 /* Kernel wait threshold: HTA's consecutive_kernel_delay default (30 us). */
 #define AN_KERNEL_WAIT_NS 30000
 
+/* (correlation id, rank-local index) pairs: sort, then find the run of an id. */
+typedef struct an_corr_idx {
+    int64_t corr;
+    size_t idx;
+} an_corr_idx;
+void an_corr_sort(an_corr_idx *v, size_t n);
+/* First position with corr >= key in a sorted array. */
+size_t an_corr_lower(const an_corr_idx *v, size_t n, int64_t key);
+
 /* Per-view computations (exposed for unit tests). */
 void an_temporal_compute(const an_view *v, an_temporal *t);
 void an_overlap_compute(const an_view *v, an_temporal *t);
@@ -225,6 +249,8 @@ int64_t an_intersect_len(const int64_t *a, size_t na, const int64_t *b, size_t n
  * quantile by linear interpolation of the sorted values (q in 0..1). */
 double an_quantile_sorted(const double *sorted, size_t n, double q);
 double an_std(const double *v, size_t n, double mean);
+/* qsort comparator of doubles, ascending. */
+int an_cmp_double(const void *pa, const void *pb);
 /* Group n (name, duration) pairs by name; returns the number of groups,
  * sorted by descending sum then name id. Caller frees *out. */
 size_t an_group_by_name(const uint32_t *names, const int64_t *durs, size_t n, an_group **out);
@@ -232,8 +258,9 @@ double an_group_std(const an_group *g);
 
 /* Views of rank r (NULL if the view analyzer did not run). */
 const an_rank_views *an_views(const an_ctx *ctx, size_t r);
-/* The per-rank report object of a view: rank_nodes[r] itself for HTA, its
- * "exact" child (created on first use) for the exact view. */
+/* The per-rank report object of a view: rank_nodes[r] itself for HTA; for
+ * the exact view an "exact" object that the last analyzer (`exact`) appends
+ * to the rank, so that the corrected numbers follow the HTA-compatible ones. */
 rep_node *an_view_node(an_ctx *ctx, size_t r, bool exact);
 /* An event's name. */
 static inline const char *an_name(const an_ctx *ctx, const an_view *v, size_t i)

@@ -31,12 +31,6 @@ static int cmp_step(const void *pa, const void *pb)
     return (a->id > b->id) - (a->id < b->id);
 }
 
-static int cmp_double(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
-}
-
 static void collect(const an_ctx *ctx, size_t r, an_rank_steps *out)
 {
     const tl_timeline *tl = ctx->tl;
@@ -70,7 +64,7 @@ static void collect(const an_ctx *ctx, size_t r, an_rank_steps *out)
         d[i] = (double)out->steps[i].dur_ns;
         sum += d[i];
     }
-    qsort(d, out->n, sizeof *d, cmp_double);
+    qsort(d, out->n, sizeof *d, an_cmp_double);
     out->mean_ns = sum / (double)out->n;
     out->p50_ns = an_quantile_sorted(d, out->n, 0.5);
     out->p95_ns = an_quantile_sorted(d, out->n, 0.95);

@@ -15,14 +15,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-static void temporal_free(void *self)
-{
-    an_temporal_result *r = self;
-    free(r->hta);
-    free(r->exact);
-    free(r);
-}
-
 void an_temporal_compute(const an_view *v, an_temporal *t)
 {
     int64_t *all, *comp;
@@ -41,8 +33,9 @@ void an_temporal_compute(const an_view *v, an_temporal *t)
     free(comp);
 }
 
-static void emit(an_ctx *ctx, rep_node *parent, const an_temporal *t)
+static void emit(an_ctx *ctx, rep_node *parent, const void *out)
 {
+    const an_temporal *t = out;
     rep_node *o = rep_obj(ctx->rep, parent, "temporal", "temporal breakdown");
     if (!t->has_gpu) {
         static const char *const keys[] = { "kernel_time_ns", "idle_ns", "compute_ns", "noncompute_ns" };
@@ -62,23 +55,14 @@ static void emit(an_ctx *ctx, rep_node *parent, const an_temporal *t)
     rep_num(ctx->rep, o, "noncompute_pct", "non-compute", t->noncompute_pct, "%");
 }
 
+static void compute(const an_ctx *ctx, const an_view *v, void *out)
+{
+    (void)ctx;
+    an_temporal_compute(v, out);
+}
+
 int an_temporal_run(an_ctx *ctx)
 {
-    size_t n = ctx->tl->n_ranks;
-    an_temporal_result *res = cp_xcalloc(1, sizeof *res);
-    res->free = temporal_free;
-    res->n_ranks = n;
-    res->hta = cp_xcalloc(n ? n : 1, sizeof *res->hta);
-    res->exact = cp_xcalloc(n ? n : 1, sizeof *res->exact);
-    ctx->results[AN_temporal] = res;
-    for (size_t r = 0; r < n; r++) {
-        const an_rank_views *rv = an_views(ctx, r);
-        if (!rv)
-            return -1;
-        an_temporal_compute(&rv->hta, &res->hta[r]);
-        an_temporal_compute(&rv->exact, &res->exact[r]);
-        emit(ctx, an_view_node(ctx, r, false), &res->hta[r]);
-        emit(ctx, an_view_node(ctx, r, true), &res->exact[r]);
-    }
-    return 0;
+    static const an_dual_ops ops = { sizeof(an_temporal), compute, emit, NULL };
+    return an_run_dual(ctx, AN_temporal, &ops);
 }

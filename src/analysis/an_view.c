@@ -97,6 +97,12 @@ double an_quantile_sorted(const double *s, size_t n, double q)
     return s[lo] + (s[hi] - s[lo]) * (pos - (double)lo);
 }
 
+int an_cmp_double(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
 double an_std(const double *v, size_t n, double mean)
 {
     if (n < 2)
@@ -107,6 +113,12 @@ double an_std(const double *v, size_t n, double mean)
     return sqrt(ss / (double)(n - 1));
 }
 
+bool an_name_is(const an_ctx *ctx, uint32_t name, unsigned flag)
+{
+    const an_views_result *vr = ctx->results[AN_view];
+    return vr && name < vr->n_names && (vr->name_flags[name] & flag);
+}
+
 const an_rank_views *an_views(const an_ctx *ctx, size_t r)
 {
     const an_views_result *vr = ctx->results[AN_view];
@@ -115,18 +127,19 @@ const an_rank_views *an_views(const an_ctx *ctx, size_t r)
 
 rep_node *an_view_node(an_ctx *ctx, size_t r, bool exact)
 {
-    rep_node *o = ctx->rank_nodes[r];
     if (!exact)
-        return o;
-    rep_node *e = rep_child(o, "exact");
-    return e ? e : rep_obj(ctx->rep, o, "exact", "exact (every event, exact ns, real GPU work only)");
+        return ctx->rank_nodes[r];
+    an_views_result *vr = ctx->results[AN_view];
+    if (!vr->exact_nodes[r]) /* detached: parent NULL */
+        vr->exact_nodes[r] = rep_obj(ctx->rep, NULL, "exact", "exact (every event, exact ns, real GPU work only)");
+    return vr->exact_nodes[r];
 }
 
 /* ---- building the views ---- */
 
 typedef struct build_ctx {
     const tl_timeline *tl;
-    const uint8_t *is_step_name; /* by string id */
+    const uint8_t *name_flags;   /* AN_NAME_* by string id */
     int n_step_names;
     uint32_t key_stream;         /* string id of "stream" (UINT32_MAX if absent) */
     an_views_result *res;
@@ -144,8 +157,9 @@ static bool arg_int_id(const tl_timeline *tl, size_t ev, uint32_t key, int64_t *
     return false;
 }
 
-/* HTA's "stream" column: the stream argument; readers that move it into
- * the track key still mark GPU work with a correlation, so those count. */
+/* HTA's "stream" column: the event's stream argument, -1 without one.
+ * Readers move a GPU event's stream argument into its track key and flag
+ * the GPU events that had none (TL_F_NO_STREAM_ARG). */
 static int64_t hta_stream(const build_ctx *b, size_t ev)
 {
     const tl_timeline *tl = b->tl;
@@ -153,18 +167,9 @@ static int64_t hta_stream(const build_ctx *b, size_t ev)
     if (arg_int_id(tl, ev, b->key_stream, &s))
         return s;
     const tl_track *tr = &tl->tracks[tl->track[ev]];
-    if (tr->key.kind == TL_TRACK_GPU && tl->kclass[ev] != TL_K_NONE && tl->corr[ev] >= 0 &&
-        tl->cat[ev] != TL_CAT_GPU_USER_ANNOTATION)
+    if (tr->key.kind == TL_TRACK_GPU && !(tl->flags[ev] & TL_F_NO_STREAM_ARG))
         return tr->key.stream;
     return -1;
-}
-
-static bool is_sync_name(const char *nm)
-{
-    for (size_t k = 0; k < CP_ARRAY_LEN(sync_names); k++)
-        if (strcmp(nm, sync_names[k]) == 0)
-            return true;
-    return false;
 }
 
 /* In HTA's dataframe at all (has a duration, not the Trace span). */
@@ -258,21 +263,21 @@ static void view_index_gpu(an_view *v)
         qsort_r(v->gpu, v->n_gpu, sizeof *v->gpu, cmp_gpu, v);
 }
 
-typedef struct corr_idx {
-    int64_t corr;
-    size_t idx;
-} corr_idx;
-
 static int cmp_corr_idx(const void *pa, const void *pb)
 {
-    const corr_idx *a = pa, *b = pb;
+    const an_corr_idx *a = pa, *b = pb;
     if (a->corr != b->corr)
         return a->corr < b->corr ? -1 : 1;
     return (a->idx > b->idx) - (a->idx < b->idx);
 }
 
-/* First position in sorted ci with corr >= key. */
-static size_t lower_corr(const corr_idx *ci, size_t n, int64_t key)
+void an_corr_sort(an_corr_idx *v, size_t n)
+{
+    if (n > 1)
+        qsort(v, n, sizeof *v, cmp_corr_idx);
+}
+
+size_t an_corr_lower(const an_corr_idx *ci, size_t n, int64_t key)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
@@ -309,22 +314,23 @@ static void build_hta(const build_ctx *b, const tl_rank *rk, an_view *v)
             v->t1[i] = tl->ts_ns[ev] + tl->dur_ns[ev];
         }
         v->stream[i] = row[i] ? hta_stream(b, ev) : -1;
-        gk[i] = row[i] && ((v->stream[i] >= 0 && tl->corr[ev] >= 0) || is_sync_name(tl_str(tl, tl->name[ev])));
+        gk[i] = row[i] &&
+                ((v->stream[i] >= 0 && tl->corr[ev] >= 0) || (b->name_flags[tl->name[ev]] & AN_NAME_SYNC));
         v->mult[i] = row[i] ? 1 : 0;
     }
     /* index_correlation: a GPU kernel's partner is the CPU row with its
      * correlation id (computed before the step filter, as HTA does) */
     size_t ncpu = 0;
-    corr_idx *ci = cp_xmalloc((n ? n : 1) * sizeof *ci);
+    an_corr_idx *ci = cp_xmalloc((n ? n : 1) * sizeof *ci);
     for (size_t i = 0; i < n; i++)
         if (row[i] && !gk[i] && tl->corr[base + i] != -1)
-            ci[ncpu++] = (corr_idx){ tl->corr[base + i], i };
-    qsort(ci, ncpu, sizeof *ci, cmp_corr_idx);
+            ci[ncpu++] = (an_corr_idx){ tl->corr[base + i], i };
+    an_corr_sort(ci, ncpu);
     for (size_t i = 0; i < n; i++) {
         if (!gk[i] || tl->corr[base + i] == -1)
             continue;
         int64_t c = tl->corr[base + i];
-        size_t p = lower_corr(ci, ncpu, c);
+        size_t p = an_corr_lower(ci, ncpu, c);
         size_t last = SIZE_MAX;
         for (; p < ncpu && ci[p].corr == c; p++)
             last = ci[p].idx;
@@ -340,7 +346,7 @@ static void build_hta(const build_ctx *b, const tl_rank *rk, an_view *v)
                 continue;
             any_cpu = true;
             min_cpu = CP_MIN(min_cpu, v->t0[i]);
-            if (b->is_step_name[tl->name[base + i]]) {
+            if (b->name_flags[tl->name[base + i]] & AN_NAME_STEP) {
                 last = any_step ? CP_MAX(last, v->t0[i]) : v->t0[i];
                 any_step = true;
             }
@@ -362,9 +368,9 @@ static void build_hta(const build_ctx *b, const tl_rank *rk, an_view *v)
                 if (tl->corr[base + i] == -1)
                     neg++;
                 else
-                    ci[nk++] = (corr_idx){ tl->corr[base + i], i };
+                    ci[nk++] = (an_corr_idx){ tl->corr[base + i], i };
             }
-            qsort(ci, nk, sizeof *ci, cmp_corr_idx);
+            an_corr_sort(ci, nk);
             for (size_t i = 0; i < n; i++) {
                 if (!gk[i])
                     continue;
@@ -373,7 +379,7 @@ static void build_hta(const build_ctx *b, const tl_rank *rk, an_view *v)
                     v->mult[i] = (uint32_t)CP_MIN(neg, (int64_t)UINT32_MAX);
                     continue;
                 }
-                size_t p = lower_corr(ci, nk, c), q = p;
+                size_t p = an_corr_lower(ci, nk, c), q = p;
                 while (q < nk && ci[q].corr == c)
                     q++;
                 v->mult[i] = (uint32_t)(q - p);
@@ -442,6 +448,8 @@ static void views_free(void *self)
         view_free(&r->ranks[i].exact);
     }
     free(r->ranks);
+    free(r->exact_nodes);
+    free(r->name_flags);
     free(r);
 }
 
@@ -454,25 +462,32 @@ int an_view_run(an_ctx *ctx)
 {
     const tl_timeline *tl = ctx->tl;
     size_t ns = cp_intern_count(&tl->strings);
-    uint8_t *is_step = cp_xcalloc(ns ? ns : 1, 1), *used = cp_xcalloc(ns ? ns : 1, 1);
-    for (size_t s = 0; s < ns; s++)
-        is_step[s] = step_name(cp_intern_str(&tl->strings, (uint32_t)s));
+    uint8_t *flags = cp_xcalloc(ns ? ns : 1, 1), *used = cp_xcalloc(ns ? ns : 1, 1);
+    for (size_t s = 0; s < ns; s++) {
+        const char *nm = cp_intern_str(&tl->strings, (uint32_t)s);
+        flags[s] = (uint8_t)((step_name(nm) ? AN_NAME_STEP : 0) | (an_is_launch_name(nm) ? AN_NAME_LAUNCH : 0));
+        for (size_t k = 0; k < CP_ARRAY_LEN(sync_names); k++)
+            if (strcmp(nm, sync_names[k]) == 0)
+                flags[s] |= AN_NAME_SYNC;
+    }
     for (size_t e = 0; e < tl->n_events; e++)
         if (hta_row(tl, e))
             used[tl->name[e]] = 1;
-    build_ctx b = { .tl = tl, .is_step_name = is_step };
+    build_ctx b = { .tl = tl, .name_flags = flags };
     for (size_t s = 0; s < ns; s++)
-        b.n_step_names += is_step[s] && used[s];
+        b.n_step_names += (flags[s] & AN_NAME_STEP) && used[s];
     b.key_stream = cp_intern_find(&tl->strings, "stream", 6);
     an_views_result *res = cp_xcalloc(1, sizeof *res);
     res->free = views_free;
     res->n_ranks = tl->n_ranks;
     res->ranks = cp_xcalloc(tl->n_ranks ? tl->n_ranks : 1, sizeof *res->ranks);
     res->n_step_names = b.n_step_names;
+    res->name_flags = flags;
+    res->n_names = ns;
+    res->exact_nodes = cp_xcalloc(tl->n_ranks ? tl->n_ranks : 1, sizeof *res->exact_nodes);
     b.res = res;
     cp_par_for(tl->n_ranks, ctx->opts && ctx->opts->nthreads > 0 ? ctx->opts->nthreads : 1, build_rank, &b);
     ctx->results[AN_view] = res;
-    free(is_step);
     free(used);
 
     for (size_t r = 0; r < tl->n_ranks; r++) {

@@ -21,6 +21,9 @@
  */
 #include "jsontok.h"
 
+#include "src.h"
+#include "util.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -149,10 +152,7 @@ static int refill(cp_jt *jt, const char **keep, cp_error *err)
             return fail(jt, err, CP_ERR_NOMEM, jt->base_off,
                         "token too long: more than %zu bytes", jt->max_token);
         size_t ncap = jt->cap * 2;
-        char *nb = realloc(jt->buf, ncap);
-        if (!nb)
-            return fail(jt, err, CP_ERR_NOMEM, jt->base_off, "out of memory: input buffer of %zu bytes",
-                        ncap);
+        char *nb = cp_xrealloc(jt->buf, ncap);
         jt->buf = nb;
         jt->base = nb;
         jt->cap = ncap;
@@ -224,7 +224,8 @@ static inline const char *find_structural(const char *p, const char *end)
 
 static inline bool is_ws(unsigned char c)
 {
-    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+    const uint64_t ws = (1ull << ' ') | (1ull << '\n') | (1ull << '\r') | (1ull << '\t');
+    return c <= ' ' && ((ws >> c) & 1);
 }
 
 static inline bool is_digit(unsigned char c)
@@ -233,9 +234,14 @@ static inline bool is_digit(unsigned char c)
 }
 
 /* Bytes that may appear in a number's text (validated afterwards). */
+static const uint8_t num_byte[256] = {
+    ['+'] = 1, ['-'] = 1, ['.'] = 1, ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1,
+    ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1, ['E'] = 1, ['e'] = 1,
+};
+
 static inline bool is_num_byte(unsigned char c)
 {
-    return is_digit(c) || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E';
+    return num_byte[c];
 }
 
 /* Check JSON number syntax of [s, e); set CP_JT_F_* flags. */
@@ -323,12 +329,10 @@ static char *put_utf8(char *o, unsigned cp)
  * at most 3/2 of n (a bad "\u" of 2 bytes becomes 3-byte U+FFFD). */
 static int decode_escapes(cp_jt *jt, const char *s, size_t n, size_t *out_n, cp_error *err)
 {
+    (void)err;
     size_t need = n + n / 2 + 4;
     if (need > jt->scratch_cap) {
-        char *ns = realloc(jt->scratch, need);
-        if (!ns)
-            return fail(jt, err, CP_ERR_NOMEM, -1, "out of memory: string scratch of %zu bytes", need);
-        jt->scratch = ns;
+        jt->scratch = cp_xrealloc(jt->scratch, need);
         jt->scratch_cap = need;
     }
     char *o = jt->scratch;
@@ -387,7 +391,7 @@ static int decode_escapes(cp_jt *jt, const char *s, size_t n, size_t *out_n, cp_
 
 /* *pp points at an opening quote. Fill tok->s/n/flags with the string body
  * and move *pp past the closing quote. */
-static int scan_string(cp_jt *jt, const char **pp, cp_jt_tok *tok, cp_error *err)
+static int scan_string_slow(cp_jt *jt, const char **pp, cp_jt_tok *tok, cp_error *err)
 {
     const char *start = *pp;
     size_t i = 1;
@@ -460,6 +464,30 @@ static int scan_literal(cp_jt *jt, const char **pp, const char *word, size_t len
                 word);
 }
 
+/* scan_string_slow() with the common case inlined: the string ends within
+ * the next 16 bytes and has no backslash before its closing quote. */
+static inline int scan_string(cp_jt *jt, const char **pp, cp_jt_tok *tok, cp_error *err)
+{
+#if defined(__SSE2__) && !defined(CP_JT_NO_SIMD)
+    const char *s = *pp + 1;
+    if (jt->end - s >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
+        unsigned mq = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
+        unsigned mb = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+        if (mq && (mb == 0 || (mq & -mq) < (mb & -mb))) {
+            unsigned n = (unsigned)__builtin_ctz(mq);
+            tok->offset = off_of(jt, *pp);
+            tok->s = s;
+            tok->n = n;
+            tok->flags = 0;
+            *pp = s + n + 1;
+            return 0;
+        }
+    }
+#endif
+    return scan_string_slow(jt, pp, tok, err);
+}
+
 /* *pp points at '-' or a digit. */
 static int scan_number(cp_jt *jt, const char **pp, cp_jt_tok *tok, cp_error *err)
 {
@@ -510,14 +538,9 @@ static int scan_number(cp_jt *jt, const char **pp, cp_jt_tok *tok, cp_error *err
 
 /* ---- public API ------------------------------------------------------- */
 
-static cp_jt *jt_new(const cp_jt_opts *opts, cp_error *err)
+static cp_jt *jt_new(const cp_jt_opts *opts)
 {
-    cp_jt *jt = calloc(1, sizeof *jt);
-    if (!jt) {
-        cp_error_set(err, CP_ERR_NOMEM, opts ? opts->name : NULL, 0, 0, -1,
-                     "out of memory: json tokenizer");
-        return NULL;
-    }
+    cp_jt *jt = cp_xcalloc(1, sizeof *jt);
     snprintf(jt->name, sizeof jt->name, "%s", opts && opts->name ? opts->name : "<json>");
     jt->max_depth = opts && opts->max_depth ? opts->max_depth : 256;
     if (jt->max_depth > CP_JT_DEPTH_LIMIT)
@@ -529,21 +552,13 @@ static cp_jt *jt_new(const cp_jt_opts *opts, cp_error *err)
     return jt;
 }
 
-cp_jt *cp_jt_open(cp_jt_read_fn fn, void *ctx, const cp_jt_opts *opts, cp_error *err)
+cp_jt *cp_jt_open(cp_jt_read_fn fn, void *ctx, const cp_jt_opts *opts)
 {
-    cp_jt *jt = jt_new(opts, err);
-    if (!jt)
-        return NULL;
+    cp_jt *jt = jt_new(opts);
     size_t cap = opts && opts->buf_bytes ? opts->buf_bytes : (size_t)1 << 20;
     if (cap < 16)
         cap = 16;
-    jt->buf = malloc(cap);
-    if (!jt->buf) {
-        cp_error_set(err, CP_ERR_NOMEM, jt->name, 0, 0, -1,
-                     "out of memory: json input buffer of %zu bytes", cap);
-        free(jt);
-        return NULL;
-    }
+    jt->buf = cp_xmalloc(cap);
     jt->cap = cap;
     jt->base = jt->p = jt->end = jt->buf;
     jt->fn = fn;
@@ -551,11 +566,22 @@ cp_jt *cp_jt_open(cp_jt_read_fn fn, void *ctx, const cp_jt_opts *opts, cp_error 
     return jt;
 }
 
-cp_jt *cp_jt_open_mem(const char *data, size_t n, const cp_jt_opts *opts, cp_error *err)
+static long src_read(void *ctx, char *buf, size_t cap, cp_error *err)
 {
-    cp_jt *jt = jt_new(opts, err);
-    if (!jt)
-        return NULL;
+    return (long)cp_src_read(ctx, buf, cap, err);
+}
+
+cp_jt *cp_jt_open_src(cp_src *src, const cp_jt_opts *opts)
+{
+    cp_jt_opts o = opts ? *opts : (cp_jt_opts){0};
+    if (!o.name)
+        o.name = cp_src_name(src);
+    return cp_jt_open(src_read, src, &o);
+}
+
+cp_jt *cp_jt_open_mem(const char *data, size_t n, const cp_jt_opts *opts)
+{
+    cp_jt *jt = jt_new(opts);
     jt->base = jt->p = data ? data : "";
     jt->end = jt->base + (data ? n : 0);
     jt->eof = true;

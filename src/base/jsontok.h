@@ -52,6 +52,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "src.h"
 
 /* Token types; all > 0 so cp_jt_next() can return a type or a negative status. */
 typedef enum cp_jt_type {
@@ -113,12 +114,19 @@ typedef struct cp_jt cp_jt;
 
 /* Create a tokenizer reading through fn(ctx, ...). opts may be NULL. The
  * caller keeps ownership of ctx (it must outlive the tokenizer) and frees the
- * tokenizer with cp_jt_close(). Returns NULL on allocation failure (err set). */
-cp_jt *cp_jt_open(cp_jt_read_fn fn, void *ctx, const cp_jt_opts *opts, cp_error *err);
+ * tokenizer with cp_jt_close(). Never fails (allocation is cp_xmalloc). */
+cp_jt *cp_jt_open(cp_jt_read_fn fn, void *ctx, const cp_jt_opts *opts);
+
+/* Tokenize a byte source (plain, .gz or .zst; see src.h). The source stays
+ * owned by the caller and must outlive the tokenizer; the input name defaults
+ * to the source's name. A compressed file cut short simply ends early, so it
+ * is reported as truncated JSON (cp_src_truncated() says why). */
+cp_jt *cp_jt_open_src(cp_src *src, const cp_jt_opts *opts);
 
 /* Create a tokenizer over data[0..n) without copying; data must stay valid and
- * unchanged until cp_jt_close(). Token spans point into data. */
-cp_jt *cp_jt_open_mem(const char *data, size_t n, const cp_jt_opts *opts, cp_error *err);
+ * unchanged until cp_jt_close(). Token spans point into data; there is no
+ * buffer, so max_token_bytes does not apply. */
+cp_jt *cp_jt_open_mem(const char *data, size_t n, const cp_jt_opts *opts);
 
 /* Free the tokenizer (NULL is fine). Does not touch ctx or data. */
 void cp_jt_close(cp_jt *jt);

@@ -40,8 +40,9 @@
 #define KR_MAX_PGS 4096         /* process groups kept from distributedInfo */
 #define KR_MAX_PG_RANKS 1048576 /* ranks kept per process group */
 #define KR_TCACHE 256           /* direct-mapped track cache entries (power of two) */
+#define KR_TIME_LIMIT_NS (INT64_C(1) << 61) /* |ts|, dur, clock base: 73 years, so sums never overflow */
 #define KR_CATMEMO 1024         /* category memo entries, by string id */
-#define KR_SCACHE 4096          /* direct-mapped string cache entries (power of two) */
+#define KR_SCACHE 2048          /* direct-mapped string cache entries (power of two) */
 
 /* ---- a small open-addressing map: (int64, int64) -> uint32 ---------------- */
 
@@ -98,32 +99,76 @@ static uint32_t *kmap_get(kmap *m, int64_t a, int64_t b)
     return &m->e[i].v;
 }
 
-/* Remove (a, b) if present (backward-shift deletion keeps probing exact). */
-static void kmap_del(kmap *m, int64_t a, int64_t b)
-{
-    if (!m->cap)
-        return;
-    size_t i = kmap_slot(m, a, b);
-    if (!m->e[i].used)
-        return;
-    m->e[i].used = 0;
-    m->n--;
-    for (size_t j = (i + 1) & (m->cap - 1); m->e[j].used; j = (j + 1) & (m->cap - 1)) {
-        kmap_ent x = m->e[j];
-        m->e[j].used = 0;
-        m->n--;
-        size_t k = kmap_slot(m, x.a, x.b);
-        m->e[k] = x;
-        m->n++;
-    }
-}
-
 static const uint32_t *kmap_find(const kmap *m, int64_t a, int64_t b)
 {
     if (!m->cap)
         return NULL;
     size_t i = kmap_slot(m, a, b);
     return m->e[i].used ? &m->e[i].v : NULL;
+}
+
+/* ---- the open-flow set: 64-bit hashed (cat, id) keys -> state bits ------------- *
+ * Real traces hold as many flows as events, and Kineto leaves many ends
+ * unmatched, so the set is kept dense: 9 bytes an entry (a 64-bit hash as
+ * the key, 0 = empty; a collision would need ~2^32 open flows). */
+
+enum { FL_START = 1, FL_END = 2, FL_STEP = 4, FL_COUNT_LONE_END = 0x80 };
+
+typedef struct fset {
+    uint64_t *k;
+    uint8_t *v;
+    size_t cap, n;
+} fset;
+
+static size_t fset_slot(const fset *f, uint64_t key)
+{
+    size_t i = (size_t)key & (f->cap - 1);
+    while (f->k[i] && f->k[i] != key)
+        i = (i + 1) & (f->cap - 1);
+    return i;
+}
+
+static uint8_t *fset_get(fset *f, uint64_t key)
+{
+    if (2 * (f->n + 1) > f->cap) {
+        fset old = *f;
+        f->cap = old.cap ? old.cap * 2 : 1024;
+        f->k = cp_xcalloc(f->cap, sizeof *f->k);
+        f->v = cp_xcalloc(f->cap, sizeof *f->v);
+        for (size_t i = 0; i < old.cap; i++)
+            if (old.k[i]) {
+                size_t j = fset_slot(f, old.k[i]);
+                f->k[j] = old.k[i];
+                f->v[j] = old.v[i];
+            }
+        free(old.k);
+        free(old.v);
+    }
+    size_t i = fset_slot(f, key);
+    if (!f->k[i]) {
+        f->k[i] = key;
+        f->v[i] = 0;
+        f->n++;
+    }
+    return &f->v[i];
+}
+
+/* Remove key (backward-shift deletion keeps every probe sequence intact). */
+static void fset_del(fset *f, uint64_t key)
+{
+    size_t i = fset_slot(f, key);
+    if (!f->k[i])
+        return;
+    f->k[i] = 0;
+    f->n--;
+    for (size_t j = (i + 1) & (f->cap - 1); f->k[j]; j = (j + 1) & (f->cap - 1)) {
+        uint64_t k = f->k[j];
+        uint8_t v = f->v[j];
+        f->k[j] = 0;
+        size_t h = fset_slot(f, k);
+        f->k[h] = k;
+        f->v[h] = v;
+    }
 }
 
 /* ---- reader state ----------------------------------------------------------- */
@@ -146,6 +191,11 @@ typedef struct tcache_ent {
     uint32_t track;
     bool used;
 } tcache_ent;
+
+typedef struct sc_ent { /* string cache entry: length, three 8-byte samples, id + 1 (0 = empty) */
+    uint64_t w[3];
+    uint32_t n, id1;
+} sc_ent;
 
 typedef struct ktrack { /* per builder track: what naming needs */
     int64_t pid, tid;
@@ -172,13 +222,14 @@ typedef struct kr {
     bool src_failed;      /* the byte source reported an error */
     int src_status;
     bool seen_events;     /* entered a traceEvents array */
+    size_t n_objects;     /* event objects met (complete or not) */
     bool seen_kineto_key; /* schemaVersion, deviceProperties, distributedInfo ... */
     bool v_mtia, v_hip, v_cuda;
     uint32_t dev_name;
-    kmap flows;  /* (cat id, flow id) -> 1 start | 2 end | 4 step */
+    fset flows;  /* open flows: hash(cat id, flow id) -> FL_* */
     kmap names;  /* (pid, tid) -> thread name; (pid, INT64_MIN) -> process name */
     tcache_ent tcache[KR_TCACHE];
-    uint32_t scache[KR_SCACHE]; /* string id + 1, 0 = empty */
+    sc_ent scache[KR_SCACHE];
     uint8_t catmemo[KR_CATMEMO]; /* string id -> (tl_cat + 1) | 0x80 for MTIA device work */
     ktrack *tracks;
     size_t n_tracks, cap_tracks;
@@ -231,14 +282,13 @@ static uint32_t intern_span(kr *r, const char *s, size_t n)
         memcpy(&w0, s, n);
     }
     uint64_t h = mix64(w0 ^ mix64(w1 + n) ^ (w2 * 0x9e3779b97f4a7c15ULL));
-    uint32_t *slot = &r->scache[h & (KR_SCACHE - 1)];
-    if (*slot) {
-        uint32_t id = *slot - 1;
-        if (cp_intern_len(r->str, id) == n && memcmp(cp_intern_str(r->str, id), s, n) == 0)
-            return id;
-    }
+    sc_ent *c = &r->scache[h & (KR_SCACHE - 1)];
+    /* up to 24 bytes the three samples cover every byte: no table access */
+    if (c->id1 && c->n == n && c->w[0] == w0 && c->w[1] == w1 && c->w[2] == w2 &&
+        (n <= 24 || memcmp(cp_intern_str(r->str, c->id1 - 1), s, n) == 0))
+        return c->id1 - 1;
     uint32_t id = cp_intern_n(r->str, s, n);
-    *slot = id + 1;
+    *c = (sc_ent){ { w0, w1, w2 }, (uint32_t)CP_MIN(n, (size_t)UINT32_MAX), id + 1 };
     return id;
 }
 
@@ -264,9 +314,9 @@ static inline int us_text_ns(const char *s, size_t n, int64_t *out)
 {
     int64_t ip = 0, fr = 0;
     size_t i = 0, nf = 0;
-    while (i < n && s[i] >= '0' && s[i] <= '9' && i < 15)
+    while (i < n && s[i] >= '0' && s[i] <= '9' && i < 16) /* < 10^16 us: ns fits */
         ip = ip * 10 + (s[i++] - '0');
-    if (i == 0)
+    if (i == 0 || (i < n && s[i] >= '0' && s[i] <= '9') || ip > (INT64_MAX - 999) / 1000)
         return cp_jt_parse_ns(s, n, out);
     if (i < n && s[i] == '.') {
         i++;
@@ -467,7 +517,7 @@ static void note_vendor(kr *r, const pend *e)
 
 static void add_event(kr *r, pend *e)
 {
-    if (!e->has_ts) {
+    if (!e->has_ts || e->ts > KR_TIME_LIMIT_NS || e->ts < -KR_TIME_LIMIT_NS) {
         diag_count(r->diag, DIAG_BAD_EVENT, r->name, e->offset);
         return;
     }
@@ -484,6 +534,9 @@ static void add_event(kr *r, pend *e)
             ev.flags |= TL_F_NO_DUR;
         } else if (e->dur < 0) {
             diag_count(r->diag, DIAG_NEGATIVE_DUR, r->name, e->offset);
+        } else if (e->dur > KR_TIME_LIMIT_NS) {
+            diag_count(r->diag, DIAG_CLAMPED_VALUE, r->name, e->offset);
+            ev.dur_ns = KR_TIME_LIMIT_NS;
         } else {
             ev.dur_ns = e->dur;
         }
@@ -547,13 +600,17 @@ static void add_flow(kr *r, const pend *e)
         diag_count(r->diag, DIAG_BAD_EVENT, r->name, e->offset);
         return;
     }
-    /* A start and its end are forgotten once both were seen, so the map
-     * holds only flows still open: small and in cache. */
-    uint32_t bit = e->ph == 's' ? 1u : e->ph == 'f' ? 2u : 4u;
-    uint32_t *st = kmap_get(&r->flows, e->cat_name, e->id);
-    *st |= bit;
-    if ((*st & 1u) && (*st & 2u))
-        kmap_del(&r->flows, e->cat_name, e->id);
+    /* A start and its end are forgotten once both were seen, so the set
+     * holds only flows still open. Kineto writes a lone ac2g end on every
+     * runtime call that launched nothing: those are not damage. */
+    uint64_t key = mix64((uint64_t)e->cat_name * 0x9e3779b97f4a7c15ULL ^ mix64((uint64_t)e->id)) | 1u;
+    uint8_t *st = fset_get(&r->flows, key);
+    *st |= e->ph == 's' ? FL_START : e->ph == 'f' ? FL_END : FL_STEP;
+    uint32_t c = e->cat_name;
+    if (c != r->s_ac2g && c != r->s_async_gpu && c != r->s_async_c2g)
+        *st |= FL_COUNT_LONE_END;
+    if ((*st & FL_START) && (*st & FL_END))
+        fset_del(&r->flows, key);
 }
 
 static void commit(kr *r)
@@ -791,6 +848,7 @@ static int read_events(kr *r)
         if (t == CP_JT_ARR_END)
             return 0;
         if (t == CP_JT_OBJ_BEGIN) {
+            r->n_objects++;
             t = read_event(r);
             if (t < 0)
                 return t;
@@ -987,9 +1045,12 @@ static int read_top(kr *r)
             t = t == CP_JT_OBJ_BEGIN ? read_dist(r) : finish_value(r, t);
             break;
         case 4:
-            if (t == CP_JT_NUMBER && cp_jt_parse_i64(r->tok.s, r->tok.n, &v) == 0) {
+            if (t == CP_JT_NUMBER && cp_jt_parse_i64(r->tok.s, r->tok.n, &v) == 0 && v >= 0 &&
+                v <= KR_TIME_LIMIT_NS) {
                 r->meta->has_base_time = true;
                 r->meta->base_time_ns = v;
+            } else {
+                diag_count(r->diag, DIAG_CLAMPED_VALUE, r->name, r->tok.offset);
             }
             t = finish_value(r, t);
             break;
@@ -1010,16 +1071,11 @@ static void finish_flows(kr *r)
 {
     uint64_t unmatched = 0;
     for (size_t i = 0; i < r->flows.cap; i++) {
-        const kmap_ent *f = &r->flows.e[i];
-        if (!f->used)
+        uint8_t v = r->flows.v[i];
+        if (!r->flows.k[i])
             continue;
-        bool start = f->v & 1u, end = f->v & 6u;
-        uint32_t cat = (uint32_t)f->a;
-        /* Kineto writes a lone ac2g end on every runtime call that launched
-         * nothing; those are not damage. */
-        bool kineto_lone_end = !start && end &&
-                               (cat == r->s_ac2g || cat == r->s_async_gpu || cat == r->s_async_c2g);
-        if (start != end && !kineto_lone_end)
+        bool start = v & FL_START, end = v & (FL_END | FL_STEP);
+        if (start ? !end : (end && (v & FL_COUNT_LONE_END)))
             unmatched++;
     }
     diag_count_n(r->diag, DIAG_UNMATCHED_FLOW, unmatched, r->name, -1);
@@ -1088,7 +1144,9 @@ static int on_error(kr *r, int rc, cp_error *err)
         return CP_ERR_IO;
     }
     bool trunc = cp_jt_truncated(r->jt) || r->src_failed;
-    if (!r->seen_events && !r->seen_kineto_key) {
+    /* Before traceEvents only a cut-off Kineto header still counts as a
+     * (damaged) trace; malformed JSON there means it is not one. */
+    if (!r->seen_events && !(trunc && r->seen_kineto_key)) {
         if (err)
             *err = r->jerr;
         if (err && !err->file[0])
@@ -1121,23 +1179,26 @@ int rd_kineto_read_src(cp_src *src, const char *name, tl_builder *b, cp_error *e
     r->s_async_c2g = cp_intern_s(r->str, "async_cpu_to_gpu");
     cp_jt_opts jo = { .name = r->name, .buf_bytes = 1u << 20 };
     int rc = 0;
-    r->jt = cp_jt_open(src_read_cb, r, &jo, err);
-    if (!r->jt) {
-        rc = CP_ERR_NOMEM;
-        goto out;
-    }
+    r->jt = cp_jt_open(src_read_cb, r, &jo);
+    bool top_array = false;
     int t = next(r);
     if (t == CP_JT_OBJ_BEGIN) {
         t = read_top(r);
     } else if (t == CP_JT_ARR_BEGIN) {
+        top_array = true;
         t = read_events(r);
     } else if (t >= 0) {
         t = cp_error_set(&r->jerr, CP_ERR_FORMAT, r->name, 0, 0, r->tok.offset,
                          "not a chrome trace: the top-level value is not an object or array");
     }
     if (t >= 0 && !r->seen_events) {
+        rc = cp_error_set(err, CP_ERR_FORMAT, r->name, 0, 0, cp_jt_offset(r->jt),
+                          "not a chrome trace: the top-level object has no traceEvents array");
+        goto out;
+    }
+    if (top_array && r->n_objects == 0) {
         rc = cp_error_set(err, CP_ERR_FORMAT, r->name, 0, 0, 0,
-                          "not a chrome trace: no traceEvents array");
+                          "not a chrome trace: the top-level array holds no event objects");
         goto out;
     }
     if (t >= 0) { /* complete: anything after the top-level value is ignored */
@@ -1157,7 +1218,8 @@ int rd_kineto_read_src(cp_src *src, const char *name, tl_builder *b, cp_error *e
     finish_meta(r);
 out:
     cp_jt_close(r->jt);
-    free(r->flows.e);
+    free(r->flows.k);
+    free(r->flows.v);
     free(r->names.e);
     free(r->tracks);
     for (size_t i = 0; i < r->n_pgs; i++)

@@ -5,17 +5,15 @@
  * same dump whether it is read from memory, in one read, split at every byte
  * position, or one byte per read into a tiny buffer that has to grow.
  */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "test_util.h"
 
-#include <cmocka.h>
+#include <unistd.h>
+#include <zlib.h>
 
-#include "../../src/base/jsontok.h"
+#include "base/jsontok.h"
+#include "base/paths.h"
+#include "base/src.h"
+#include "base/util.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -146,7 +144,7 @@ static void run_dump(cp_jt *jt, dump *d)
 
 static void dump_mem(const char *s, size_t n, const cp_jt_opts *o, dump *d)
 {
-    cp_jt *jt = cp_jt_open_mem(s, n, o, NULL);
+    cp_jt *jt = cp_jt_open_mem(s, n, o);
     assert_non_null(jt);
     run_dump(jt, d);
 }
@@ -156,7 +154,7 @@ static void dump_split(const char *s, size_t n, size_t first, size_t chunk, size
 {
     split_src src = {.data = s, .n = n, .first = first, .chunk = chunk};
     cp_jt_opts o = {.name = "t.json", .buf_bytes = buf_bytes};
-    cp_jt *jt = cp_jt_open(split_read, &src, &o, NULL);
+    cp_jt *jt = cp_jt_open(split_read, &src, &o);
     assert_non_null(jt);
     run_dump(jt, d);
 }
@@ -209,7 +207,7 @@ static void test_token_types(void **state)
 {
     (void)state;
     const char *j = "{\"a\": [1, -2.5e3, true, false, null, \"x\"], \"b\": {}, \"c\": []}";
-    cp_jt *jt = cp_jt_open_mem(j, strlen(j), NULL, NULL);
+    cp_jt *jt = cp_jt_open_mem(j, strlen(j), NULL);
     assert_non_null(jt);
     cp_jt_tok t;
     static const int want[] = {CP_JT_OBJ_BEGIN, CP_JT_KEY,   CP_JT_ARR_BEGIN, CP_JT_NUMBER,
@@ -275,7 +273,7 @@ static void test_escapes(void **state)
     expect_dump("{\"a\\u0062\": 1}", "{@0:0|ke<ab>@1:1|n<1>@12:1|}@13:0|$@14:0|");
     /* an escaped string's text is the scratch copy, not the input */
     const char *j = "\"x\\ny\"";
-    cp_jt *jt = cp_jt_open_mem(j, strlen(j), NULL, NULL);
+    cp_jt *jt = cp_jt_open_mem(j, strlen(j), NULL);
     cp_jt_tok t;
     assert_int_equal(cp_jt_next(jt, &t, NULL), CP_JT_STRING);
     assert_true(t.s < j || t.s >= j + strlen(j));
@@ -419,7 +417,7 @@ static void test_errors(void **state)
     }
     /* errors are sticky and carry the input name */
     cp_jt_opts o = {.name = "rank0.json"};
-    cp_jt *jt = cp_jt_open_mem("[1 2]", 5, &o, NULL);
+    cp_jt *jt = cp_jt_open_mem("[1 2]", 5, &o);
     cp_jt_tok t;
     cp_error err;
     assert_int_equal(cp_jt_next(jt, &t, NULL), CP_JT_ARR_BEGIN);
@@ -435,7 +433,7 @@ static void test_errors(void **state)
                         "rank0.json:3: invalid json: expected ',' or ']', found '2'");
     cp_jt_close(jt);
     /* skip_rest at depth 0 is a usage error */
-    jt = cp_jt_open_mem("1", 1, NULL, NULL);
+    jt = cp_jt_open_mem("1", 1, NULL);
     assert_int_equal(cp_jt_skip_rest(jt, &err), CP_ERR_USAGE);
     cp_jt_close(jt);
 }
@@ -446,7 +444,7 @@ static void test_read_error_and_token_cap(void **state)
     /* the read callback's error comes through unchanged */
     const char *j = "[\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\", 1]";
     split_src src = {.data = j, .n = strlen(j), .first = 4, .chunk = 4, .fail_at = 3};
-    cp_jt *jt = cp_jt_open(split_read, &src, NULL, NULL);
+    cp_jt *jt = cp_jt_open(split_read, &src, NULL);
     cp_jt_tok t;
     cp_error err;
     assert_int_equal(cp_jt_next(jt, &t, &err), CP_JT_ARR_BEGIN);
@@ -462,13 +460,13 @@ static void test_read_error_and_token_cap(void **state)
     big[sizeof big - 1] = '"';
     split_src s2 = {.data = big, .n = sizeof big, .chunk = 7};
     cp_jt_opts o = {.buf_bytes = 16, .max_token_bytes = 100};
-    jt = cp_jt_open(split_read, &s2, &o, NULL);
+    jt = cp_jt_open(split_read, &s2, &o);
     assert_int_equal(cp_jt_next(jt, &t, &err), CP_ERR_NOMEM);
     assert_non_null(strstr(err.msg, "token too long"));
     cp_jt_close(jt);
     split_src s3 = {.data = big, .n = sizeof big, .chunk = 7};
     o.max_token_bytes = 1000;
-    jt = cp_jt_open(split_read, &s3, &o, NULL);
+    jt = cp_jt_open(split_read, &s3, &o);
     assert_int_equal(cp_jt_next(jt, &t, &err), CP_JT_STRING);
     assert_int_equal(t.n, sizeof big - 2);
     assert_int_equal(cp_jt_next(jt, &t, &err), CP_JT_EOF);
@@ -511,7 +509,7 @@ static void test_skip(void **state)
                    "rest2|k<args>@82:1|skip7|k<n>@93:1|[@98:1|s<args>@99:2|]@105:1|}@106:0|"
                    "$@107:0|");
     /* skip where the container closes instead returns the END */
-    cp_jt *jt = cp_jt_open_mem("[1]", 3, NULL, NULL);
+    cp_jt *jt = cp_jt_open_mem("[1]", 3, NULL);
     cp_jt_tok t;
     assert_int_equal(cp_jt_next(jt, &t, NULL), CP_JT_ARR_BEGIN);
     assert_int_equal(cp_jt_skip(jt, NULL), CP_JT_NUMBER);
@@ -520,7 +518,7 @@ static void test_skip(void **state)
     assert_int_equal(cp_jt_next(jt, &t, NULL), CP_JT_EOF);
     cp_jt_close(jt);
     /* skip_rest right after BEGIN, and a mismatched bracket inside a skip */
-    jt = cp_jt_open_mem("[{\"a\":[}]", 9, NULL, NULL);
+    jt = cp_jt_open_mem("[{\"a\":[}]", 9, NULL);
     assert_int_equal(cp_jt_next(jt, &t, NULL), CP_JT_ARR_BEGIN);
     assert_int_equal(cp_jt_next(jt, &t, NULL), CP_JT_OBJ_BEGIN);
     cp_error err;
@@ -566,7 +564,7 @@ static void test_refill_every_split(void **state)
  * truncated read must report as its last complete value. */
 static long long expected_last_end(const char *j, size_t len)
 {
-    cp_jt *jt = cp_jt_open_mem(j, strlen(j), NULL, NULL);
+    cp_jt *jt = cp_jt_open_mem(j, strlen(j), NULL);
     cp_jt_tok t;
     long long best = -1;
     int r;
@@ -634,6 +632,112 @@ static void test_truncation_every_byte(void **state)
     assert_non_null(strstr(d.msg, "skipped value"));
 }
 
+/* Through the byte source: a gzip file, then the same file cut in half
+ * (the decompressor delivers the prefix, the tokenizer reports truncation). */
+static void test_gzip_source(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/cp_test_jsontok_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    /* big enough that the compressed stream spans several reads */
+    gzFile gz = gzopen(path, "wb");
+    assert_non_null(gz);
+    gzputs(gz, "{\"traceEvents\": [\n");
+    for (int i = 0; i < 20000; i++)
+        gzprintf(gz, "%s{\"ph\": \"X\", \"ts\": %d.%03d, \"args\": {\"i\": [%d]}}\n", i ? "," : "",
+                 i, i % 1000, i);
+    gzputs(gz, "]}\n");
+    assert_int_equal(gzclose(gz), Z_OK);
+
+    cp_src *src = NULL;
+    cp_error err;
+    assert_int_equal(cp_src_open(&src, path, &err), 0);
+    cp_jt *jt = cp_jt_open_src(src, NULL);
+    cp_jt_tok t;
+    int r, events = 0;
+    int64_t last_ts = 0;
+    while ((r = cp_jt_next(jt, &t, &err)) > 0 && r != CP_JT_EOF) {
+        if (r == CP_JT_OBJ_END && t.depth == 2)
+            events++;
+        if (r == CP_JT_KEY && cp_jt_tok_eq(&t, "ts")) {
+            assert_int_equal(cp_jt_next(jt, &t, &err), CP_JT_NUMBER);
+            assert_int_equal(cp_jt_parse_ns(t.s, t.n, &last_ts), 0);
+        }
+    }
+    assert_int_equal(r, CP_JT_EOF);
+    assert_int_equal(events, 20000);
+    assert_int_equal(last_ts, 19999LL * 1000 + 999); /* "19999.999" us */
+    cp_jt_close(jt);
+    cp_src_close(src);
+
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(truncate(path, st.st_size / 2), 0);
+    assert_int_equal(cp_src_open(&src, path, &err), 0);
+    jt = cp_jt_open_src(src, NULL);
+    events = 0;
+    while ((r = cp_jt_next(jt, &t, &err)) > 0 && r != CP_JT_EOF)
+        if (r == CP_JT_OBJ_END && t.depth == 2)
+            events++;
+    assert_int_equal(r, CP_ERR_FORMAT);
+    assert_true(cp_jt_truncated(jt));
+    assert_true(cp_src_truncated(src));
+    assert_true(events > 1000 && events < 20000);
+    assert_string_equal(err.file, path); /* the name comes from the source */
+    assert_true(cp_jt_last_complete_end(jt) < err.offset);
+    cp_jt_close(jt);
+    cp_src_close(src);
+    unlink(path);
+}
+
+static bool keep_json(const char *path, void *ctx)
+{
+    (void)ctx;
+    return cp_str_ends(path, ".json") || cp_str_ends(path, ".json.gz");
+}
+
+/* Every real PyTorch trace we hold tokenizes to the end, streamed through
+ * its byte source, with args skipped as the reader will. */
+static void test_real_traces(void **state)
+{
+    (void)state;
+    char dir[1024];
+    if (!cp_test_data("hta", dir, sizeof dir))
+        skip();
+    cp_paths paths = {0};
+    cp_error err;
+    assert_int_equal(cp_paths_add(&paths, dir, keep_json, NULL, &err), 0);
+    cp_paths_sort_unique(&paths);
+    assert_true(paths.n >= 10);
+    for (size_t i = 0; i < paths.n; i++) {
+        cp_src *src = NULL;
+        assert_int_equal(cp_src_open(&src, paths.v[i], &err), 0);
+        cp_jt *jt = cp_jt_open_src(src, NULL);
+        cp_jt_tok t;
+        int r;
+        uint64_t tokens = 0;
+        while ((r = cp_jt_next(jt, &t, &err)) > 0 && r != CP_JT_EOF) {
+            tokens++;
+            if (r == CP_JT_KEY && cp_jt_tok_eq(&t, "args") && (tokens & 1))
+                r = cp_jt_skip(jt, &err);
+            if (r == CP_JT_NUMBER && t.depth == 2) {
+                int64_t v;
+                assert_true(cp_jt_parse_ns(t.s, t.n, &v) >= 0);
+            }
+            if (r < 0)
+                break;
+        }
+        if (r != CP_JT_EOF)
+            fail_msg("%s:%lld: %s", err.file, err.offset, err.msg);
+        assert_true(tokens > 10);
+        cp_jt_close(jt);
+        cp_src_close(src);
+    }
+    cp_paths_free(&paths);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -648,6 +752,8 @@ int main(void)
         cmocka_unit_test(test_skip),
         cmocka_unit_test(test_refill_every_split),
         cmocka_unit_test(test_truncation_every_byte),
+        cmocka_unit_test(test_gzip_source),
+        cmocka_unit_test(test_real_traces),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
