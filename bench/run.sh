@@ -19,10 +19,21 @@ synth_args=(--ranks 8 --gpus-per-node 4 --steps "$steps" --layers "$layers" --se
 stamp="${synth_args[*]} $(cksum <"$bin" | cut -d' ' -f1)"
 mkdir -p "$dir"
 
-# timed RUN... -> sets t_s (elapsed seconds) and rss_kb (peak RSS)
+# timed RUN... -> t_s (elapsed seconds), rss_kb (peak RSS), cpu_s (user + system)
 timed() {
-  /usr/bin/time -f "%e %M" -o "$dir/time.txt" "$@"
-  read -r t_s rss_kb <"$dir/time.txt"
+  /usr/bin/time -f "%e %M %U %S" -o "$dir/time.txt" "$@"
+  local u s
+  read -r t_s rss_kb u s <"$dir/time.txt"
+  cpu_s=$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')
+}
+# best of BENCH_RUNS (default 2) analyze runs: the machine may be shared
+best() {
+  local bt= br= bc= i
+  for ((i = 0; i < ${BENCH_RUNS:-2}; i++)); do
+    timed "$@" >/dev/null
+    if [ -z "$bt" ] || awk -v a="$t_s" -v b="$bt" 'BEGIN { exit !(a < b) }'; then bt=$t_s br=$rss_kb bc=$cpu_s; fi
+  done
+  t_s=$bt rss_kb=$br cpu_s=$bc
 }
 
 if [ "$(cat "$dir/stamp" 2>/dev/null)" != "$stamp" ]; then
@@ -49,15 +60,16 @@ if ! "$bin" analyze "$dir/plain/rank-0.json" -j 1 >/dev/null 2>"$dir/err.txt"; t
   exit 0
 fi
 cat "$dir"/plain/rank-*.json >/dev/null # warm the page cache: measure parsing, not the disk
-timed "$bin" analyze "$dir/plain/rank-*.json" -j 1 --format json -o "$dir/report.json"
-t1=$t_s; rss1=$rss_kb
-timed "$bin" analyze "$dir/plain/rank-*.json" -j 2 --format json -o "$dir/report.json"
-t2=$t_s; rss2=$rss_kb
-timed "$bin" analyze "$dir/gz/rank-*.json.gz" -j 2 --format json -o "$dir/report-gz.json"
-tgz=$t_s; rssgz=$rss_kb
-awk -v b="$json_bytes" -v t1="$t1" -v t2="$t2" -v tgz="$tgz" -v r1="$rss1" -v r2="$rss2" -v rg="$rssgz" 'BEGIN {
+best "$bin" analyze "$dir/plain/rank-*.json" -j 1 --format json -o "$dir/report.json"
+t1=$t_s rss1=$rss_kb c1=$cpu_s
+best "$bin" analyze "$dir/plain/rank-*.json" -j 2 --format json -o "$dir/report.json"
+t2=$t_s rss2=$rss_kb c2=$cpu_s
+best "$bin" analyze "$dir/gz/rank-*.json.gz" -j 2 --format json -o "$dir/report-gz.json"
+tgz=$t_s rssgz=$rss_kb cgz=$cpu_s
+awk -v b="$json_bytes" -v t1="$t1" -v t2="$t2" -v tgz="$tgz" -v r1="$rss1" -v r2="$rss2" -v rg="$rssgz" \
+    -v c1="$c1" -v c2="$c2" -v cg="$cgz" 'BEGIN {
   mbin = b / 1e6
-  printf "analyze -j 1: %.2f s, %.0f MB/s per core, peak RSS %.0f MB (%.2f x input)\n", t1, mbin / t1, r1 / 1024, r1 * 1024 / b
-  printf "analyze -j 2: %.2f s, %.0f MB/s per core, peak RSS %.0f MB, speed-up 1 -> 2 threads %.2fx\n", t2, mbin / t2 / 2, r2 / 1024, t1 / t2
-  printf "analyze gzip -j 2: %.2f s, %.2fx the uncompressed time, peak RSS %.0f MB\n", tgz, tgz / t2, rg / 1024
+  printf "analyze -j 1: %.2f s wall, %.2f s cpu: %.0f MB/s per core (wall), %.0f MB/s per cpu-second; peak RSS %.0f MB (%.2f x input)\n", t1, c1, mbin / t1, mbin / c1, r1 / 1024, r1 * 1024 / b
+  printf "analyze -j 2: %.2f s wall, %.2f s cpu: %.0f MB/s per core (wall); peak RSS %.0f MB; speed-up 1 -> 2 threads %.2fx\n", t2, c2, mbin / t2 / 2, r2 / 1024, t1 / t2
+  printf "analyze gzip -j 2: %.2f s wall, %.2f s cpu: %.2fx the uncompressed time; peak RSS %.0f MB\n", tgz, cg, tgz / t2, rg / 1024
 }'

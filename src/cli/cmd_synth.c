@@ -11,7 +11,7 @@
 #include <string.h>
 
 enum {
-    O_OUT = 100, O_RANKS, O_GPN, O_STEPS, O_SEED, O_INJECT, O_GZIP, O_ZSTD, O_FORCE, O_LAYERS, O_HIDDEN, O_SEQ,
+    O_OUT = 100, O_RANKS, O_GPN, O_TP, O_STEPS, O_SEED, O_INJECT, O_GZIP, O_ZSTD, O_FORCE, O_LAYERS, O_HIDDEN, O_SEQ,
     O_MB, O_BUCKET, O_NIC, O_NVLINK, O_EFF,
 };
 
@@ -19,6 +19,7 @@ static const cli_opt opts[] = {
     { "out", 0, "DIR", O_OUT, 0, "output directory (created; must be empty unless --force)" },
     { "ranks", 0, "N", O_RANKS, 0, "number of ranks, one trace file each (default 2)" },
     { "gpus-per-node", 0, "G", O_GPN, 0, "GPUs per node; more ranks than G means inter-node all-reduce (default 8)" },
+    { "tp", 0, "N", O_TP, 0, "tensor-parallel size: groups of N consecutive ranks in a node (default 1)" },
     { "steps", 0, "S", O_STEPS, 0, "profiler steps per rank (default 4)" },
     { "seed", 0, "N", O_SEED, 0, "random seed; same arguments and seed give the same bytes (default 1)" },
     { "inject", 0, "KIND[=V],...", O_INJECT, CLI_OPT_REPEAT,
@@ -72,6 +73,7 @@ int cmd_synth(cli_ctx *ctx)
     } while (0)
     GET_L(O_RANKS, ranks, 1, SYN_MAX_RANKS);
     GET_L(O_GPN, gpus_per_node, 1, 64);
+    GET_L(O_TP, tp, 1, 64);
     GET_L(O_STEPS, steps, 1, SYN_MAX_STEPS);
     GET_L(O_LAYERS, layers, 1, SYN_MAX_LAYERS);
     GET_L(O_HIDDEN, hidden, 128, 65536);
@@ -116,6 +118,9 @@ int cmd_synth(cli_ctx *ctx)
         rc = cli_usage_error(ctx, "%s", err.msg);
         goto out;
     }
+    if (c.ckpt_s > 0 && c.ckpt_every > c.steps)
+        cp_log_warn("synth: --inject sync-checkpoint every %d steps, but the job has %d: no checkpoint is written",
+                    c.ckpt_every, c.steps);
     syn_result res;
     if (syn_write_job(&c, dir, &res, &err) < 0) {
         rc = cli_fail(&err);

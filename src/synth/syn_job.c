@@ -1,36 +1,37 @@
 /* syn_job.c - the job model of `chainprof synth` (see synth.h).
  *
- * One step of a data-parallel GPT-style decoder on every rank, in three
- * phases so collectives can be synchronised across ranks without keeping
- * events in memory:
- *   A. per rank: data loader, batch copy, forward, backward. CPU events and
- *      compute kernels are written at once; each gradient bucket's all-reduce
- *      is launched on the autograd thread and kept as a pending record (its
+ * One step of a GPT-style decoder trained with DDP (and optionally
+ * Megatron-style tensor parallelism) on every rank, simulated so that
+ * collectives can be synchronised across ranks without keeping events in
+ * memory:
+ *   A. in stages run for every rank in turn (begin, forward per half layer,
+ *      loss, backward per half layer, end): CPU events and compute kernels
+ *      are written at once. A tensor-parallel all-reduce ends a stage: it is
+ *      synchronised across its TP group before the next stage, and the
+ *      compute stream waits for it. Each DDP gradient bucket's all-reduce is
+ *      launched on the autograd thread and kept as a pending record (its
  *      earliest start: bucket gradients ready and launch done);
- *   B. across ranks, bucket by bucket: the transfer starts when the last rank
- *      arrives and ends at the same instant everywhere, so an early rank's
- *      NCCL kernel spans its wait plus the transfer;
+ *   B. per data-parallel group, bucket by bucket: the transfer starts when
+ *      the last rank arrives and ends at the same instant everywhere, so an
+ *      early rank's NCCL kernel spans its wait plus the transfer;
  *   C. per rank: NCCL kernels written, the compute stream waits for the last
  *      all-reduce (DDP's finalize), optimizer, loss.item() host sync, and a
  *      synchronous checkpoint when due.
  * Times are int64 nanoseconds on one true clock; each rank's file adds a
  * small per-rank clock skew. All randomness comes from a per-rank splitmix64
- * seeded by --seed, so output is reproducible byte for byte.
+ * seeded by --seed, so output is reproducible byte for byte. The header,
+ * footer and ground truth are written by syn_files.c.
  */
 #include "synth.h"
-#include "syn_out.h"
+#include "syn_int.h"
 #include "../base/buf.h"
-#include "../base/jsonw.h"
-#include "../base/afile.h"
 #include "../base/util.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 /* ---- configuration ---------------------------------------------------- */
 
@@ -39,6 +40,7 @@ void syn_config_default(syn_config *c)
     memset(c, 0, sizeof *c);
     c->ranks = 2;
     c->gpus_per_node = 8;
+    c->tp = 1;
     c->steps = 4;
     c->seed = 1;
     c->layers = 8;
@@ -189,6 +191,14 @@ int syn_config_check(const syn_config *c, cp_error *err)
                             "--inject slow-network: the job fits on one node (%d ranks, %d GPUs per node); "
                             "use more ranks than --gpus-per-node",
                             c->ranks, c->gpus_per_node);
+    if (c->tp < 1 || c->gpus_per_node % c->tp != 0 || c->ranks % c->tp != 0)
+        return cp_error_set(err, CP_ERR_USAGE, NULL, 0, 0, -1,
+                            "--tp %d: must divide --gpus-per-node (%d) and --ranks (%d): tensor-parallel groups "
+                            "stay inside a node",
+                            c->tp, c->gpus_per_node, c->ranks);
+    if ((c->hidden / 128) % c->tp != 0)
+        return cp_error_set(err, CP_ERR_USAGE, NULL, 0, 0, -1,
+                            "--tp %d: must divide the %d attention heads (--hidden / 128)", c->tp, c->hidden / 128);
     if (c->hidden % 128 != 0)
         return cp_error_set(err, CP_ERR_USAGE, NULL, 0, 0, -1, "--hidden %d: must be a multiple of 128", c->hidden);
     return 0;
@@ -270,11 +280,6 @@ static const kspec kernels[K_COUNT] = {
     [K_NCCL] = { "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", 96, 87568, 544 },
 };
 
-#define SYN_NUM_SMS 108
-#define SYN_COMPUTE_STREAM 7
-#define SYN_NCCL_STREAM 20
-#define SYN_ORIGIN_NS INT64_C(4458676000000000)      /* a monotonic-clock origin, like Kineto's */
-#define SYN_BASE_TIME_NS INT64_C(1764460800000000000) /* baseTimeNanoseconds written by every rank */
 
 /* CPU costs of the PyTorch dispatcher and CUDA runtime, ns (A100 host, typical). */
 #define CPU_OUTER_NS 4000
@@ -285,39 +290,6 @@ static const kspec kernels[K_COUNT] = {
 #define GPU_QUEUE_NS 6000  /* launch call start to earliest kernel start */
 #define KERNEL_MIN_NS 2500
 
-/* ---- per-rank state ----------------------------------------------------- */
-
-typedef struct pend_coll {
-    int64_t ready_ns;   /* earliest start on this rank */
-    int64_t corr, ext;
-    int64_t nelems;
-    int64_t start_ns, end_ns;
-} pend_coll;
-
-typedef struct rank_st {
-    int rank, dev;
-    int64_t pid, tid_main, tid_bw;
-    int64_t shift_ns;   /* true clock -> this rank's trace clock */
-    uint64_t rng;
-    int64_t gpu_ns, comm_ns;
-    int64_t corr, ext, rfid, evidx;
-    double compute_factor;
-    syn_out out;
-    pend_coll *pend;
-    size_t n_pend, cap_pend;
-    /* ground truth */
-    int64_t compute_kernel_ns, nccl_kernel_ns, nccl_wait_ns, ckpt_ns, dl_ns, tiny_kernels, step_sum_ns;
-    int64_t exposed_comm_ns; /* all-reduce time after the backward pass's last kernel */
-} rank_st;
-
-typedef struct job {
-    const syn_config *c;
-    rank_st *r;
-    int nodes;
-    double coll_gbps;     /* all-reduce busbw the transfers run at */
-    char *pg_ranks;       /* "[0, 1, ...]" */
-    int64_t tokens;
-} job;
 
 static uint64_t rnd(rank_st *r)
 {
@@ -346,7 +318,15 @@ static int64_t mem_ns(const job *j, rank_st *r, double bytes)
     return CP_MAX(KERNEL_MIN_NS, jit(r, ns, 0.03));
 }
 
-static int64_t T(const rank_st *r, int64_t ns) { return ns + r->shift_ns; }
+
+/* A kernel or copy starts on the compute stream at ks. */
+static void note_gpu(rank_st *r, int64_t ks)
+{
+    if (r->first_gpu_step < 0)
+        r->first_gpu_step = ks;
+    if (r->first_gpu_opt < 0)
+        r->first_gpu_opt = ks;
+}
 
 /* A cpu_op/user_annotation/python_function with the usual ids; returns its External id. */
 static int64_t put_cpu(rank_st *r, const char *cat, const char *name, int64_t tid, int64_t ts, int64_t dur)
@@ -373,8 +353,8 @@ static void put_runtime(rank_st *r, const char *name, int cbid, int64_t tid, int
         syn_ev_flow(&r->out, 's', corr, r->pid, tid, T(r, ts));
 }
 
-static void put_kernel(const job *j, rank_st *r, int k, int64_t stream, int64_t ts, int64_t dur, int64_t corr,
-                       int64_t ext, int64_t grid_x, int64_t grid_y, int64_t nelems)
+static void put_kernel(rank_st *r, int k, int64_t stream, int64_t ts, int64_t dur, int64_t corr,
+                       int64_t ext, int64_t grid_x, int64_t grid_y, int64_t nelems, const pg_info *pg)
 {
     const kspec *ks = &kernels[k];
     syn_out *o = &r->out;
@@ -405,11 +385,14 @@ static void put_kernel(const job *j, rank_st *r, int k, int64_t stream, int64_t 
         SYN_LIT(o, ", \"Collective name\": \"allreduce\"");
         syn_arg_i(o, "In msg nelems", nelems, 0);
         syn_arg_i(o, "Out msg nelems", nelems, 0);
-        syn_arg_i(o, "Group size", j->c->ranks, 0);
+        syn_arg_i(o, "Group size", pg->size, 0);
         SYN_LIT(o, ", \"dtype\": \"BFloat16\", \"In split size\": \"[]\", \"Out split size\": \"[]\", "
-                   "\"Process Group Name\": \"0\", \"Process Group Description\": \"default_pg\", "
-                   "\"Process Group Ranks\": \"");
-        syn_puts(o, j->pg_ranks);
+                   "\"Process Group Name\": \"");
+        syn_puts(o, pg->name);
+        SYN_LIT(o, "\", \"Process Group Description\": \"");
+        syn_puts(o, pg->desc);
+        SYN_LIT(o, "\", \"Process Group Ranks\": \"");
+        syn_puts(o, pg->ranks);
         SYN_LIT(o, "\"");
     }
     syn_ev_end(o);
@@ -433,10 +416,25 @@ static void put_memcpy(rank_st *r, const char *name, int64_t ts, int64_t dur, in
     syn_ev_flow(o, 'f', corr, r->dev, SYN_COMPUTE_STREAM, T(r, ts));
 }
 
+/* The GPU side of an annotation: [first, last) of its work on one stream
+ * (num >= 0 appends a number to the name, as in "ProfilerStep#3"). */
+static void put_gpu_annotation(rank_st *r, const char *name, int64_t num, int64_t stream, int64_t first, int64_t last,
+                               int64_t ext)
+{
+    if (first < 0 || last <= first)
+        return;
+    if (num >= 0)
+        syn_ev_x_num(&r->out, "gpu_user_annotation", name, num, r->dev, stream, T(r, first), last - first);
+    else
+        syn_ev_x(&r->out, "gpu_user_annotation", name, r->dev, stream, T(r, first), last - first);
+    syn_arg_i(&r->out, "External id", ext, 1);
+    syn_ev_end(&r->out);
+}
+
 /* Nested cpu_ops names[0..n) on thread tid starting at *cpu, the innermost
  * launching kernel k for gpu_dur on the compute stream (not before
  * gpu_not_before). Advances *cpu and r->gpu_ns; returns the kernel's end. */
-static int64_t run_op(const job *j, rank_st *r, int64_t tid, int64_t *cpu, const char *const *names, int n, int k,
+static int64_t run_op(rank_st *r, int64_t tid, int64_t *cpu, const char *const *names, int n, int k,
                       int64_t gpu_dur, int64_t grid_x, int64_t grid_y)
 {
     int64_t pre[4], start[4];
@@ -459,7 +457,8 @@ static int64_t run_op(const job *j, rank_st *r, int64_t tid, int64_t *cpu, const
     int64_t corr = ++r->corr;
     put_runtime(r, "cudaLaunchKernel", 211, tid, launch, launch_dur, corr, ext, 1);
     int64_t ks = CP_MAX(r->gpu_ns, launch + GPU_QUEUE_NS);
-    put_kernel(j, r, k, SYN_COMPUTE_STREAM, ks, gpu_dur, corr, ext, grid_x, grid_y, 0);
+    put_kernel(r, k, SYN_COMPUTE_STREAM, ks, gpu_dur, corr, ext, grid_x, grid_y, 0, NULL);
+    note_gpu(r, ks);
     r->gpu_ns = ks + gpu_dur;
     r->compute_kernel_ns += gpu_dur;
     *cpu = t + jit(r, CPU_GAP_NS, 0.3);
@@ -479,6 +478,7 @@ static void run_copy(rank_st *r, int64_t tid, int64_t *cpu, const char *memcpy_n
     int64_t launch = t;
     int64_t dur = CP_MAX(1500, (int64_t)llround((double)bytes / gbps) + 1200);
     int64_t ks = CP_MAX(r->gpu_ns, launch + GPU_QUEUE_NS / 2);
+    note_gpu(r, ks);
     r->gpu_ns = ks + dur;
     int64_t launch_dur = sync ? r->gpu_ns + 3000 - launch : jit(r, 4500, 0.2);
     t = launch + launch_dur + jit(r, CPU_POST_NS, 0.2);
@@ -500,6 +500,7 @@ static void run_item(rank_st *r, int64_t tid, int64_t *cpu)
     t += jit(r, CPU_INNER_NS, 0.2);
     int64_t launch = t, launch_dur = jit(r, 4000, 0.2);
     int64_t ks = CP_MAX(r->gpu_ns, launch + GPU_QUEUE_NS / 2);
+    note_gpu(r, ks);
     r->gpu_ns = ks + 1800;
     int64_t corr = ++r->corr;
     t = launch + launch_dur + 500;
@@ -518,62 +519,83 @@ static void run_item(rank_st *r, int64_t tid, int64_t *cpu)
 
 static int64_t ceil_div(double a, double b) { return CP_MAX(1, (int64_t)ceil(a / b)); }
 
-/* Gradient bytes accumulate into DDP buckets; each full bucket launches an
- * all-reduce from the autograd thread, ready once the producing kernel ended. */
-typedef struct bucketer {
-    int64_t acc_bytes, bucket_bytes;
-} bucketer;
-
-static void launch_allreduce(const job *j, rank_st *r, int64_t *bw, int64_t bytes, int64_t ready_gpu)
+/* The host side of an all-reduce over pg on thread tid: record_param_comms,
+ * nccl:all_reduce, the launch. The pending record (earliest start: ready_gpu
+ * and the launch done) goes to *out, or is appended to the step's buckets. */
+static void launch_allreduce(rank_st *r, int64_t tid, int64_t *cursor, int64_t bytes, int64_t ready_gpu,
+                             const pg_info *pg, pend_coll *out)
 {
     int64_t nelems = bytes / 2;
-    int64_t t0 = *bw, t1 = t0 + jit(r, 9000, 0.2), launch = t1 + jit(r, 12000, 0.2);
+    int64_t t0 = *cursor, t1 = t0 + jit(r, 9000, 0.2), launch = t1 + jit(r, 12000, 0.2);
     int64_t launch_dur = jit(r, 9000, 0.2);
     int64_t e1 = launch + launch_dur + jit(r, 6000, 0.2), e0 = e1 + jit(r, 15000, 0.2);
     int64_t ext = ++r->ext;
     syn_out *o = &r->out;
-    syn_ev_x(o, "cpu_op", "record_param_comms", r->pid, r->tid_bw, T(r, t0), e0 - t0);
+    syn_ev_x(o, "cpu_op", "record_param_comms", r->pid, tid, T(r, t0), e0 - t0);
     syn_arg_i(o, "External id", ext, 1);
     syn_arg_i(o, "Record function id", ++r->rfid, 0);
-    SYN_LIT(o, ", \"Process Group Name\": \"0\", \"Global rank stride\": 1");
+    SYN_LIT(o, ", \"Process Group Name\": \"");
+    syn_puts(o, pg->name);
+    SYN_LIT(o, "\"");
+    syn_arg_i(o, "Global rank stride", pg->stride, 0);
     syn_arg_i(o, "Out msg nelems", nelems, 0);
     SYN_LIT(o, ", \"Process Group Ranks\": \"");
-    syn_puts(o, j->pg_ranks);
+    syn_puts(o, pg->ranks);
     SYN_LIT(o, "\"");
-    syn_arg_i(o, "Group size", j->c->ranks, 0);
-    syn_arg_i(o, "Global rank start", 0, 0);
+    syn_arg_i(o, "Group size", pg->size, 0);
+    syn_arg_i(o, "Global rank start", pg->start, 0);
     syn_arg_i(o, "Ev Idx", r->evidx++, 0);
     syn_arg_i(o, "In msg nelems", nelems, 0);
     SYN_LIT(o, ", \"In split size\": \"[]\", \"Out split size\": \"[]\", \"dtype\": \"BFloat16\", "
-               "\"Process Group Description\": \"default_pg\", \"Collective name\": \"allreduce\"");
+               "\"Process Group Description\": \"");
+    syn_puts(o, pg->desc);
+    SYN_LIT(o, "\", \"Collective name\": \"allreduce\"");
     syn_ev_end(o);
-    put_cpu(r, "user_annotation", "nccl:all_reduce", r->tid_bw, t1, e1 - t1);
+    put_cpu(r, "user_annotation", "nccl:all_reduce", tid, t1, e1 - t1);
     int64_t corr = ++r->corr;
-    put_runtime(r, "cudaLaunchKernelExC", 430, r->tid_bw, launch, launch_dur, corr, ext, 1);
-    cp_xgrow((void **)&r->pend, &r->cap_pend, r->n_pend + 1, sizeof *r->pend);
-    r->pend[r->n_pend++] = (pend_coll){ .ready_ns = CP_MAX(ready_gpu, launch + GPU_QUEUE_NS),
-                                        .corr = corr, .ext = ext, .nelems = nelems };
-    *bw = e0 + jit(r, CPU_GAP_NS, 0.3);
+    put_runtime(r, "cudaLaunchKernelExC", 430, tid, launch, launch_dur, corr, ext, 1);
+    pend_coll p = { .ready_ns = CP_MAX(ready_gpu, launch + GPU_QUEUE_NS), .corr = corr, .ext = ext, .nelems = nelems };
+    if (out) {
+        *out = p;
+    } else {
+        cp_xgrow((void **)&r->pend, &r->cap_pend, r->n_pend + 1, sizeof *r->pend);
+        r->pend[r->n_pend++] = p;
+    }
+    *cursor = e0 + jit(r, CPU_GAP_NS, 0.3);
 }
 
-static void add_grad(const job *j, rank_st *r, bucketer *bk, int64_t *bw, int64_t bytes)
+/* Gradient bytes accumulate into DDP buckets; each full bucket launches an
+ * all-reduce from the autograd thread, ready once the producing kernel ended. */
+static void add_grad(const job *j, rank_st *r, int64_t bytes)
 {
-    if (j->c->ranks < 2)
+    if (j->dp < 2)
         return;
-    bk->acc_bytes += bytes;
-    while (bk->acc_bytes >= bk->bucket_bytes) {
-        launch_allreduce(j, r, bw, bk->bucket_bytes, r->gpu_ns);
-        bk->acc_bytes -= bk->bucket_bytes;
+    int64_t bucket = (int64_t)j->c->bucket_mb * 1024 * 1024;
+    r->bk_acc_bytes += bytes;
+    while (r->bk_acc_bytes >= bucket) {
+        launch_allreduce(r, r->tid_bw, &r->bw_ns, bucket, r->gpu_ns, r->dp_pg, NULL);
+        r->bk_acc_bytes -= bucket;
     }
 }
 
-/* Phase A: data loader, batch copy, forward and backward of one step. */
-static void step_compute(const job *j, rank_st *r, int step, int64_t *cpu)
+/* Tensor parallelism: all-reduce of an activation (forward) or its gradient
+ * (backward) right after the GEMM that produced it. */
+static void tp_launch(rank_st *r, int64_t tid, int64_t *cursor, int64_t bytes)
+{
+    launch_allreduce(r, tid, cursor, bytes, r->gpu_ns, r->tp_pg, &r->tp_pend);
+}
+
+/* Phase A, in stages run for every rank in turn, so that tensor-parallel
+ * all-reduces (on the critical path between stages) can be synchronised
+ * across their group before the next stage. With --tp 1 the stages simply
+ * run back to back. Widths of sharded weights are divided by tp. */
+
+static void st_begin(const job *j, rank_st *r, int step)
 {
     const syn_config *c = j->c;
-    double tok = (double)j->tokens, h = c->hidden, S = c->seq_len, mb = c->micro_batch, V = c->vocab;
-    int64_t tid = r->tid_main, heads = c->hidden / 128;
-
+    double tok = (double)j->tokens, h = c->hidden;
+    int64_t tid = r->tid_main, *cpu = &r->cpu_ns;
+    r->first_gpu_step = -1;
     int64_t dl = jit(r, 350000, 0.3);
     if (c->dl_stall_ms > 0 && step % c->dl_every == 0)
         dl += (int64_t)llround(c->dl_stall_ms * 1e6);
@@ -584,130 +606,214 @@ static void step_compute(const job *j, rank_st *r, int step, int64_t *cpu)
         run_copy(r, tid, cpu, "Memcpy HtoD (Pinned -> Device)", (int64_t)tok * 8, 22.0, 0);
     if (c->pageable_mb > 0)
         run_copy(r, tid, cpu, "Memcpy HtoD (Pageable -> Device)", (int64_t)llround(c->pageable_mb * 1e6), 5.5, 1);
-
-    int64_t fwd0 = *cpu;
+    r->fwd0_ns = *cpu;
     *cpu += jit(r, 30000, 0.3);
-    run_op(j, r, tid, cpu, OP("aten::embedding", "aten::index_select"), K_EMBED, mem_ns(j, r, 2 * tok * h * 2),
+    run_op(r, tid, cpu, OP("aten::embedding", "aten::index_select"), K_EMBED, mem_ns(j, r, 2 * tok * h * 2),
            ceil_div(tok * h, 512), 1);
-    for (int l = 0; l < c->layers; l++) {
-        for (int half = 0; half < 2; half++) {
-            run_op(j, r, tid, cpu, OP("aten::layer_norm", "aten::native_layer_norm"), K_LN_FWD,
-                   mem_ns(j, r, 2 * tok * h * 2), (int64_t)tok, 1);
-            if (!half) {
-                run_op(j, r, tid, cpu, OP("aten::linear", "aten::addmm"), K_GEMM_TN,
-                       gemm_ns(j, r, 2 * tok * h * 3 * h), ceil_div(3 * h, 128), ceil_div(tok, 256));
-                run_op(j, r, tid, cpu,
-                       OP("aten::scaled_dot_product_attention", "aten::_scaled_dot_product_flash_attention",
-                          "aten::_flash_attention_forward"),
-                       K_FLASH_FWD, gemm_ns(j, r, 2 * mb * S * S * h), ceil_div(S, 128), (int64_t)mb * heads);
-                run_op(j, r, tid, cpu, OP("aten::linear", "aten::addmm"), K_GEMM_TN, gemm_ns(j, r, 2 * tok * h * h),
-                       ceil_div(h, 128), ceil_div(tok, 256));
-            } else {
-                run_op(j, r, tid, cpu, OP("aten::linear", "aten::addmm"), K_GEMM_TN,
-                       gemm_ns(j, r, 2 * tok * h * 4 * h), ceil_div(4 * h, 128), ceil_div(tok, 256));
-                run_op(j, r, tid, cpu, OP("aten::gelu"), K_GELU, mem_ns(j, r, 2 * tok * 4 * h * 2),
-                       ceil_div(tok * 4 * h, 512), 1);
-                run_op(j, r, tid, cpu, OP("aten::linear", "aten::addmm"), K_GEMM_TN,
-                       gemm_ns(j, r, 2 * tok * 4 * h * h), ceil_div(h, 128), ceil_div(tok, 256));
-            }
-            run_op(j, r, tid, cpu, OP("aten::add"), K_ADD, mem_ns(j, r, 3 * tok * h * 2), ceil_div(tok * h, 512),
-                   1);
-        }
-    }
-    run_op(j, r, tid, cpu, OP("aten::layer_norm", "aten::native_layer_norm"), K_LN_FWD,
+}
+
+/* Forward of half a layer: attention (half 0) or MLP (half 1), each ending
+ * with the row-parallel GEMM whose output tensor parallelism all-reduces. */
+static void st_fwd(const job *j, rank_st *r, int l, int half)
+{
+    const syn_config *c = j->c;
+    double tok = (double)j->tokens, h = c->hidden, S = c->seq_len, mb = c->micro_batch, tp = j->tp;
+    int64_t tid = r->tid_main, *cpu = &r->cpu_ns, heads = c->hidden / 128 / j->tp;
+    if (half || l > 0) /* the residual add after the previous block */
+        run_op(r, tid, cpu, OP("aten::add"), K_ADD, mem_ns(j, r, 3 * tok * h * 2), ceil_div(tok * h, 512), 1);
+    run_op(r, tid, cpu, OP("aten::layer_norm", "aten::native_layer_norm"), K_LN_FWD,
            mem_ns(j, r, 2 * tok * h * 2), (int64_t)tok, 1);
-    run_op(j, r, tid, cpu, OP("aten::linear", "aten::mm"), K_GEMM_TN, gemm_ns(j, r, 2 * tok * h * V),
+    if (!half) {
+        run_op(r, tid, cpu, OP("aten::linear", "aten::addmm"), K_GEMM_TN, gemm_ns(j, r, 2 * tok * h * 3 * h / tp),
+               ceil_div(3 * h / tp, 128), ceil_div(tok, 256));
+        run_op(r, tid, cpu,
+               OP("aten::scaled_dot_product_attention", "aten::_scaled_dot_product_flash_attention",
+                  "aten::_flash_attention_forward"),
+               K_FLASH_FWD, gemm_ns(j, r, 2 * mb * S * S * h / tp), ceil_div(S, 128), (int64_t)mb * heads);
+        run_op(r, tid, cpu, OP("aten::linear", "aten::addmm"), K_GEMM_TN, gemm_ns(j, r, 2 * tok * h * h / tp),
+               ceil_div(h, 128), ceil_div(tok, 256));
+    } else {
+        run_op(r, tid, cpu, OP("aten::linear", "aten::addmm"), K_GEMM_TN, gemm_ns(j, r, 2 * tok * h * 4 * h / tp),
+               ceil_div(4 * h / tp, 128), ceil_div(tok, 256));
+        run_op(r, tid, cpu, OP("aten::gelu"), K_GELU, mem_ns(j, r, 2 * tok * 4 * h / tp * 2),
+               ceil_div(tok * 4 * h / tp, 512), 1);
+        run_op(r, tid, cpu, OP("aten::linear", "aten::addmm"), K_GEMM_TN, gemm_ns(j, r, 2 * tok * 4 * h * h / tp),
+               ceil_div(h, 128), ceil_div(tok, 256));
+    }
+    if (j->tp > 1)
+        tp_launch(r, tid, cpu, (int64_t)(tok * h * 2));
+}
+
+#define LNB OP("autograd::engine::evaluate_function: NativeLayerNormBackward0", "NativeLayerNormBackward0", \
+               "aten::native_layer_norm_backward")
+#define MMB OP("autograd::engine::evaluate_function: MmBackward0", "MmBackward0", "aten::mm")
+#define ADDMMB OP("autograd::engine::evaluate_function: AddmmBackward0", "AddmmBackward0", "aten::mm")
+
+/* The rest of the forward, the loss, and the start of the backward on the
+ * autograd engine's thread (DDP hooks launch buckets from there). */
+static void st_fwd_end(const job *j, rank_st *r)
+{
+    const syn_config *c = j->c;
+    double tok = (double)j->tokens, h = c->hidden, V = c->vocab / (double)j->tp;
+    int64_t tid = r->tid_main, *cpu = &r->cpu_ns, *bw = &r->bw_ns;
+    run_op(r, tid, cpu, OP("aten::add"), K_ADD, mem_ns(j, r, 3 * tok * h * 2), ceil_div(tok * h, 512), 1);
+    run_op(r, tid, cpu, OP("aten::layer_norm", "aten::native_layer_norm"), K_LN_FWD,
+           mem_ns(j, r, 2 * tok * h * 2), (int64_t)tok, 1);
+    run_op(r, tid, cpu, OP("aten::linear", "aten::mm"), K_GEMM_TN, gemm_ns(j, r, 2 * tok * h * V),
            ceil_div(V, 128), ceil_div(tok, 256));
-    put_cpu(r, "user_annotation", "DistributedDataParallel.forward", tid, fwd0, *cpu - fwd0);
-    run_op(j, r, tid, cpu, OP("aten::cross_entropy", "aten::log_softmax", "aten::_log_softmax"), K_SOFTMAX,
+    put_cpu(r, "user_annotation", "DistributedDataParallel.forward", tid, r->fwd0_ns, *cpu - r->fwd0_ns);
+    run_op(r, tid, cpu, OP("aten::cross_entropy", "aten::log_softmax", "aten::_log_softmax"), K_SOFTMAX,
            mem_ns(j, r, 2 * tok * V * 2), (int64_t)tok, 1);
 
-    /* backward on the autograd engine's thread; DDP hooks launch buckets */
-    int64_t bw = *cpu + jit(r, 25000, 0.3);
-    bucketer bk = { 0, (int64_t)c->bucket_mb * 1024 * 1024 };
-    run_op(j, r, r->tid_bw, &bw,
+    *bw = *cpu + jit(r, 25000, 0.3);
+    r->bk_acc_bytes = 0;
+    run_op(r, r->tid_bw, bw,
            OP("autograd::engine::evaluate_function: LogSoftmaxBackward0", "LogSoftmaxBackward0",
               "aten::_log_softmax_backward_data"),
            K_SOFTMAX, mem_ns(j, r, 3 * tok * V * 2), (int64_t)tok, 1);
-#define MMB OP("autograd::engine::evaluate_function: MmBackward0", "MmBackward0", "aten::mm")
-#define ADDMMB OP("autograd::engine::evaluate_function: AddmmBackward0", "AddmmBackward0", "aten::mm")
-    run_op(j, r, r->tid_bw, &bw, MMB, K_GEMM_NN, gemm_ns(j, r, 2 * tok * V * h), ceil_div(h, 128), ceil_div(tok, 256));
-    run_op(j, r, r->tid_bw, &bw, MMB, K_GEMM_NT, gemm_ns(j, r, 2 * tok * V * h), ceil_div(V, 128), ceil_div(h, 256));
-    add_grad(j, r, &bk, &bw, (int64_t)(V * h * 2));
-    const char *const *lnb = (const char *const[]){ "autograd::engine::evaluate_function: NativeLayerNormBackward0",
-                                                    "NativeLayerNormBackward0", "aten::native_layer_norm_backward" };
-    run_op(j, r, r->tid_bw, &bw, lnb, 3, K_LN_BWD, mem_ns(j, r, 3 * tok * h * 2), (int64_t)tok, 1);
-    for (int l = c->layers - 1; l >= 0; l--) {
-        for (int half = 1; half >= 0; half--) {
-            /* (in, out) widths of the two GEMMs of this half, last first */
-            double w[2][2];
-            if (half) {
-                w[0][0] = 4 * h, w[0][1] = h, w[1][0] = h, w[1][1] = 4 * h;
-            } else {
-                w[0][0] = h, w[0][1] = h, w[1][0] = h, w[1][1] = 3 * h;
-            }
-            for (int g = 0; g < 2; g++) {
-                double flops = 2 * tok * w[g][0] * w[g][1];
-                run_op(j, r, r->tid_bw, &bw, ADDMMB, K_GEMM_NN, gemm_ns(j, r, flops), ceil_div(w[g][0], 128),
-                       ceil_div(tok, 256));
-                run_op(j, r, r->tid_bw, &bw, ADDMMB, K_GEMM_NT, gemm_ns(j, r, flops), ceil_div(w[g][1], 128),
-                       ceil_div(w[g][0], 256));
-                add_grad(j, r, &bk, &bw, (int64_t)(w[g][0] * w[g][1] * 2 + w[g][1] * 2));
-                if (g == 0 && half)
-                    run_op(j, r, r->tid_bw, &bw,
-                           OP("autograd::engine::evaluate_function: GeluBackward0", "GeluBackward0",
-                              "aten::gelu_backward"),
-                           K_GELU_BWD, mem_ns(j, r, 3 * tok * 4 * h * 2), ceil_div(tok * 4 * h, 512), 1);
-                if (g == 0 && !half)
-                    run_op(j, r, r->tid_bw, &bw,
-                           OP("autograd::engine::evaluate_function: ScaledDotProductFlashAttentionBackward0",
-                              "ScaledDotProductFlashAttentionBackward0",
-                              "aten::_scaled_dot_product_flash_attention_backward"),
-                           K_FLASH_BWD, gemm_ns(j, r, 5 * mb * S * S * h), ceil_div(S, 128), (int64_t)mb * heads);
-            }
-            run_op(j, r, r->tid_bw, &bw, lnb, 3, K_LN_BWD, mem_ns(j, r, 3 * tok * h * 2), (int64_t)tok, 1);
-            add_grad(j, r, &bk, &bw, (int64_t)(2 * h * 2));
-        }
+    run_op(r, r->tid_bw, bw, MMB, K_GEMM_NN, gemm_ns(j, r, 2 * tok * V * h), ceil_div(h, 128), ceil_div(tok, 256));
+    run_op(r, r->tid_bw, bw, MMB, K_GEMM_NT, gemm_ns(j, r, 2 * tok * V * h), ceil_div(V, 128), ceil_div(h, 256));
+    add_grad(j, r, (int64_t)(V * h * 2));
+}
+
+/* Backward of half a layer (MLP first, then attention). It starts with the
+ * layer norm backward of the block before it, which needs the tensor-parallel
+ * all-reduce of that block's input gradient. */
+static void st_bwd(const job *j, rank_st *r, int l, int half)
+{
+    const syn_config *c = j->c;
+    double tok = (double)j->tokens, h = c->hidden, S = c->seq_len, mb = c->micro_batch, tp = j->tp;
+    int64_t *bw = &r->bw_ns, heads = c->hidden / 128 / j->tp;
+    run_op(r, r->tid_bw, bw, LNB, K_LN_BWD, mem_ns(j, r, 3 * tok * h * 2), (int64_t)tok, 1);
+    if (!(l == c->layers - 1 && half == 1))
+        add_grad(j, r, (int64_t)(2 * h * 2));
+    /* (in, out) widths of the two GEMMs of this half, last first */
+    double w[2][2];
+    if (half) {
+        w[0][0] = 4 * h / tp, w[0][1] = h, w[1][0] = h, w[1][1] = 4 * h / tp;
+    } else {
+        w[0][0] = h / tp, w[0][1] = h, w[1][0] = h, w[1][1] = 3 * h / tp;
     }
-    run_op(j, r, r->tid_bw, &bw,
+    for (int g = 0; g < 2; g++) {
+        double flops = 2 * tok * w[g][0] * w[g][1];
+        run_op(r, r->tid_bw, bw, ADDMMB, K_GEMM_NN, gemm_ns(j, r, flops), ceil_div(w[g][0], 128),
+               ceil_div(tok, 256));
+        run_op(r, r->tid_bw, bw, ADDMMB, K_GEMM_NT, gemm_ns(j, r, flops), ceil_div(w[g][1], 128),
+               ceil_div(w[g][0], 256));
+        add_grad(j, r, (int64_t)(w[g][0] * w[g][1] * 2 + w[g][1] * 2));
+        if (g == 0 && half)
+            run_op(r, r->tid_bw, bw,
+                   OP("autograd::engine::evaluate_function: GeluBackward0", "GeluBackward0", "aten::gelu_backward"),
+                   K_GELU_BWD, mem_ns(j, r, 3 * tok * 4 * h / tp * 2), ceil_div(tok * 4 * h / tp, 512), 1);
+        if (g == 0 && !half)
+            run_op(r, r->tid_bw, bw,
+                   OP("autograd::engine::evaluate_function: ScaledDotProductFlashAttentionBackward0",
+                      "ScaledDotProductFlashAttentionBackward0",
+                      "aten::_scaled_dot_product_flash_attention_backward"),
+                   K_FLASH_BWD, gemm_ns(j, r, 5 * mb * S * S * h / tp), ceil_div(S, 128), (int64_t)mb * heads);
+    }
+    if (j->tp > 1)
+        tp_launch(r, r->tid_bw, bw, (int64_t)(tok * h * 2));
+}
+
+static void st_bwd_end(const job *j, rank_st *r)
+{
+    const syn_config *c = j->c;
+    double tok = (double)j->tokens, h = c->hidden, V = c->vocab / (double)j->tp;
+    int64_t *bw = &r->bw_ns;
+    run_op(r, r->tid_bw, bw, LNB, K_LN_BWD, mem_ns(j, r, 3 * tok * h * 2), (int64_t)tok, 1);
+    add_grad(j, r, (int64_t)(2 * h * 2));
+    run_op(r, r->tid_bw, bw,
            OP("autograd::engine::evaluate_function: EmbeddingBackward0", "EmbeddingBackward0",
               "aten::embedding_dense_backward"),
            K_EMBED_BWD, mem_ns(j, r, 3 * tok * h * 2), ceil_div(h, 32), 1);
-    add_grad(j, r, &bk, &bw, (int64_t)(V * h * 2));
-    if (bk.acc_bytes > 0 && c->ranks > 1)
-        launch_allreduce(j, r, &bw, bk.acc_bytes, r->gpu_ns);
-    *cpu = bw + jit(r, 20000, 0.3); /* loss.backward() returns on the main thread */
+    add_grad(j, r, (int64_t)(V * h * 2));
+    if (r->bk_acc_bytes > 0 && j->dp > 1)
+        launch_allreduce(r, r->tid_bw, bw, r->bk_acc_bytes, r->gpu_ns, r->dp_pg, NULL);
+    r->cpu_ns = *bw + jit(r, 20000, 0.3); /* loss.backward() returns on the main thread */
+}
+#undef LNB
 #undef MMB
 #undef ADDMMB
-}
 
-/* Phase B: bucket i ends at the same instant on every rank. */
-static void sync_collectives(job *j)
+/* Earliest common start of one collective over `n` ranks (member i is rank
+ * first + i * stride), each arriving at its pending record's ready time or
+ * when its stream is free; all end together. Returns the end. */
+static int64_t sync_one(job *j, int first, int stride, int n, int tp_kind, size_t b, double gbps, int64_t lat)
 {
-    const syn_config *c = j->c;
-    int n = c->ranks;
-    if (n < 2)
-        return;
-    double factor = 2.0 * (n - 1) / n;
-    int64_t lat = j->nodes > 1 ? 25000 : 12000;
-    size_t nb = j->r[0].n_pend;
-    for (size_t b = 0; b < nb; b++) {
-        int64_t start = 0;
-        for (int i = 0; i < n; i++) {
-            rank_st *r = &j->r[i];
-            int64_t arrive = CP_MAX(r->pend[b].ready_ns, r->comm_ns);
-            r->pend[b].start_ns = arrive;
-            start = CP_MAX(start, arrive);
-        }
-        double bytes = (double)j->r[0].pend[b].nelems * 2;
-        int64_t end = start + lat + (int64_t)llround(bytes * factor / j->coll_gbps);
-        for (int i = 0; i < n; i++) {
-            rank_st *r = &j->r[i];
-            r->pend[b].end_ns = end;
-            r->nccl_wait_ns += start - r->pend[b].start_ns;
+    int64_t start = 0;
+    for (int i = 0; i < n; i++) {
+        rank_st *r = &j->r[first + i * stride];
+        pend_coll *p = tp_kind ? &r->tp_pend : &r->pend[b];
+        int64_t *free_ns = tp_kind ? &r->tp_comm_ns : &r->comm_ns;
+        p->start_ns = CP_MAX(p->ready_ns, *free_ns);
+        start = CP_MAX(start, p->start_ns);
+    }
+    rank_st *r0 = &j->r[first];
+    double bytes = (double)(tp_kind ? r0->tp_pend.nelems : r0->pend[b].nelems) * 2;
+    int64_t end = start + lat + (int64_t)llround(bytes * 2.0 * (n - 1) / n / gbps);
+    for (int i = 0; i < n; i++) {
+        rank_st *r = &j->r[first + i * stride];
+        pend_coll *p = tp_kind ? &r->tp_pend : &r->pend[b];
+        p->end_ns = end;
+        if (tp_kind) {
+            r->tp_comm_ns = end;
+        } else {
+            r->nccl_wait_ns += start - p->start_ns;
             r->comm_ns = end;
         }
     }
+    return end;
+}
+
+/* Tensor-parallel all-reduce of every TP group: kernels written at once, and
+ * the compute stream waits for them (the next op needs the reduced tensor). */
+static void tp_sync(job *j)
+{
+    if (j->tp < 2)
+        return;
+    for (int g = 0; g < j->c->ranks / j->tp; g++) {
+        sync_one(j, g * j->tp, 1, j->tp, 1, 0, j->c->nvlink_busbw_gbps, 12000);
+        for (int i = 0; i < j->tp; i++) {
+            rank_st *r = &j->r[g * j->tp + i];
+            pend_coll *p = &r->tp_pend;
+            put_kernel(r, K_NCCL, SYN_TP_STREAM, p->start_ns, p->end_ns - p->start_ns, p->corr, p->ext, 16, 1,
+                       p->nelems, r->tp_pg);
+            r->tp_kernel_ns += p->end_ns - p->start_ns;
+            r->gpu_ns = CP_MAX(r->gpu_ns, p->end_ns);
+        }
+    }
+}
+
+/* Phase A for all ranks, then phase B: DDP buckets of each data-parallel
+ * group end at the same instant on every member. */
+static void step_compute_all(job *j, int step)
+{
+    const syn_config *c = j->c;
+    int n = c->ranks;
+    for (int i = 0; i < n; i++)
+        st_begin(j, &j->r[i], step);
+    for (int l = 0; l < c->layers; l++)
+        for (int half = 0; half < 2; half++) {
+            for (int i = 0; i < n; i++)
+                st_fwd(j, &j->r[i], l, half);
+            tp_sync(j);
+        }
+    for (int i = 0; i < n; i++)
+        st_fwd_end(j, &j->r[i]);
+    for (int l = c->layers - 1; l >= 0; l--)
+        for (int half = 1; half >= 0; half--) {
+            for (int i = 0; i < n; i++)
+                st_bwd(j, &j->r[i], l, half);
+            tp_sync(j);
+        }
+    for (int i = 0; i < n; i++)
+        st_bwd_end(j, &j->r[i]);
+    if (j->dp < 2)
+        return;
+    for (int t = 0; t < j->tp; t++)
+        for (size_t b = 0; b < j->r[t].n_pend; b++)
+            sync_one(j, t, j->tp, j->dp, 0, b, j->coll_gbps, j->nodes > 1 ? 25000 : 12000);
 }
 
 /* Phase C: NCCL kernels, optimizer, loss.item(), checkpoint, step annotation. */
@@ -715,10 +821,11 @@ static void step_finish(const job *j, rank_st *r, int step, int64_t step0, int64
 {
     const syn_config *c = j->c;
     int64_t tid = r->tid_main, bwd_end = r->gpu_ns;
+    int64_t comm_first = r->n_pend ? r->pend[0].start_ns : -1, comm_last = r->n_pend ? r->pend[r->n_pend - 1].end_ns : -1;
     for (size_t b = 0; b < r->n_pend; b++) {
         pend_coll *p = &r->pend[b];
-        put_kernel(j, r, K_NCCL, SYN_NCCL_STREAM, p->start_ns, p->end_ns - p->start_ns, p->corr, p->ext, 16, 1,
-                   p->nelems);
+        put_kernel(r, K_NCCL, SYN_NCCL_STREAM, p->start_ns, p->end_ns - p->start_ns, p->corr, p->ext, 16, 1,
+                   p->nelems, r->dp_pg);
         r->nccl_kernel_ns += p->end_ns - p->start_ns;
         r->gpu_ns = CP_MAX(r->gpu_ns, p->end_ns); /* DDP: compute stream waits for the buckets */
     }
@@ -726,21 +833,23 @@ static void step_finish(const job *j, rank_st *r, int step, int64_t step0, int64
     r->exposed_comm_ns += r->gpu_ns - bwd_end;
 
     int64_t opt0 = *cpu;
+    r->first_gpu_opt = -1;
     *cpu += jit(r, 15000, 0.3);
     if (c->launch_bound > 0) {
         /* GradScaler's found_inf check syncs the host, then a non-foreach
          * optimizer launches one tiny kernel per op per small parameter */
         run_item(r, tid, cpu);
         for (int i = 0; i < c->launch_bound; i++) {
-            run_op(j, r, tid, cpu, OP(i % 3 == 0 ? "aten::mul_" : i % 3 == 1 ? "aten::add_" : "aten::addcmul_"),
+            run_op(r, tid, cpu, OP(i % 3 == 0 ? "aten::mul_" : i % 3 == 1 ? "aten::add_" : "aten::addcmul_"),
                    K_TINY, jit(r, 2300, 0.1), 8, 1);
             r->tiny_kernels++;
         }
     }
     double layer_params = 12.0 * c->hidden * c->hidden;
     for (int l = 0; l < c->layers; l++)
-        run_op(j, r, tid, cpu, OP("aten::_fused_adamw_"), K_ADAM, mem_ns(j, r, layer_params * 22), 320, 1);
-    put_cpu(r, "user_annotation", "Optimizer.step#AdamW.step", tid, opt0, *cpu - opt0);
+        run_op(r, tid, cpu, OP("aten::_fused_adamw_"), K_ADAM, mem_ns(j, r, layer_params * 22), 320, 1);
+    int64_t opt_ext = put_cpu(r, "user_annotation", "Optimizer.step#AdamW.step", tid, opt0, *cpu - opt0);
+    put_gpu_annotation(r, "Optimizer.step#AdamW.step", -1, SYN_COMPUTE_STREAM, r->first_gpu_opt, r->gpu_ns, opt_ext);
     put_cpu(r, "user_annotation", "Optimizer.zero_grad#AdamW.zero_grad", tid, *cpu, jit(r, 40000, 0.3));
     *cpu += jit(r, 60000, 0.3);
     run_item(r, tid, cpu); /* loss.item(): the host waits for the GPU */
@@ -761,303 +870,32 @@ static void step_finish(const job *j, rank_st *r, int step, int64_t step0, int64
         r->ckpt_ns += *cpu - k0;
     }
     *cpu += jit(r, 30000, 0.3);
+    int64_t step_ext = ++r->ext;
     syn_ev_x_num(&r->out, "user_annotation", "ProfilerStep#", step, r->pid, tid, T(r, step0), *cpu - step0);
-    syn_arg_i(&r->out, "External id", ++r->ext, 1);
+    syn_arg_i(&r->out, "External id", step_ext, 1);
     syn_arg_i(&r->out, "Record function id", ++r->rfid, 0);
     syn_arg_i(&r->out, "Ev Idx", r->evidx++, 0);
     syn_ev_end(&r->out);
+    put_gpu_annotation(r, "ProfilerStep#", step, SYN_COMPUTE_STREAM, r->first_gpu_step, r->gpu_ns, step_ext);
+    if (comm_first >= 0)
+        put_gpu_annotation(r, "ProfilerStep#", step, SYN_NCCL_STREAM, comm_first, comm_last, step_ext);
     r->step_sum_ns += *cpu - step0;
 }
 
-/* ---- files -------------------------------------------------------------- */
-
-static void put_meta(syn_out *o, const char *what, int64_t pid, int64_t tid, const char *key, const char *val,
-                     int64_t num)
+/* A group of n ranks start, start + stride, ... */
+static void pg_init(pg_info *pg, const char *name, const char *desc, int start, int stride, int n)
 {
-    if (!o->first_event)
-        SYN_LIT(o, ",");
-    o->first_event = 0;
-    o->events++;
-    SYN_LIT(o, "\n  {\n    \"name\": \"");
-    syn_puts(o, what);
-    SYN_LIT(o, "\", \"ph\": \"M\", \"ts\": 0.000, \"pid\": ");
-    syn_put_i64(o, pid);
-    SYN_LIT(o, ", \"tid\": ");
-    syn_put_i64(o, tid);
-    SYN_LIT(o, ",\n    \"args\": {\n      \"");
-    syn_puts(o, key);
-    SYN_LIT(o, "\": ");
-    if (val) {
-        SYN_LIT(o, "\"");
-        syn_puts(o, val);
-        if (num >= 0)
-            syn_put_i64(o, num);
-        SYN_LIT(o, "\"");
-    } else {
-        syn_put_i64(o, num);
-    }
-    SYN_LIT(o, "\n    }\n  }");
-}
-
-static void put_header(const job *j, rank_st *r)
-{
-    const syn_config *c = j->c;
-    syn_out *o = &r->out;
-    SYN_LIT(o, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [");
-    for (int d = 0; d < c->gpus_per_node; d++) {
-        SYN_LIT(o, d ? ",\n    {\n" : "\n    {\n");
-        SYN_LIT(o, "      \"id\": ");
-        syn_put_i64(o, d);
-        SYN_LIT(o, ", \"name\": \"NVIDIA A100-SXM4-80GB\", \"totalGlobalMem\": 85100068864,\n"
-                   "      \"computeMajor\": 8, \"computeMinor\": 0,\n"
-                   "      \"maxThreadsPerBlock\": 1024, \"maxThreadsPerMultiprocessor\": 2048,\n"
-                   "      \"regsPerBlock\": 65536, \"warpSize\": 32,\n"
-                   "      \"sharedMemPerBlock\": 49152, \"numSms\": 108\n"
-                   "    , \"regsPerMultiprocessor\": 65536, \"sharedMemPerBlockOptin\": 166912, "
-                   "\"sharedMemPerMultiprocessor\": 167936\n    }");
-    }
-    SYN_LIT(o, "\n  ],\n  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": ");
-    syn_put_i64(o, r->rank);
-    SYN_LIT(o, ", \"world_size\": ");
-    syn_put_i64(o, c->ranks);
-    SYN_LIT(o, ", \"pg_count\": 1, \"pg_config\": [{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", "
-               "\"backend_config\": \"cuda:nccl\", \"pg_size\": ");
-    syn_put_i64(o, c->ranks);
-    SYN_LIT(o, ", \"ranks\": ");
-    syn_puts(o, j->pg_ranks);
-    SYN_LIT(o, "}], \"nccl_version\": \"2.20.5\"},\n  \"record_shapes\": 0,\n  \"with_stack\": 0,\n"
-               "  \"cuda_runtime_version\": 12010,\n  \"cuda_driver_version\": 12020,\n"
-               "  \"trace_id\": \"");
-    char id[40];
-    snprintf(id, sizeof id, "%016llX%04X", (unsigned long long)(c->seed * 0x9e3779b97f4a7c15ULL), r->rank & 0xffff);
-    syn_puts(o, id);
-    SYN_LIT(o, "\",\n  \"traceEvents\": [");
-    put_meta(o, "process_name", r->pid, 0, "name", "python3", -1);
-    put_meta(o, "process_labels", r->pid, 0, "labels", "CPU", -1);
-    put_meta(o, "thread_name", r->pid, r->tid_main, "name", "thread ", r->tid_main);
-    put_meta(o, "thread_name", r->pid, r->tid_bw, "name", "thread ", r->tid_bw);
-    put_meta(o, "process_name", r->dev, 0, "name", "python3", -1);
-    put_meta(o, "process_labels", r->dev, 0, "labels", "GPU ", r->dev);
-    put_meta(o, "process_sort_index", r->dev, 0, "sort_index", NULL, 5000000 + r->dev);
-    put_meta(o, "thread_name", r->dev, SYN_COMPUTE_STREAM, "name", "stream ", SYN_COMPUTE_STREAM);
-    if (c->ranks > 1)
-        put_meta(o, "thread_name", r->dev, SYN_NCCL_STREAM, "name", "stream ", SYN_NCCL_STREAM);
-}
-
-static void put_footer(rank_st *r, int64_t end_ns, const char *name)
-{
-    syn_out *o = &r->out;
-    SYN_LIT(o, ",\n  {\n    \"name\": \"Record Window End\", \"ph\": \"i\", \"s\": \"g\",\n"
-               "    \"pid\": \"\", \"tid\": \"\", \"ts\": ");
-    syn_put_us(o, T(r, end_ns));
-    SYN_LIT(o, "\n  }\n],\n  \"traceName\": \"");
-    syn_puts(o, name);
-    SYN_LIT(o, "\",\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
-    syn_put_i64(o, SYN_BASE_TIME_NS);
-    SYN_LIT(o, "\n}\n");
-    r->out.events++;
-}
-
-/* Create dir (and parents); refuse a non-empty one unless force. */
-static int prepare_dir(const char *dir, bool force, cp_error *err)
-{
-    char *p = cp_xstrdup(dir);
-    for (char *s = p + 1; *s; s++) {
-        if (*s != '/')
-            continue;
-        *s = 0;
-        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-            int rc = cp_error_sys(err, CP_ERR_IO, p, "cannot create output directory");
-            free(p);
-            return rc;
-        }
-        *s = '/';
-    }
-    free(p);
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return cp_error_sys(err, CP_ERR_IO, dir, "cannot create output directory");
-    DIR *d = opendir(dir);
-    if (!d)
-        return cp_error_sys(err, CP_ERR_IO, dir, "cannot open output directory");
-    int nonempty = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            nonempty = 1;
-    closedir(d);
-    if (nonempty && !force)
-        return cp_error_set(err, CP_ERR_USAGE, dir, 0, 0, -1,
-                            "output directory is not empty: refusing to write into it (use --force)");
-    return 0;
-}
-
-static void jw_int_arr_all(cp_jw *w, const char *key, int n)
-{
-    cp_jw_key(w, key);
-    cp_jw_arr_begin(w);
-    for (int i = 0; i < n; i++)
-        cp_jw_int(w, i);
-    cp_jw_arr_end(w);
-}
-
-static void jw_steps_every(cp_jw *w, int steps, int every, int offset)
-{
-    cp_jw_key(w, "steps");
-    cp_jw_arr_begin(w);
-    for (int s = 0; s < steps; s++)
-        if ((s + offset) % every == 0)
-            cp_jw_int(w, s);
-    cp_jw_arr_end(w);
-}
-
-static void jw_kv_d(cp_jw *w, const char *k, double v)
-{
-    cp_jw_key(w, k);
-    cp_jw_double(w, v);
-}
-
-static void jw_kv_i(cp_jw *w, const char *k, int64_t v)
-{
-    cp_jw_key(w, k);
-    cp_jw_int(w, v);
-}
-
-static void jw_kv_s(cp_jw *w, const char *k, const char *v)
-{
-    cp_jw_key(w, k);
-    cp_jw_str(w, v);
-}
-
-/* The ground truth: what was injected, where, and what the model did. */
-static int write_truth(const job *j, const char *dir, const char *ext, cp_error *err)
-{
-    const syn_config *c = j->c;
+    snprintf(pg->name, sizeof pg->name, "%s", name);
+    pg->desc = desc;
+    pg->size = n;
+    pg->start = start;
+    pg->stride = stride;
     cp_buf b = CP_BUF_INIT;
-    cp_jw w;
-    cp_jw_init(&w, &b, 2);
-    cp_jw_obj_begin(&w);
-    jw_kv_s(&w, "schema", "chainprof.synth/1");
-    cp_jw_key(&w, "config");
-    cp_jw_obj_begin(&w);
-    jw_kv_i(&w, "ranks", c->ranks);
-    jw_kv_i(&w, "gpus_per_node", c->gpus_per_node);
-    jw_kv_i(&w, "nodes", j->nodes);
-    jw_kv_i(&w, "steps", c->steps);
-    cp_jw_key(&w, "seed");
-    cp_jw_uint(&w, c->seed);
-    jw_kv_i(&w, "layers", c->layers);
-    jw_kv_i(&w, "hidden", c->hidden);
-    jw_kv_i(&w, "seq_len", c->seq_len);
-    jw_kv_i(&w, "micro_batch", c->micro_batch);
-    jw_kv_i(&w, "vocab", c->vocab);
-    jw_kv_i(&w, "bucket_mb", c->bucket_mb);
-    jw_kv_s(&w, "gpu", "NVIDIA A100-SXM4-80GB");
-    jw_kv_d(&w, "peak_tflops", c->peak_tflops);
-    jw_kv_d(&w, "gemm_eff", c->gemm_eff);
-    jw_kv_d(&w, "nvlink_busbw_gbps", c->nvlink_busbw_gbps);
-    jw_kv_d(&w, "nic_busbw_gbps", c->nic_busbw_gbps);
-    jw_kv_s(&w, "allreduce_scope", j->nodes > 1 ? "inter" : "intra");
-    jw_kv_d(&w, "allreduce_busbw_gbps", j->coll_gbps);
-    jw_kv_i(&w, "base_time_ns", SYN_BASE_TIME_NS);
-    cp_jw_obj_end(&w);
-    cp_jw_key(&w, "files");
-    cp_jw_arr_begin(&w);
-    for (int i = 0; i < c->ranks; i++) {
-        char name[64];
-        snprintf(name, sizeof name, "rank-%d.json%s", i, ext);
-        cp_jw_str(&w, name);
-    }
-    cp_jw_arr_end(&w);
-    cp_jw_key(&w, "injections");
-    cp_jw_arr_begin(&w);
-    if (c->slow_network > 0) {
-        cp_jw_obj_begin(&w);
-        jw_kv_s(&w, "kind", "slow-network");
-        jw_kv_s(&w, "layer", "inter");
-        jw_kv_d(&w, "fraction", c->slow_network);
-        jw_kv_d(&w, "link_busbw_gbps", c->nic_busbw_gbps);
-        jw_kv_d(&w, "achieved_busbw_gbps", j->coll_gbps);
-        jw_int_arr_all(&w, "ranks", c->ranks);
-        jw_steps_every(&w, c->steps, 1, 0);
-        cp_jw_obj_end(&w);
-    }
-    if (c->ckpt_s > 0) {
-        cp_jw_obj_begin(&w);
-        jw_kv_s(&w, "kind", "sync-checkpoint");
-        jw_kv_s(&w, "layer", "storage");
-        jw_kv_d(&w, "seconds", c->ckpt_s);
-        jw_kv_i(&w, "every", c->ckpt_every);
-        jw_int_arr_all(&w, "ranks", c->ranks);
-        jw_steps_every(&w, c->steps, c->ckpt_every, 1);
-        cp_jw_obj_end(&w);
-    }
-    if (c->straggler_rank >= 0) {
-        cp_jw_obj_begin(&w);
-        jw_kv_s(&w, "kind", "straggler");
-        jw_kv_s(&w, "layer", "compute");
-        jw_kv_d(&w, "factor", c->straggler_factor);
-        cp_jw_key(&w, "ranks");
-        cp_jw_arr_begin(&w);
-        cp_jw_int(&w, c->straggler_rank);
-        cp_jw_arr_end(&w);
-        jw_steps_every(&w, c->steps, 1, 0);
-        cp_jw_obj_end(&w);
-    }
-    if (c->dl_stall_ms > 0) {
-        cp_jw_obj_begin(&w);
-        jw_kv_s(&w, "kind", "dataloader-stall");
-        jw_kv_s(&w, "layer", "host");
-        jw_kv_d(&w, "stall_ms", c->dl_stall_ms);
-        jw_kv_i(&w, "every", c->dl_every);
-        jw_int_arr_all(&w, "ranks", c->ranks);
-        jw_steps_every(&w, c->steps, c->dl_every, 0);
-        cp_jw_obj_end(&w);
-    }
-    if (c->launch_bound > 0) {
-        cp_jw_obj_begin(&w);
-        jw_kv_s(&w, "kind", "launch-bound");
-        jw_kv_s(&w, "layer", "host");
-        jw_kv_i(&w, "tiny_kernels_per_step", c->launch_bound);
-        jw_int_arr_all(&w, "ranks", c->ranks);
-        jw_steps_every(&w, c->steps, 1, 0);
-        cp_jw_obj_end(&w);
-    }
-    if (c->pageable_mb > 0) {
-        cp_jw_obj_begin(&w);
-        jw_kv_s(&w, "kind", "pageable-h2d");
-        jw_kv_s(&w, "layer", "intra");
-        jw_kv_d(&w, "mb_per_step", c->pageable_mb);
-        jw_int_arr_all(&w, "ranks", c->ranks);
-        jw_steps_every(&w, c->steps, 1, 0);
-        cp_jw_obj_end(&w);
-    }
-    cp_jw_arr_end(&w);
-    cp_jw_key(&w, "ranks");
-    cp_jw_arr_begin(&w);
-    for (int i = 0; i < c->ranks; i++) {
-        const rank_st *r = &j->r[i];
-        cp_jw_obj_begin(&w);
-        jw_kv_i(&w, "rank", i);
-        jw_kv_i(&w, "node", i / c->gpus_per_node);
-        jw_kv_i(&w, "clock_skew_ns", r->shift_ns - SYN_ORIGIN_NS);
-        jw_kv_i(&w, "compute_kernel_ns", r->compute_kernel_ns);
-        jw_kv_i(&w, "nccl_kernel_ns", r->nccl_kernel_ns);
-        jw_kv_i(&w, "nccl_wait_ns", r->nccl_wait_ns);
-        jw_kv_i(&w, "exposed_comm_ns", r->exposed_comm_ns);
-        jw_kv_i(&w, "checkpoint_ns", r->ckpt_ns);
-        jw_kv_i(&w, "dataloader_ns", r->dl_ns);
-        jw_kv_i(&w, "tiny_kernels", r->tiny_kernels);
-        jw_kv_i(&w, "mean_step_ns", r->step_sum_ns / c->steps);
-        cp_jw_obj_end(&w);
-    }
-    cp_jw_arr_end(&w);
-    cp_jw_obj_end(&w);
-    cp_buf_putc(&b, '\n');
-    char path[4096];
-    snprintf(path, sizeof path, "%s/synth.json", dir);
-    int rc = cp_afile_write(path, b.data, b.len, err);
-    cp_buf_free(&b);
-    return rc;
+    cp_buf_putc(&b, '[');
+    for (int i = 0; i < n; i++)
+        cp_buf_printf(&b, i ? ", %d" : "%d", start + i * stride);
+    cp_buf_putc(&b, ']');
+    pg->ranks = b.data;
 }
 
 int syn_write_job(const syn_config *c, const char *dir, syn_result *res, cp_error *err)
@@ -1065,22 +903,32 @@ int syn_write_job(const syn_config *c, const char *dir, syn_result *res, cp_erro
     int rc = syn_config_check(c, err);
     if (rc)
         return rc;
-    if ((rc = prepare_dir(dir, c->force, err)))
+    if ((rc = syn_prepare_dir(dir, c->force, err)))
         return rc;
     job j = { .c = c };
     j.nodes = (c->ranks + c->gpus_per_node - 1) / c->gpus_per_node;
     j.coll_gbps = j.nodes > 1 ? c->nic_busbw_gbps * (c->slow_network > 0 ? c->slow_network : 1.0)
                               : c->nvlink_busbw_gbps;
     j.tokens = (int64_t)c->micro_batch * c->seq_len;
-    cp_buf pg = CP_BUF_INIT;
-    cp_buf_putc(&pg, '[');
-    for (int i = 0; i < c->ranks; i++)
-        cp_buf_printf(&pg, i ? ", %d" : "%d", i);
-    cp_buf_putc(&pg, ']');
-    j.pg_ranks = pg.data;
+    j.tp = c->tp;
+    j.dp = c->ranks / c->tp;
+    pg_init(&j.world, "0", "default_pg", 0, 1, c->ranks);
+    if (j.tp > 1) {
+        int ntp = c->ranks / j.tp;
+        j.tp_pgs = cp_xcalloc((size_t)ntp, sizeof *j.tp_pgs);
+        j.dp_pgs = cp_xcalloc((size_t)j.tp, sizeof *j.dp_pgs);
+        char name[16];
+        for (int g = 0; g < ntp; g++) {
+            snprintf(name, sizeof name, "%d", 1 + g);
+            pg_init(&j.tp_pgs[g], name, "mesh_tp", g * j.tp, 1, j.tp);
+        }
+        for (int t = 0; t < j.tp; t++) {
+            snprintf(name, sizeof name, "%d", 1 + ntp + t);
+            pg_init(&j.dp_pgs[t], name, "mesh_dp", t, j.tp, j.dp);
+        }
+    }
     const char *ext = c->compress == SYN_GZIP ? ".gz" : c->compress == SYN_ZSTD ? ".zst" : "";
     j.r = cp_xcalloc((size_t)c->ranks, sizeof *j.r);
-    int64_t *cpu = cp_xcalloc((size_t)c->ranks, sizeof *cpu);
     int opened = 0;
     for (int i = 0; i < c->ranks && !rc; i++) {
         rank_st *r = &j.r[i];
@@ -1092,24 +940,24 @@ int syn_write_job(const syn_config *c, const char *dir, syn_result *res, cp_erro
         r->tid_bw = r->pid + 9503;
         r->shift_ns = SYN_ORIGIN_NS + jit(r, 40000, 1.0) - 40000; /* skew in [-40, 40] us */
         r->compute_factor = i == c->straggler_rank ? c->straggler_factor : 1.0;
-        cpu[i] = 1000000 + jit(r, 200000, 0.5);
+        r->tp_pg = j.tp > 1 ? &j.tp_pgs[i / j.tp] : NULL;
+        r->dp_pg = j.tp > 1 ? &j.dp_pgs[i % j.tp] : &j.world;
+        r->cpu_ns = 1000000 + jit(r, 200000, 0.5);
         char path[4096];
         snprintf(path, sizeof path, "%s/rank-%d.json%s", dir, i, ext);
         rc = syn_out_open(&r->out, path, c->compress, c->force, err);
         if (!rc) {
             opened++;
-            put_header(&j, r);
+            syn_put_header(&j, r);
         }
     }
     for (int s = 0; s < c->steps && !rc; s++) {
         int64_t *step0 = cp_xcalloc((size_t)c->ranks, sizeof *step0);
-        for (int i = 0; i < c->ranks; i++) {
-            step0[i] = cpu[i];
-            step_compute(&j, &j.r[i], s, &cpu[i]);
-        }
-        sync_collectives(&j);
         for (int i = 0; i < c->ranks; i++)
-            step_finish(&j, &j.r[i], s, step0[i], &cpu[i]);
+            step0[i] = j.r[i].cpu_ns;
+        step_compute_all(&j, s);
+        for (int i = 0; i < c->ranks; i++)
+            step_finish(&j, &j.r[i], s, step0[i], &j.r[i].cpu_ns);
         free(step0);
         for (int i = 0; i < c->ranks && !rc; i++)
             if (j.r[i].out.err.code) {
@@ -1124,7 +972,7 @@ int syn_write_job(const syn_config *c, const char *dir, syn_result *res, cp_erro
         char name[64]; /* the JSON's own name: same text whatever the compression */
         snprintf(name, sizeof name, "rank-%d.json", i);
         if (!rc)
-            put_footer(r, CP_MAX(cpu[i], r->gpu_ns), name);
+            syn_put_footer(r, CP_MAX(r->cpu_ns, r->gpu_ns), name);
         sum.json_bytes += r->out.json_bytes + r->out.len;
         sum.events += r->out.events;
         cp_error e2;
@@ -1137,14 +985,19 @@ int syn_write_job(const syn_config *c, const char *dir, syn_result *res, cp_erro
         }
     }
     if (!rc)
-        rc = write_truth(&j, dir, ext, err);
+        rc = syn_write_truth(&j, dir, ext, err);
     sum.mean_step_ns = c->steps ? j.r[0].step_sum_ns / c->steps : 0;
     if (res)
         *res = sum;
     for (int i = 0; i < c->ranks; i++)
         free(j.r[i].pend);
     free(j.r);
-    free(cpu);
-    cp_buf_free(&pg);
+    free(j.world.ranks);
+    for (int g = 0; j.tp_pgs && g < c->ranks / j.tp; g++)
+        free(j.tp_pgs[g].ranks);
+    for (int t = 0; j.dp_pgs && t < j.tp; t++)
+        free(j.dp_pgs[t].ranks);
+    free(j.tp_pgs);
+    free(j.dp_pgs);
     return rc;
 }

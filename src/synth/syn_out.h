@@ -59,7 +59,8 @@ static inline void syn_put(syn_out *o, const char *s, size_t n)
     memcpy(o->buf + o->len, s, n);
     o->len += n;
 }
-#define SYN_LIT(o, lit) syn_put((o), (lit), sizeof(lit) - 1)
+/* lit must be a string literal ("" lit "" makes anything else a compile error) */
+#define SYN_LIT(o, lit) syn_put((o), "" lit "", sizeof(lit) - 1)
 static inline void syn_puts(syn_out *o, const char *s) { syn_put(o, s, strlen(s)); }
 void syn_put_i64(syn_out *o, int64_t v);
 /* ns as microseconds with exactly three decimals ("12.345"). */

@@ -40,6 +40,7 @@ typedef struct syn_config {
     /* job */
     int ranks;
     int gpus_per_node;
+    int tp;                 /* tensor-parallel size (groups of consecutive ranks in a node) */
     int steps;
     uint64_t seed;
     /* model: GPT-style decoder, data parallel, bf16 */

@@ -26,6 +26,7 @@ expect_usage "no such rank" --out "$tmp/a" "${small[@]}" --inject straggler=5
 expect_usage "fits on one node" --out "$tmp/a" --ranks 2 --gpus-per-node 8 --inject slow-network=0.4
 expect_usage "--ranks" --out "$tmp/a" --ranks 0
 expect_usage "exclude each other" --out "$tmp/a" --gzip --zstd
+expect_usage "tensor-parallel groups stay inside a node" --out "$tmp/a" --ranks 8 --gpus-per-node 4 --tp 8
 [ ! -e "$tmp/a" ] || fail "a usage error created the output directory"
 
 # a good run, then refusal to write over it
@@ -47,6 +48,14 @@ grep -q '"kind": "straggler"' "$tmp/a/synth.json" || fail "ground truth lacks th
 # compressed output
 "$bin" synth --out "$tmp/z" "${small[@]}" --zstd >/dev/null 2>&1 || fail "synth --zstd failed"
 [ -s "$tmp/z/rank-1.json.zst" ] || fail "no rank-1.json.zst"
+# end to end: analyze reads the synthesized set (the glob leaves synth.json out)
+"$bin" analyze "$tmp/z/rank-*" --json >"$tmp/report.json" 2>"$tmp/err" || fail "analyze failed: $(cat "$tmp/err")"
+python3 - "$tmp/report.json" <<'PY' || fail "analyze report of the synthesized set is wrong"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert [x["rank"] for x in r["ranks"]] == [0, 1], r["ranks"]
+assert r["diagnostics"]["total"] == 0, r["diagnostics"]
+PY
 "$bin" synth --help | grep -q -- "--inject" || fail "--help lacks --inject"
 "$bin" help synth | grep -q "sync-checkpoint=SECONDS" || fail "manual lacks the injections"
 exit 0
