@@ -206,7 +206,8 @@ static rec *gather(const an_ctx *ctx, const an_layers_result *lr, size_t *n_out,
 /* Sequence numbers per (rank, group), then the cross-rank match. */
 static void match(rec *v, size_t n, int64_t *n_matched)
 {
-    qsort(v, n, sizeof *v, rec_time_cmp);
+    if (n > 1)
+        qsort(v, n, sizeof *v, rec_time_cmp);
     uint64_t *keys = NULL;
     int64_t *cnt = NULL;
     size_t nk = 0, capk = 0, capc = 0;
@@ -226,7 +227,8 @@ static void match(rec *v, size_t n, int64_t *n_matched)
     }
     free(keys);
     free(cnt);
-    qsort(v, n, sizeof *v, rec_match_cmp);
+    if (n > 1)
+        qsort(v, n, sizeof *v, rec_match_cmp);
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
         while (j < n && v[j].pg == v[i].pg && v[j].seq == v[i].seq)
@@ -410,7 +412,8 @@ int an_collectives_run(an_ctx *ctx)
             cr->inter_bytes_total += v[i].bytes;
 
     /* the op x bucket x scope table */
-    qsort(v, n, sizeof *v, grp_cmp);
+    if (n > 1)
+        qsort(v, n, sizeof *v, grp_cmp);
     static const rep_col cols[] = {
         { "op", "op", NULL, -1 },
         { "scope", "scope", NULL, -1 },

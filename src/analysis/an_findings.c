@@ -462,7 +462,8 @@ int an_findings_run(an_ctx *ctx)
         x->order = order;
     }
     out->job_ns = f.job_ns;
-    qsort(out->v, out->n, sizeof *out->v, finding_cmp);
+    if (out->n > 1)
+        qsort(out->v, out->n, sizeof *out->v, finding_cmp);
 
     rep_node *v = rep_obj(rp, rp->root, "verdict", "verdict");
     if (out->n) {

@@ -447,7 +447,8 @@ static void sweep_rank(const an_ctx *ctx, const an_layers_result *lr, size_t ri,
         out->steps[s].ts_ns = sw[s].ts;
         out->steps[s].dur_ns = sw[s].end - sw[s].ts;
     }
-    qsort(p.v, p.n, sizeof *p.v, point_cmp);
+    if (p.n > 1)
+        qsort(p.v, p.n, sizeof *p.v, point_cmp);
     int cnt[LB__COUNT] = { 0 };
     size_t si = 0;
     for (size_t i = 0; i < p.n;) {
