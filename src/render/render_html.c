@@ -296,7 +296,10 @@ static void chart_heatmap(cp_buf *b, const rep_node *ranks)
     }
     int cw = (int)CP_MAX(2, CP_MIN(40, (CW - LX - 10) / (int)ns)), chh = nr > 64 ? 6 : 16;
     int h = (int)nr * chh + 40;
-    cp_buf_printf(b, "<p>darker = longer; from ");
+    /* the scale starts at most at 80 % of the longest step, so a 1 %
+     * spread stays pale instead of spanning the whole palette */
+    lo = fmin(lo, 0.8 * hi);
+    cp_buf_printf(b, "<p>darker = longer; colour scale from ");
     fmt_ns(b, lo);
     cp_buf_puts(b, " to ");
     fmt_ns(b, hi);
