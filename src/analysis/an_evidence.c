@@ -22,6 +22,7 @@
 #include "../readers/nccl_log.h"
 #include "../readers/rd_nccltests.h"
 #include "../readers/rd_perftest.h"
+#include "../readers/rd_topo.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -418,6 +419,53 @@ static void perftest(an_ctx *ctx, an_evidence_result *out, const char *path, con
     }
 }
 
+/* ---- nvidia-smi topo -m ---- */
+
+static void topo_rules(an_evidence_result *out, const char *path, const rd_topo *m, rep_node *e, rep_report *rp)
+{
+    int nv = 0, sys = 0, gi = -1, gj = -1;
+    for (size_t i = 0; i < m->n_devs; i++)
+        for (size_t j = i + 1; j < m->n_devs; j++) {
+            if (!m->devs[i].is_gpu || !m->devs[j].is_gpu)
+                continue;
+            const rd_topo_cell *c = rd_topo_cell_at(m, i, j);
+            nv += c && c->kind == TOPO_LINK_NVLINK;
+            if (c && c->kind == TOPO_LINK_SYS) {
+                if (!sys++) {
+                    gi = (int)i;
+                    gj = (int)j;
+                }
+            }
+        }
+    rep_int(rp, e, "gpus", "GPUs", m->n_gpus, NULL);
+    rep_int(rp, e, "nics", "NICs", m->n_nics, NULL);
+    rep_int(rp, e, "nvlink_pairs", "GPU pairs over NVLink", nv, NULL);
+    rep_int(rp, e, "sys_pairs", "GPU pairs across sockets (SYS)", sys, NULL);
+    if (m->n_gpus >= 2 && nv == 0 && sys > 0) {
+        char t[160];
+        snprintf(t, sizeof t, "no NVLink: %d GPU pair%s talk across CPU sockets (SYS)", sys, sys == 1 ? "" : "s");
+        an_finding *x = an_finding_add(out, "TOPO_GPU_PAIRS_SYS", AN_L_INTRA, NAN, t,
+                                       "place the ranks of one tensor/pipeline group on GPUs behind one PCIe switch "
+                                       "(PIX) or one socket (CUDA_VISIBLE_DEVICES), keep P2P enabled and ACS off; "
+                                       "cross-socket P2P is slow or unsupported and NCCL falls back to host memory",
+                                       "not measurable from the matrix alone");
+        x->severity = AN_SEV_MEDIUM;
+        an_finding_evidence(x, "%s:%u: %s to %s is SYS (PCIe + the inter-socket link)", path, m->devs[gi].line,
+                            m->devs[gi].label, m->devs[gj].label);
+        an_finding_evidence(x, "%s: %d GPUs, no NV# cell in the matrix", path, m->n_gpus);
+    }
+    if (m->n_nics > 0 && m->n_gpus >= 4 * m->n_nics) {
+        char t[160];
+        snprintf(t, sizeof t, "%d GPUs share %d NIC%s", m->n_gpus, m->n_nics, m->n_nics == 1 ? "" : "s");
+        an_finding *x = an_finding_add(out, "TOPO_FEW_NICS", AN_L_INTER, NAN, t,
+                                       "inter-node collectives get at most the NICs' share per GPU: add NICs (one per "
+                                       "GPU or pair on training nodes) or expect busbw <= NIC rate x NICs / GPUs",
+                                       "not measurable from the matrix alone");
+        x->severity = AN_SEV_MEDIUM;
+        an_finding_evidence(x, "%s:%u: %d GPU and %d NIC rows", path, m->header_line, m->n_gpus, m->n_nics);
+    }
+}
+
 static void free_result(void *self)
 {
     an_evidence_result *o = self;
@@ -452,6 +500,8 @@ int an_evidence_run(an_ctx *ctx)
             nccl_tests(ctx, out, ev->path, ev->facts, e);
         } else if (!strcmp(ev->kind, "perftest")) {
             perftest(ctx, out, ev->path, ev->facts, e);
+        } else if (!strcmp(ev->kind, "nvidia_smi_topo")) {
+            topo_rules(out, ev->path, ev->facts, e, rp);
         }
         rep_int(rp, e, "findings", "findings", (int64_t)(out->n - before), NULL);
     }

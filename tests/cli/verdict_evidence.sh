@@ -60,7 +60,10 @@ expect "$L/nccl-tests/abci-a100-2node-16gpu-sharp-old-error-column.txt" nccl_tes
 expect "$L/nccl-tests/coreweave-h100-64gpu-ib-sharp-allreduce.txt" nccl_tests -
 expect "$L/perftest/dgx-spark-cx7-roce-4qp-write-bw.txt" perftest PERFTEST_BELOW_LINE_RATE
 expect "$L/perftest/cx7-ndr400-b2b-send-lat-read-write-new-perftest.txt" perftest -
-for f in "$L"/topo/*.txt; do expect "$f" nvidia_smi_topo -; done
+expect "$L/topo/a100-sxm4-8gpu-10nic-nv12-amd-nps4.txt" nvidia_smi_topo -
+expect "$L/topo/h100-8gpu-8nic-nv18-sglang30401.txt" nvidia_smi_topo -
+# GPUs spread over PIX/NODE/SYS paths with no NVLink: the stated cause
+expect "$L/topo/pcie-6gpu-2socket-pix-node-sys-pytorch47885.txt" nvidia_smi_topo TOPO_GPU_PAIRS_SYS
 for f in "$L"/dmon/*.txt; do expect "$f" dmon -; done
 
 # a trace and evidence together: both kinds listed, the measured network
