@@ -1,9 +1,11 @@
 /* an_evidence.c - the evidence files given to analyze: one `evidence[]`
  * entry per file with its detected kind and headline facts, and the rules
- * that turn NCCL logs, nccl-tests and perftest outputs into findings.
+ * that turn NCCL logs, nccl-tests, perftest and nvidia-smi topo -m outputs
+ * into findings.
  *
  * Design
- * - The readers (src/readers: nccl_log.c, rd_nccltests.c, rd_perftest.c)
+ * - The readers (src/readers: nccl_log.c, rd_nccltests.c, rd_perftest.c,
+ *   rd_topo.c)
  *   have already reduced each file to typed facts with line numbers; this
  *   analyzer only judges them, so every evidence line of a finding cites
  *   FILE:LINE.
