@@ -175,4 +175,11 @@ void an_finding_evidence(an_finding *x, const char *fmt, ...) __attribute__((for
  * perftest), merged into the ranked list by an_findings. */
 typedef an_findings_result an_evidence_result;
 
+/* Rules per table-shaped evidence kind (an_evidence_tables.c); facts is the
+ * reader's result (rd_nccltests *, rd_perftest *, rd_topo *), e the file's
+ * evidence[] entry. */
+void an_ev_nccl_tests(an_ctx *ctx, an_evidence_result *out, const char *path, const void *facts, rep_node *e);
+void an_ev_perftest(an_ctx *ctx, an_evidence_result *out, const char *path, const void *facts, rep_node *e);
+void an_ev_topo(an_evidence_result *out, const char *path, const void *facts, rep_node *e, rep_report *rp);
+
 #endif
