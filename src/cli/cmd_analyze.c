@@ -9,12 +9,14 @@
  * whereas damaged records inside a recognised file are counted and skipped.
  */
 #include "cli.h"
-#include "../analysis/analysis.h"
+#include "../analysis/an_verdict.h"
 #include "../base/log.h"
 #include "../base/par.h"
 #include "../base/paths.h"
 #include "../base/src.h"
 #include "../base/util.h"
+#include "../readers/evidence.h"
+#include "../readers/nccl_log.h"
 #include "../readers/reader.h"
 
 #include <stdio.h>
@@ -22,13 +24,19 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { O_GPUS_PER_NODE = 100, O_RANK_MAP };
+enum { O_GPUS_PER_NODE = 100, O_RANK_MAP, O_FAIL_ON, O_NIC_GBPS, O_NVLINK_GBPS };
 
 static const cli_opt opts[] = {
     { "gpus-per-node", 0, "N", O_GPUS_PER_NODE, 0,
       "GPUs per node, for intra/inter-node scope (default: the trace's device count)" },
     { "rank-map", 0, "PID=RANK,...", O_RANK_MAP, 0,
       "ranks of processes in Nsight Systems reports (default: one rank per process, in pid order)" },
+    { "fail-on", 0, "SEVERITY", O_FAIL_ON, 0,
+      "exit 4 when a finding at or above SEVERITY exists (info|low|medium|high|critical)" },
+    { "nic-gbps", 0, "GBIT", O_NIC_GBPS, 0,
+      "NIC line rate per GPU in Gb/s, the expected inter-node busbw (default: hardware catalog)" },
+    { "nvlink-gbps", 0, "GBYTE", O_NVLINK_GBPS, 0,
+      "NVLink bandwidth per GPU per direction in GB/s, the expected intra-node busbw (default: catalog)" },
 };
 
 typedef struct input {
@@ -41,7 +49,16 @@ typedef struct input {
     int rc;
     uint64_t size_bytes;
     const char *compression;
+    const rd_evidence_kind *ev;  /* evidence file (not a trace) */
+    bool nccl_log;               /* an NCCL_DEBUG log (evidence) */
+    void *facts;                 /* the evidence reader's result */
 } input;
+
+static bool is_evidence(const input *in) { return in->ev || in->nccl_log; }
+static const char *input_kind(const input *in)
+{
+    return in->ev ? in->ev->key : in->nccl_log ? "nccl_log" : in->reader->name;
+}
 
 typedef struct read_job {
     input *inputs;
@@ -62,6 +79,8 @@ static void read_one(void *ctx, size_t i)
     input *in = &job->inputs[i];
     rd_opts ro = { .more = more_builder, .more_ctx = in, .rank_map = job->rank_map };
     cp_error_clear(&in->err);
+    if (is_evidence(in))
+        return;
     in->builder = tl_builder_new(in->path);
     in->rc = in->reader->read(in->path, in->builder, &ro, &in->err);
 }
@@ -86,7 +105,16 @@ static int detect_inputs(input *inputs, size_t n)
             cp_src_close(s);
         }
         inputs[i].reader = rd_detect(inputs[i].path, head, (size_t)got);
-        if (!inputs[i].reader) {
+        if (!inputs[i].reader) { /* not a trace: evidence, from its content */
+            int conf = 0, nccl = rd_nccl_sniff((const char *)head, (size_t)got);
+            inputs[i].ev = rd_evidence_detect((const char *)head, (size_t)got, &conf);
+            /* an NCCL log that a table sniffer also half-likes is a log */
+            if (nccl >= 60 && (!inputs[i].ev || nccl >= conf)) {
+                inputs[i].ev = NULL;
+                inputs[i].nccl_log = true;
+            }
+        }
+        if (!inputs[i].reader && !is_evidence(&inputs[i])) {
             cp_error_set(&err, CP_ERR_FORMAT, inputs[i].path, 0, 0, 0,
                          "input not recognised: not a trace or evidence format chainprof reads");
             rc = cli_fail(&err);
@@ -94,6 +122,49 @@ static int detect_inputs(input *inputs, size_t n)
     }
     free(head);
     return rc;
+}
+
+/* Parse the evidence inputs (after the traces: they are small). A file
+ * whose content was recognised but does not parse stops the run (exit 3),
+ * like a trace that is not one. */
+static int load_evidence(input *inputs, size_t n, an_evidence_file **out, size_t *n_out)
+{
+    *out = cp_xcalloc(n ? n : 1, sizeof **out);
+    *n_out = 0;
+    for (size_t i = 0; i < n; i++) {
+        input *in = &inputs[i];
+        cp_error err;
+        cp_error_clear(&err);
+        if (in->ev) {
+            const rd_evidence_kind *k;
+            if (rd_evidence_load(in->path, &k, &in->facts, &err) < 0)
+                return cli_fail(&err);
+            in->ev = k;
+        } else if (in->nccl_log) {
+            cp_buf b = CP_BUF_INIT;
+            if (cp_src_read_all(in->path, &b, (size_t)1 << 30, &err) < 0) {
+                cp_buf_free(&b);
+                return cli_fail(&err);
+            }
+            rd_nccl_facts *f = cp_xmalloc(sizeof *f);
+            rd_nccl_parse_buf(f, in->path, b.data ? b.data : "", b.len);
+            cp_buf_free(&b);
+            in->facts = f;
+        } else {
+            continue;
+        }
+        (*out)[(*n_out)++] = (an_evidence_file){ in->path, input_kind(in), in->facts };
+    }
+    return 0;
+}
+
+static void free_evidence(input *in)
+{
+    if (in->ev && in->facts)
+        in->ev->free(in->facts);
+    else if (in->nccl_log)
+        free(in->facts);
+    in->facts = NULL;
 }
 
 static bool keep_trace_file(const char *path, void *ctx)
@@ -113,8 +184,15 @@ int cmd_analyze(cli_ctx *ctx)
         return cli_usage_error(ctx, "no input: give trace files, directories or globs");
     long gpn;
     int nthreads = cli_threads(ctx);
-    if (nthreads < 0 || cli_get_long(ctx, O_GPUS_PER_NODE, 0, 0, 4096, &gpn) < 0)
+    double nic_gbps, nvlink_gbps;
+    if (nthreads < 0 || cli_get_long(ctx, O_GPUS_PER_NODE, 0, 0, 4096, &gpn) < 0 ||
+        cli_get_double(ctx, O_NIC_GBPS, 0, 0, 1e6, &nic_gbps) < 0 ||
+        cli_get_double(ctx, O_NVLINK_GBPS, 0, 0, 1e6, &nvlink_gbps) < 0)
         return CLI_EXIT_USAGE;
+    int fail_on = -1;
+    if (cli_get(ctx, O_FAIL_ON) && (fail_on = an_severity_parse(cli_get(ctx, O_FAIL_ON))) < 0)
+        return cli_usage_error(ctx, "--fail-on '%s': expected info, low, medium, high or critical",
+                               cli_get(ctx, O_FAIL_ON));
 
     cp_paths paths = { 0 };
     cp_error err;
@@ -155,7 +233,8 @@ int cmd_analyze(cli_ctx *ctx)
     tl_builder **bs = cp_xcalloc(n_builders, sizeof *bs);
     n_builders = 0;
     for (size_t i = 0; i < paths.n; i++) {
-        bs[n_builders++] = inputs[i].builder;
+        if (inputs[i].builder)
+            bs[n_builders++] = inputs[i].builder;
         inputs[i].builder = NULL;
         for (size_t k = 0; k < inputs[i].n_extra; k++)
             bs[n_builders++] = inputs[i].extra[k];
@@ -174,15 +253,24 @@ int cmd_analyze(cli_ctx *ctx)
         goto out;
     }
     free(bs);
+    an_evidence_file *evidence = NULL;
+    size_t n_evidence = 0;
+    if ((rc = load_evidence(inputs, paths.n, &evidence, &n_evidence)) != 0) {
+        free(evidence);
+        goto out;
+    }
 
     rep = rep_new("chainprof.analyze/1", ctx->argc, ctx->argv);
     for (size_t i = 0; i < paths.n; i++) {
-        rep_node *in = rep_input(rep, inputs[i].path, inputs[i].reader->name, inputs[i].size_bytes);
+        rep_node *in = rep_input(rep, inputs[i].path, input_kind(&inputs[i]), inputs[i].size_bytes);
         rep_str(rep, in, "compression", "compression", inputs[i].compression);
     }
     rep_diagnostics(rep, &tl->diag);
-    an_opts ao = { .gpus_per_node = (int)gpn, .nthreads = nthreads };
-    if (an_run_all(&an, tl, rep, &ao, &err) < 0) {
+    an_opts ao = { .gpus_per_node = (int)gpn, .nthreads = nthreads, .nic_gbps = nic_gbps,
+                   .nvlink_gbps = nvlink_gbps, .evidence = evidence, .n_evidence = n_evidence };
+    int arc = an_run_all(&an, tl, rep, &ao, &err);
+    free(evidence);
+    if (arc < 0) {
         rc = cli_fail(&err);
         goto out;
     }
@@ -190,6 +278,16 @@ int cmd_analyze(cli_ctx *ctx)
         cp_log_warn("%s: truncated trace; events up to the last complete one were used",
                     tl->diag.first[DIAG_TRUNCATED_FILE]);
     rc = cli_emit(ctx, rep, paths.v, paths.n);
+    if (rc == 0 && fail_on >= 0) {
+        const an_findings_result *fr = an.results[AN_findings];
+        for (size_t i = 0; fr && i < fr->n; i++)
+            if ((int)fr->v[i].severity >= fail_on) {
+                cp_log_warn("--fail-on %s: finding %s (%s) has severity %s", cli_get(ctx, O_FAIL_ON),
+                            fr->v[i].code, fr->v[i].title, an_severity_name(fr->v[i].severity));
+                rc = CLI_EXIT_CHECK;
+                break;
+            }
+    }
 out:
     an_ctx_free(&an);
     rep_free(rep);
@@ -199,6 +297,7 @@ out:
         for (size_t k = 0; k < inputs[i].n_extra; k++)
             tl_builder_free(inputs[i].extra[k]);
         free(inputs[i].extra);
+        free_evidence(&inputs[i]);
     }
     free(inputs);
     cp_paths_free(&paths);

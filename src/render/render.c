@@ -10,6 +10,7 @@ static const render_format formats[] = {
     { "text", ".txt", render_text },
     { "json", ".json", render_json },
     { "csv", ".csv", render_csv },
+    { "html", ".html", render_html },
 };
 
 const render_format *render_find(const char *name)
@@ -28,7 +29,7 @@ const render_format *render_for_path(const char *path)
     return NULL;
 }
 
-const char *render_names(void) { return "text|json|csv"; }
+const char *render_names(void) { return "text|json|csv|html"; }
 
 /* Time in ns and sizes in bytes are scaled; everything else is shown as is. */
 static void scaled(cp_buf *b, double v, const char *unit, int digits)
@@ -80,6 +81,14 @@ void render_value(cp_buf *b, const rep_node *n)
     case REP_STR: cp_buf_puts(b, n->v.s); break;
     case REP_BOOL: cp_buf_puts(b, n->v.b ? "yes" : "no"); break;
     case REP_NULL: cp_buf_puts(b, "-"); break;
+    case REP_ARR: /* a list cell (e.g. step ids): its scalars, comma-separated */
+        for (const rep_node *c = n->first; c; c = c->next) {
+            if (c != n->first)
+                cp_buf_putc(b, ',');
+            if (c->type != REP_OBJ && c->type != REP_ARR)
+                render_value(b, c);
+        }
+        break;
     default: break;
     }
 }

@@ -37,6 +37,7 @@ const char *render_names(void);
 int render_text(const rep_report *r, cp_buf *out, const render_opts *o, cp_error *err);
 int render_json(const rep_report *r, cp_buf *out, const render_opts *o, cp_error *err);
 int render_csv(const rep_report *r, cp_buf *out, const render_opts *o, cp_error *err);
+int render_html(const rep_report *r, cp_buf *out, const render_opts *o, cp_error *err);
 
 /* Shared by writers: display a number with its unit scaled for people
  * ("12.3 ms" from ns, "1.50 GB" from bytes). */

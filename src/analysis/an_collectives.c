@@ -1,0 +1,490 @@
+/* an_collectives.c - every NCCL kernel with its collective args: bytes,
+ * algbw/busbw with the nccl-tests conventions, intra or inter node, a table
+ * by op x size bucket x scope, and the split of each kernel's time into
+ * waiting for the other ranks and transferring.
+ *
+ * Design
+ * - Bytes follow nccl-tests' "size" column: the larger of the input and
+ *   output element counts times the dtype size (the whole buffer for
+ *   all-reduce/broadcast, the gathered output for all-gather, the scattered
+ *   input for reduce-scatter). algbw = bytes / time; since one byte per
+ *   nanosecond is exactly 1 GB/s (GB = 1e9 B), bytes/ns is the figure.
+ *   busbw = algbw * factor(op, n) (2(n-1)/n all-reduce; (n-1)/n all-gather,
+ *   reduce-scatter, all-to-all; 1 broadcast, reduce, send/recv).
+ * - Wait vs transfer: a collective cannot start moving data before its last
+ *   member arrives. The k-th collective of one process group on every rank is
+ *   the same operation (NCCL requires every member to issue a group's
+ *   collectives in the same order), so records are matched by (group, k).
+ *   When every member of the group is traced and the ops agree, the latest
+ *   kernel start is when the transfer begins: a rank's wait is
+ *   latest_start - its start (clipped to its duration) and the instance's
+ *   transfer time is the duration of the last-arriving rank's kernel. Busbw
+ *   is computed on transfer time, so a slow rank does not masquerade as a
+ *   slow network. Unmatched kernels (partial traces, send/recv) count their
+ *   whole duration as transfer.
+ * - The wait of each kernel is added to its step (by kernel start) in the
+ *   layers result, for the stragglers analysis and the findings rules.
+ * - Expected busbw per scope: --nic-gbps / --nvlink-gbps, else the built-in
+ *   hardware catalog by the GPU named in deviceProperties; unknown -> null.
+ */
+#include "an_verdict.h"
+#include "../base/util.h"
+#include "../plan/catalog.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const op_keys[AN_OP__COUNT] = {
+    "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce", "send_recv", "other",
+};
+
+const char *an_coll_op_key(an_coll_op op) { return (unsigned)op < AN_OP__COUNT ? op_keys[op] : NULL; }
+
+double an_busbw_factor(an_coll_op op, int n)
+{
+    if (n <= 1)
+        return 1.0;
+    switch (op) {
+    case AN_OP_ALL_REDUCE: return 2.0 * (n - 1) / n;
+    case AN_OP_ALL_GATHER:
+    case AN_OP_REDUCE_SCATTER:
+    case AN_OP_ALL_TO_ALL: return (double)(n - 1) / n;
+    default: return 1.0;
+    }
+}
+
+/* PyTorch's "Collective name" spellings ("allreduce", "_allgather_base",
+ * "reduce_scatter_tensor_coalesced", "all_to_allv", "send", ...). */
+static an_coll_op op_from_name(const char *s)
+{
+    char k[64];
+    size_t n = 0;
+    for (; *s && n + 1 < sizeof k; s++)
+        if (*s != '_' && *s != ' ')
+            k[n++] = (char)(*s >= 'A' && *s <= 'Z' ? *s + 32 : *s);
+    k[n] = 0;
+    if (strstr(k, "allreduce"))
+        return AN_OP_ALL_REDUCE;
+    if (strstr(k, "allgather"))
+        return AN_OP_ALL_GATHER;
+    if (strstr(k, "reducescatter"))
+        return AN_OP_REDUCE_SCATTER;
+    if (strstr(k, "alltoall"))
+        return AN_OP_ALL_TO_ALL;
+    if (strstr(k, "broadcast"))
+        return AN_OP_BROADCAST;
+    if (strstr(k, "reduce"))
+        return AN_OP_REDUCE;
+    if (strstr(k, "send") || strstr(k, "recv"))
+        return AN_OP_SEND_RECV;
+    return AN_OP_OTHER;
+}
+
+/* Element size of PyTorch dtype names as record_param_comms writes them. */
+static int dtype_size(const char *d)
+{
+    static const struct { const char *name; int size; } t[] = {
+        { "Float", 4 },         { "float", 4 },       { "Double", 8 },      { "Half", 2 },
+        { "BFloat16", 2 },      { "Int", 4 },         { "Long", 8 },        { "Short", 2 },
+        { "Char", 1 },          { "Byte", 1 },        { "Bool", 1 },        { "ComplexFloat", 8 },
+        { "ComplexDouble", 16 }, { "ComplexHalf", 4 }, { "UInt16", 2 },     { "UInt32", 4 },
+        { "UInt64", 8 },        { "float32", 4 },     { "float16", 2 },     { "bfloat16", 2 },
+    };
+    if (!d)
+        return 0;
+    for (size_t i = 0; i < CP_ARRAY_LEN(t); i++)
+        if (strcmp(d, t[i].name) == 0)
+            return t[i].size;
+    if (strncmp(d, "Float8", 6) == 0)
+        return 1;
+    return 0;
+}
+
+typedef struct rec {
+    uint32_t rank_index;
+    int32_t rank;
+    size_t ev;
+    uint64_t pg;     /* group identity: name id << 32 | ranks-string id */
+    int64_t seq;
+    int64_t start, end;
+    int64_t bytes;
+    int32_t n;
+    an_coll_op op;
+    bool inter, matched;
+    int64_t transfer_ns, wait_ns;
+    double busbw;
+} rec;
+
+static int rec_time_cmp(const void *a, const void *b)
+{
+    const rec *x = a, *y = b;
+    if (x->rank_index != y->rank_index)
+        return x->rank_index < y->rank_index ? -1 : 1;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+static int rec_match_cmp(const void *a, const void *b)
+{
+    const rec *x = a, *y = b;
+    if (x->pg != y->pg)
+        return x->pg < y->pg ? -1 : 1;
+    if (x->seq != y->seq)
+        return x->seq < y->seq ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+static uint32_t arg_str_id(const tl_timeline *tl, size_t ev, const char *key)
+{
+    const tl_arg *a = tl_arg_get(tl, ev, key);
+    return a && a->type == TL_ARG_STR ? a->v.s : 0;
+}
+
+static bool arg_count(const tl_timeline *tl, size_t ev, const char *key, int64_t *out)
+{
+    double d;
+    if (tl_arg_int(tl, ev, key, out))
+        return true;
+    if (tl_arg_num(tl, ev, key, &d)) {
+        *out = (int64_t)d;
+        return true;
+    }
+    return false;
+}
+
+/* Records of every traced collective kernel; counts kernels without args. */
+static rec *gather(const an_ctx *ctx, const an_layers_result *lr, size_t *n_out, int64_t *n_kernels,
+                   int64_t *n_noargs)
+{
+    const tl_timeline *tl = ctx->tl;
+    rec *v = NULL;
+    size_t n = 0, cap = 0;
+    int32_t grp[1024];
+    for (size_t ri = 0; ri < tl->n_ranks; ri++) {
+        const tl_rank *rk = &tl->ranks[ri];
+        for (uint32_t t = rk->track_begin; t < rk->track_end; t++) {
+            const tl_track *tr = &tl->tracks[t];
+            for (size_t i = tr->ev_begin; i < tr->ev_end; i++) {
+                if (tl->kclass[i] != TL_K_COMM)
+                    continue;
+                (*n_kernels)++;
+                const char *opname = tl_arg_str(tl, i, "Collective name");
+                int64_t in_n = -1, out_n = -1;
+                bool has_in = arg_count(tl, i, "In msg nelems", &in_n);
+                bool has_out = arg_count(tl, i, "Out msg nelems", &out_n);
+                int dsz = dtype_size(tl_arg_str(tl, i, "dtype"));
+                if (!opname || (!has_in && !has_out) || dsz == 0) {
+                    (*n_noargs)++;
+                    continue;
+                }
+                cp_xgrow((void **)&v, &cap, n + 1, sizeof *v);
+                rec *r = &v[n++];
+                memset(r, 0, sizeof *r);
+                r->rank_index = (uint32_t)ri;
+                r->rank = rk->meta.rank;
+                r->ev = i;
+                r->pg = (uint64_t)arg_str_id(tl, i, "Process Group Name") << 32 |
+                        arg_str_id(tl, i, "Process Group Ranks");
+                r->start = tl->ts_ns[i];
+                r->end = tl_end_ns(tl, i);
+                r->bytes = CP_MAX(in_n, out_n) * dsz;
+                r->op = op_from_name(opname);
+                int g = an_event_group(ctx, i, grp, (int)CP_ARRAY_LEN(grp));
+                int64_t gs;
+                if (g <= 0 && arg_count(tl, i, "Group size", &gs))
+                    g = (int)gs;
+                r->n = g > 0 ? g : 1;
+                r->inter = an_event_inter(ctx, lr, i);
+                r->transfer_ns = r->end - r->start;
+            }
+        }
+    }
+    *n_out = n;
+    return v;
+}
+
+/* Sequence numbers per (rank, group), then the cross-rank match. */
+static void match(rec *v, size_t n, int64_t *n_matched)
+{
+    if (n > 1)
+        qsort(v, n, sizeof *v, rec_time_cmp);
+    uint64_t *keys = NULL;
+    int64_t *cnt = NULL;
+    size_t nk = 0, capk = 0, capc = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || v[i].rank_index != v[i - 1].rank_index)
+            nk = 0;
+        size_t k = 0;
+        while (k < nk && keys[k] != v[i].pg)
+            k++;
+        if (k == nk) {
+            cp_xgrow((void **)&keys, &capk, nk + 1, sizeof *keys);
+            cp_xgrow((void **)&cnt, &capc, nk + 1, sizeof *cnt);
+            keys[nk] = v[i].pg;
+            cnt[nk++] = 0;
+        }
+        v[i].seq = cnt[k]++;
+    }
+    free(keys);
+    free(cnt);
+    if (n > 1)
+        qsort(v, n, sizeof *v, rec_match_cmp);
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && v[j].pg == v[i].pg && v[j].seq == v[i].seq)
+            j++;
+        bool ok = v[i].op != AN_OP_SEND_RECV && v[i].n > 1 && (int32_t)(j - i) == v[i].n;
+        for (size_t k = i + 1; k < j && ok; k++)
+            ok = v[k].op == v[i].op && v[k].rank != v[k - 1].rank;
+        if (ok) {
+            size_t last = i;
+            for (size_t k = i + 1; k < j; k++)
+                if (v[k].start > v[last].start)
+                    last = k;
+            int64_t arrive = v[last].start, transfer = v[last].end - v[last].start;
+            for (size_t k = i; k < j; k++) {
+                int64_t dur = v[k].end - v[k].start;
+                v[k].wait_ns = CP_MIN(CP_MAX(arrive - v[k].start, 0), dur);
+                v[k].transfer_ns = transfer;
+                v[k].matched = true;
+            }
+            *n_matched += (int64_t)(j - i);
+        }
+        i = j;
+    }
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double quantile(double *v, size_t n, double q)
+{
+    if (n == 0)
+        return NAN;
+    qsort(v, n, sizeof *v, dbl_cmp);
+    double pos = q * (double)(n - 1);
+    size_t lo = (size_t)pos;
+    double f = pos - (double)lo;
+    return lo + 1 < n ? v[lo] * (1 - f) + v[lo + 1] * f : v[lo];
+}
+
+typedef struct wpair {
+    double v, w;
+} wpair;
+
+static int wpair_cmp(const void *a, const void *b) { return dbl_cmp(&((const wpair *)a)->v, &((const wpair *)b)->v); }
+
+/* Median of values weighted by w (transfer time): the busbw at which half
+ * of the scope's transfer time was spent. */
+static double weighted_median(wpair *p, size_t n)
+{
+    if (n == 0)
+        return NAN;
+    qsort(p, n, sizeof *p, wpair_cmp);
+    double tot = 0, acc = 0;
+    for (size_t i = 0; i < n; i++)
+        tot += p[i].w;
+    for (size_t i = 0; i < n; i++) {
+        acc += p[i].w;
+        if (acc >= tot / 2)
+            return p[i].v;
+    }
+    return p[n - 1].v;
+}
+
+static int bucket_of(int64_t bytes)
+{
+    int b = 0;
+    while (b < 62 && (INT64_C(1) << (b + 1)) <= bytes)
+        b++;
+    return b;
+}
+
+static void expected(const an_ctx *ctx, an_collectives_result *cr)
+{
+    const tl_timeline *tl = ctx->tl;
+    const an_opts *o = ctx->opts;
+    cr->expected_inter_gbps = cr->expected_intra_gbps = NAN;
+    const plan_gpu *gpu = NULL;
+    const char *gname = NULL;
+    for (size_t i = 0; i < tl->n_ranks && !gpu; i++)
+        if (tl->ranks[i].meta.gpu_name) {
+            gname = tl_str(tl, tl->ranks[i].meta.gpu_name);
+            gpu = plan_gpu_find(gname);
+        }
+    if (o && o->nic_gbps > 0) {
+        cr->expected_inter_gbps = o->nic_gbps / 8.0;
+        cr->expected_inter_source = "--nic-gbps";
+    } else if (gpu && plan_gpu_nic_gbytes_per_gpu(gpu) > 0) {
+        cr->expected_inter_gbps = plan_gpu_nic_gbytes_per_gpu(gpu);
+        cr->expected_inter_source = "catalog";
+    }
+    if (o && o->nvlink_gbps > 0) {
+        cr->expected_intra_gbps = o->nvlink_gbps;
+        cr->expected_intra_source = "--nvlink-gbps";
+    } else if (gpu && (gpu->scaleup_gbytes_per_s > 0 || gpu->pcie_gbytes_per_s > 0)) {
+        cr->expected_intra_gbps = gpu->scaleup_gbytes_per_s > 0 ? gpu->scaleup_gbytes_per_s : gpu->pcie_gbytes_per_s;
+        cr->expected_intra_source = "catalog";
+    }
+    (void)gname;
+}
+
+static void add_wait_to_steps(an_layers_result *lr, const rec *r)
+{
+    an_rank_layers *rl = &lr->ranks[r->rank_index];
+    size_t lo = 0, hi = rl->n_steps;
+    while (lo < hi) { /* first step ending after the kernel start */
+        size_t mid = (lo + hi) / 2;
+        if (rl->steps[mid].ts_ns + rl->steps[mid].dur_ns <= r->start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < rl->n_steps && rl->steps[lo].ts_ns <= r->start) {
+        rl->steps[lo].comm_wait_ns += r->wait_ns;
+        if (r->inter)
+            rl->steps[lo].comm_wait_inter_ns += r->wait_ns;
+        rl->total.comm_wait_ns += r->wait_ns;
+        if (r->inter)
+            rl->total.comm_wait_inter_ns += r->wait_ns;
+    }
+}
+
+static int grp_cmp(const void *a, const void *b)
+{
+    const rec *x = a, *y = b;
+    if (x->op != y->op)
+        return x->op < y->op ? -1 : 1;
+    if (x->inter != y->inter)
+        return x->inter ? 1 : -1;
+    int bx = bucket_of(x->bytes), by = bucket_of(y->bytes);
+    if (bx != by)
+        return bx < by ? -1 : 1;
+    return (x->bytes > y->bytes) - (x->bytes < y->bytes);
+}
+
+static void free_result(void *self)
+{
+    an_collectives_result *cr = self;
+    free(cr->groups);
+    free(cr);
+}
+
+int an_collectives_run(an_ctx *ctx)
+{
+    const tl_timeline *tl = ctx->tl;
+    rep_report *rp = ctx->rep;
+    an_layers_result *lr = ctx->results[AN_layers];
+    an_collectives_result *cr = cp_xcalloc(1, sizeof *cr);
+    cr->free = free_result;
+    ctx->results[AN_collectives] = cr;
+    expected(ctx, cr);
+
+    size_t n = 0;
+    rec *v = gather(ctx, lr, &n, &cr->n_kernels, &cr->n_without_args);
+    match(v, n, &cr->n_matched);
+    for (size_t i = 0; i < n; i++) {
+        rec *r = &v[i];
+        r->busbw = r->transfer_ns > 0 ? (double)r->bytes / (double)r->transfer_ns * an_busbw_factor(r->op, r->n)
+                                      : NAN;
+        add_wait_to_steps(lr, r);
+    }
+
+    /* scope summaries */
+    wpair *wp = cp_xcalloc(n ? n : 1, sizeof *wp);
+    for (int scope = 0; scope < 2; scope++) {
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+            if (v[i].inter == (scope == 1) && isfinite(v[i].busbw) && v[i].op != AN_OP_OTHER)
+                wp[m++] = (wpair){ v[i].busbw, (double)v[i].transfer_ns };
+        double med = weighted_median(wp, m);
+        if (scope)
+            cr->inter_busbw_gbps = med;
+        else
+            cr->intra_busbw_gbps = med;
+    }
+    free(wp);
+    for (size_t i = 0; i < n; i++)
+        if (v[i].inter)
+            cr->inter_bytes_total += v[i].bytes;
+
+    /* the op x bucket x scope table */
+    if (n > 1)
+        qsort(v, n, sizeof *v, grp_cmp);
+    static const rep_col cols[] = {
+        { "op", "op", NULL, -1 },
+        { "scope", "scope", NULL, -1 },
+        { "bytes", "size (median)", "bytes", -1 },
+        { "bucket_min_bytes", "bucket from", "bytes", -1 },
+        { "count", "kernels", NULL, -1 },
+        { "total_ns", "time", "ns", -1 },
+        { "wait_ns", "wait", "ns", -1 },
+        { "p50_algbw_gbps", "algbw p50", "GB/s", 1 },
+        { "p50_busbw_gbps", "busbw p50", "GB/s", 1 },
+        { "p95_busbw_gbps", "busbw p95", "GB/s", 1 },
+        { "expected_busbw_gbps", "expected", "GB/s", 1 },
+        { "efficiency_pct", "of expected", "%", 0 },
+    };
+    rep_node *tab = rep_table(rp, rp->root, "collectives", "collectives (op x size x scope)", cols,
+                              CP_ARRAY_LEN(cols));
+    double *bw = cp_xcalloc(n ? n : 1, sizeof *bw), *alg = cp_xcalloc(n ? n : 1, sizeof *alg);
+    size_t capg = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && v[j].op == v[i].op && v[j].inter == v[i].inter && bucket_of(v[j].bytes) == bucket_of(v[i].bytes))
+            j++;
+        an_coll_group g = { .op = v[i].op, .inter = v[i].inter, .bucket_log2 = bucket_of(v[i].bytes),
+                            .count = (int64_t)(j - i), .median_bytes = v[i + (j - i) / 2].bytes };
+        size_t m = 0;
+        for (size_t k = i; k < j; k++) {
+            g.total_ns += v[k].end - v[k].start;
+            g.wait_ns += v[k].wait_ns;
+            if (isfinite(v[k].busbw)) {
+                bw[m] = v[k].busbw;
+                alg[m++] = v[k].busbw / an_busbw_factor(v[k].op, v[k].n);
+            }
+        }
+        g.p50_busbw_gbps = quantile(bw, m, 0.5);
+        g.p95_busbw_gbps = quantile(bw, m, 0.95);
+        g.p50_algbw_gbps = quantile(alg, m, 0.5);
+        g.expected_busbw_gbps = g.inter ? cr->expected_inter_gbps : cr->expected_intra_gbps;
+        cp_xgrow((void **)&cr->groups, &capg, cr->n_groups + 1, sizeof *cr->groups);
+        cr->groups[cr->n_groups++] = g;
+
+        rep_node *row = rep_row(rp, tab);
+        rep_cell_str(rp, row, an_coll_op_key(g.op));
+        rep_cell_str(rp, row, g.inter ? "inter" : "intra");
+        rep_cell_int(rp, row, g.median_bytes);
+        rep_cell_int(rp, row, INT64_C(1) << g.bucket_log2);
+        rep_cell_int(rp, row, g.count);
+        rep_cell_int(rp, row, g.total_ns);
+        rep_cell_int(rp, row, g.wait_ns);
+        rep_cell_num(rp, row, g.p50_algbw_gbps);
+        rep_cell_num(rp, row, g.p50_busbw_gbps);
+        rep_cell_num(rp, row, g.p95_busbw_gbps);
+        rep_cell_num(rp, row, g.expected_busbw_gbps);
+        rep_cell_num(rp, row, 100.0 * g.p50_busbw_gbps / g.expected_busbw_gbps);
+        i = j;
+    }
+    free(bw);
+    free(alg);
+
+    rep_node *s = rep_obj(rp, rp->root, "collectives_summary", "collectives summary");
+    rep_int(rp, s, "kernels", "communication kernels", cr->n_kernels, NULL);
+    rep_int(rp, s, "with_args", "with collective args", cr->n_kernels - cr->n_without_args, NULL);
+    rep_int(rp, s, "matched", "matched across ranks", cr->n_matched, NULL);
+    rep_num(rp, s, "inter_busbw_gbps", "inter-node busbw (time-weighted median)", cr->inter_busbw_gbps, "GB/s");
+    rep_num(rp, s, "expected_inter_busbw_gbps", "expected inter-node busbw", cr->expected_inter_gbps, "GB/s");
+    rep_str(rp, s, "expected_inter_source", "expected inter from", cr->expected_inter_source);
+    rep_num(rp, s, "intra_busbw_gbps", "intra-node busbw (time-weighted median)", cr->intra_busbw_gbps, "GB/s");
+    rep_num(rp, s, "expected_intra_busbw_gbps", "expected intra-node busbw", cr->expected_intra_gbps, "GB/s");
+    rep_str(rp, s, "expected_intra_source", "expected intra from", cr->expected_intra_source);
+    for (size_t i = 0; i < tl->n_ranks; i++)
+        rep_int(rp, ctx->rank_nodes[i], "collective_wait_ns", "wait in collectives", lr->ranks[i].total.comm_wait_ns,
+                "ns");
+    free(v);
+    return 0;
+}

@@ -1,0 +1,634 @@
+/* an_layers.c - five-layer attribution: every instant of every step of every
+ * rank goes to exactly one of host, compute, intra, inter, storage or idle.
+ *
+ * Design
+ * - One sweep per rank over interval boundaries in exact nanoseconds. Every
+ *   GPU activity and every relevant host region becomes a +1/-1 pair on a
+ *   label counter; step boundaries are points of the same sweep, so every
+ *   segment between two consecutive points lies wholly inside or outside one
+ *   step. Each in-step segment gets one layer by the priority rule of
+ *   docs/METRICS.md (compute > communication (inter wins over intra) >
+ *   copies > storage > host > idle), hence the exposed times of a step add
+ *   up to its duration exactly (no rounding anywhere) -- the tests assert it.
+ * - Hidden time of a layer is the time it was active but the instant went to
+ *   a higher-priority layer (e.g. NCCL overlapped by GEMMs is hidden inter).
+ * - Node membership decides inter vs intra: hostnames when every traced rank
+ *   has one, else --gpus-per-node, else the trace's device count (Kineto
+ *   lists the devices visible on the node), else one node.
+ * - Steps are the ProfilerStep#N CPU annotations, all of them (unlike HTA,
+ *   none is dropped). A rank without steps gets one implicit window over all
+ *   its events so its totals still cover the whole trace.
+ *
+ * Output: per rank `layers.{host,...}.{exposed_ns,hidden_ns}`, the same under
+ * each `steps[]` entry (found by id when an earlier analyzer created the
+ * array, else created here), and a top-level `layer_breakdown` table for
+ * people. Typed results in ctx->results[AN_layers] (an_verdict.h).
+ */
+#include "an_verdict.h"
+#include "../base/buf.h"
+#include "../base/util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const layer_keys[AN_L__COUNT] = { "host", "compute", "intra", "inter", "storage", "idle" };
+
+const char *an_layer_key(an_layer l) { return (unsigned)l < AN_L__COUNT ? layer_keys[l] : NULL; }
+
+/* Sweep labels: what may be running at an instant. */
+enum {
+    LB_COMPUTE,       /* compute kernel */
+    LB_INTER,         /* collective whose group spans nodes */
+    LB_INTRA,         /* collective inside one node */
+    LB_COPY_INTRA,    /* H2D/D2H/P2P (and other host-involving) copies */
+    LB_COPY_PAGEABLE, /* ... pageable or synchronous ones (also counted above) */
+    LB_COPY_COMPUTE,  /* D2D copies and memsets */
+    LB_STORAGE,       /* host inside a checkpoint / I/O region */
+    LB_DATALOADER,    /* host inside the data loader */
+    LB_LAUNCH,        /* host inside a runtime/driver call */
+    LB_HOST,          /* host inside another framework op */
+    LB_STEP,          /* step boundary (no counter meaning) */
+    LB__COUNT
+};
+
+typedef struct point {
+    int64_t t;
+    uint8_t lab;
+    int8_t delta;
+} point;
+
+typedef struct pts {
+    point *v;
+    size_t n, cap;
+} pts;
+
+static void pts_add(pts *p, int64_t t0, int64_t t1, int lab)
+{
+    if (t1 <= t0)
+        return;
+    cp_xgrow((void **)&p->v, &p->cap, p->n + 2, sizeof *p->v);
+    p->v[p->n++] = (point){ t0, (uint8_t)lab, 1 };
+    p->v[p->n++] = (point){ t1, (uint8_t)lab, -1 };
+}
+
+static int point_cmp(const void *a, const void *b)
+{
+    const point *x = a, *y = b;
+    return (x->t > y->t) - (x->t < y->t);
+}
+
+/* Host regions that mean the GPU waits on storage. Case-insensitive
+ * substrings of the event name (python functions, annotations, ops). */
+static const char *const storage_patterns[] = {
+    "checkpoint", "torch.save", "torch.load", "dcp.save", "dcp.load", "distributed.checkpoint",
+    "save_state_dict", "fsync", "file_read", "read_file", "np.load", "safetensors", "pickle.dump", "pickle.load",
+};
+static const char *const dataloader_patterns[] = {
+    "dataloader", "data_loader", "_next_data", "enumerate(DataLoader", "collate", "dataset.__getitem__",
+};
+
+static bool matches(const char *name, const char *const *pat, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (cp_str_icontains(name, pat[i]))
+            return true;
+    return false;
+}
+
+static bool step_id(const char *name, int64_t *id)
+{
+    if (strncmp(name, "ProfilerStep#", 13) != 0)
+        return false;
+    char *end;
+    long long v = strtoll(name + 13, &end, 10);
+    if (end == name + 13)
+        return false;
+    *id = v;
+    return true;
+}
+
+/* ---- node membership ---- */
+
+int32_t an_node_of(const an_layers_result *lr, int32_t rank)
+{
+    if (rank >= 0 && rank <= lr->max_rank && lr->node_by_rank[rank] >= 0)
+        return lr->node_by_rank[rank];
+    return lr->gpus_per_node > 0 && rank >= 0 ? rank / lr->gpus_per_node : 0;
+}
+
+/* Parse "[0, 1, 2]" (or "0,1,2"). Returns the count (may exceed max). */
+static int parse_rank_list(const char *s, int32_t *out, int max)
+{
+    int n = 0;
+    while (*s) {
+        if (*s >= '0' && *s <= '9') {
+            long v = strtol(s, (char **)&s, 10);
+            if (n < max)
+                out[n] = (int32_t)v;
+            n++;
+        } else {
+            s++;
+        }
+    }
+    return n;
+}
+
+int an_event_group(const an_ctx *ctx, size_t ev, int32_t *out, int max)
+{
+    const tl_timeline *tl = ctx->tl;
+    const char *rs = tl_arg_str(tl, ev, "Process Group Ranks");
+    if (rs) {
+        int n = parse_rank_list(rs, out, max);
+        if (n > 0)
+            return n;
+    }
+    const tl_rank *rk = &tl->ranks[tl->tracks[tl->track[ev]].rank_index];
+    const char *pgname = tl_arg_str(tl, ev, "Process Group Name");
+    if (pgname)
+        for (int i = 0; i < rk->meta.n_pgs; i++) {
+            const tl_pg *pg = &rk->meta.pgs[i];
+            if (pg->ranks && pg->name && strcmp(tl_str(tl, pg->name), pgname) == 0) {
+                for (int j = 0; j < pg->size && j < max; j++)
+                    out[j] = pg->ranks[j];
+                return pg->size;
+            }
+        }
+    /* unknown group: the job's world (traced ranks, or 0..world_size-1) */
+    int32_t ws = rk->meta.world_size;
+    if (ws > 0) {
+        for (int j = 0; j < ws && j < max; j++)
+            out[j] = j;
+        return ws;
+    }
+    for (size_t j = 0; j < tl->n_ranks && (int)j < max; j++)
+        out[j] = tl->ranks[j].meta.rank;
+    return (int)tl->n_ranks;
+}
+
+bool an_event_inter(const an_ctx *ctx, const an_layers_result *lr, size_t ev)
+{
+    int32_t g[1024];
+    int n = an_event_group(ctx, ev, g, (int)CP_ARRAY_LEN(g));
+    if (n > (int)CP_ARRAY_LEN(g))
+        n = (int)CP_ARRAY_LEN(g);
+    for (int i = 1; i < n; i++)
+        if (an_node_of(lr, g[i]) != an_node_of(lr, g[0]))
+            return true;
+    return false;
+}
+
+static void build_node_map(const an_ctx *ctx, an_layers_result *lr)
+{
+    const tl_timeline *tl = ctx->tl;
+    int32_t max_rank = -1;
+    bool all_hosts = tl->n_ranks > 0;
+    int max_dev = 0;
+    for (size_t i = 0; i < tl->n_ranks; i++) {
+        const tl_rank_meta *m = &tl->ranks[i].meta;
+        max_rank = CP_MAX(max_rank, m->rank);
+        if (!m->hostname)
+            all_hosts = false;
+        max_dev = CP_MAX(max_dev, m->n_devices);
+    }
+    lr->max_rank = max_rank;
+    lr->node_by_rank = cp_xmalloc(((size_t)(max_rank + 1) + 1) * sizeof *lr->node_by_rank);
+    for (int32_t r = 0; r <= max_rank; r++)
+        lr->node_by_rank[r] = -1;
+    if (ctx->opts && ctx->opts->gpus_per_node > 0) {
+        lr->gpus_per_node = ctx->opts->gpus_per_node;
+        lr->node_source = "--gpus-per-node";
+    } else if (all_hosts) {
+        /* nodes numbered by first appearance in rank order; untraced ranks
+         * fall back to rank / (most ranks seen on one host) */
+        uint32_t *hosts = cp_xcalloc(tl->n_ranks, sizeof *hosts);
+        int *per = cp_xcalloc(tl->n_ranks, sizeof *per);
+        size_t nh = 0;
+        for (size_t i = 0; i < tl->n_ranks; i++) {
+            uint32_t h = tl->ranks[i].meta.hostname;
+            size_t k = 0;
+            while (k < nh && hosts[k] != h)
+                k++;
+            if (k == nh)
+                hosts[nh++] = h;
+            per[k]++;
+            if (tl->ranks[i].meta.rank >= 0)
+                lr->node_by_rank[tl->ranks[i].meta.rank] = (int32_t)k;
+        }
+        int mx = 1;
+        for (size_t k = 0; k < nh; k++)
+            mx = CP_MAX(mx, per[k]);
+        lr->gpus_per_node = mx;
+        lr->node_source = "hostname";
+        free(hosts);
+        free(per);
+    } else if (max_dev > 0) {
+        lr->gpus_per_node = max_dev;
+        lr->node_source = "device count";
+    } else {
+        lr->gpus_per_node = 0;
+        lr->node_source = "single node";
+    }
+    int32_t n_nodes = 0, last = -1;
+    for (size_t i = 0; i < tl->n_ranks; i++) { /* ranks are sorted, nodes non-decreasing in practice */
+        int32_t nd = an_node_of(lr, tl->ranks[i].meta.rank);
+        if (nd != last)
+            n_nodes++;
+        last = nd;
+    }
+    lr->n_nodes = n_nodes;
+}
+
+/* ---- the sweep ---- */
+
+static bool pageable_copy(const tl_timeline *tl, size_t ev)
+{
+    if (tl->flags[ev] & (TL_F_PAGEABLE | TL_F_SYNC_CALL))
+        return true;
+    int64_t l = tl->link[ev];
+    if (l >= 0) {
+        if (tl->flags[l] & TL_F_SYNC_CALL)
+            return true;
+        const char *n = tl_str(tl, tl->name[l]);
+        if (!strcmp(n, "cudaMemcpy") || !strcmp(n, "hipMemcpy"))
+            return true;
+    }
+    return false;
+}
+
+typedef struct step_win {
+    int64_t id, ts, end;
+} step_win;
+
+static int step_cmp(const void *a, const void *b)
+{
+    const step_win *x = a, *y = b;
+    return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+/* Gather this rank's intervals and steps. */
+static void collect(const an_ctx *ctx, const an_layers_result *lr, size_t ri, pts *p, step_win **steps,
+                    size_t *n_steps)
+{
+    const tl_timeline *tl = ctx->tl;
+    const tl_rank *rk = &tl->ranks[ri];
+    size_t cap = 0;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (uint32_t t = rk->track_begin; t < rk->track_end; t++) {
+        const tl_track *tr = &tl->tracks[t];
+        for (size_t i = tr->ev_begin; i < tr->ev_end; i++) {
+            int64_t a = tl->ts_ns[i], b = tl_end_ns(tl, i);
+            if (b <= a)
+                continue;
+            const char *name = tl_str(tl, tl->name[i]);
+            int lab = -1;
+            switch ((tl_kclass)tl->kclass[i]) {
+            case TL_K_COMPUTE: lab = LB_COMPUTE; break;
+            case TL_K_COMM: lab = an_event_inter(ctx, lr, i) ? LB_INTER : LB_INTRA; break;
+            case TL_K_MEMSET: lab = LB_COPY_COMPUTE; break;
+            case TL_K_MEMCPY:
+                if (tl->copy_dir[i] == TL_COPY_D2D) {
+                    lab = LB_COPY_COMPUTE;
+                } else {
+                    lab = LB_COPY_INTRA;
+                    if (pageable_copy(tl, i))
+                        pts_add(p, a, b, LB_COPY_PAGEABLE);
+                }
+                break;
+            default: break;
+            }
+            if (lab < 0 && tr->key.kind == TL_TRACK_CPU) {
+                int64_t sid;
+                tl_cat c = (tl_cat)tl->cat[i];
+                if ((c == TL_CAT_USER_ANNOTATION || c == TL_CAT_CPU_OP) && step_id(name, &sid)) {
+                    cp_xgrow((void **)steps, &cap, *n_steps + 1, sizeof **steps);
+                    (*steps)[(*n_steps)++] = (step_win){ sid, a, b };
+                    continue;
+                }
+                if (matches(name, storage_patterns, CP_ARRAY_LEN(storage_patterns)))
+                    lab = LB_STORAGE;
+                else if (matches(name, dataloader_patterns, CP_ARRAY_LEN(dataloader_patterns)))
+                    lab = LB_DATALOADER;
+                else if (c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER)
+                    lab = LB_LAUNCH;
+                else if (c == TL_CAT_CPU_OP || c == TL_CAT_USER_ANNOTATION)
+                    lab = LB_HOST;
+                /* python_function frames are not host time by themselves:
+                 * the top-level frames span the whole run */
+            }
+            if (lab < 0)
+                continue;
+            pts_add(p, a, b, lab);
+            lo = CP_MIN(lo, a);
+            hi = CP_MAX(hi, b);
+        }
+    }
+    if (*n_steps > 1) {
+        qsort(*steps, *n_steps, sizeof **steps, step_cmp);
+        /* drop duplicate ids (the same step annotated on two threads) and
+         * clip overlaps so every instant belongs to at most one step */
+        size_t w = 1;
+        for (size_t i = 1; i < *n_steps; i++) {
+            step_win s = (*steps)[i];
+            bool dup = false;
+            for (size_t j = 0; j < w; j++)
+                dup |= (*steps)[j].id == s.id;
+            if (dup)
+                continue;
+            if (s.ts < (*steps)[w - 1].end)
+                s.ts = (*steps)[w - 1].end;
+            if (s.end <= s.ts)
+                s.end = s.ts;
+            (*steps)[w++] = s;
+        }
+        *n_steps = w;
+    }
+    if (*n_steps == 0 && lo < hi) {
+        *steps = cp_xmalloc(sizeof **steps);
+        (*steps)[0] = (step_win){ -1, lo, hi };
+        *n_steps = 1;
+    }
+    for (size_t s = 0; s < *n_steps; s++)
+        pts_add(p, (*steps)[s].ts, (*steps)[s].end, LB_STEP);
+}
+
+static an_layer attribute(an_step_layers *st, const int *c, int64_t d)
+{
+    bool active[AN_L__COUNT] = { 0 };
+    active[AN_L_COMPUTE] = c[LB_COMPUTE] > 0 || c[LB_COPY_COMPUTE] > 0;
+    active[AN_L_INTER] = c[LB_INTER] > 0;
+    active[AN_L_INTRA] = c[LB_INTRA] > 0 || c[LB_COPY_INTRA] > 0;
+    active[AN_L_STORAGE] = c[LB_STORAGE] > 0;
+    active[AN_L_HOST] = c[LB_DATALOADER] > 0 || c[LB_LAUNCH] > 0 || c[LB_HOST] > 0;
+    an_layer l;
+    if (c[LB_COMPUTE] > 0)
+        l = AN_L_COMPUTE;
+    else if (c[LB_INTER] > 0)
+        l = AN_L_INTER;
+    else if (c[LB_INTRA] > 0)
+        l = AN_L_INTRA;
+    else if (c[LB_COPY_INTRA] > 0) {
+        l = AN_L_INTRA;
+        st->copy_intra_ns += d;
+        if (c[LB_STORAGE] > 0) /* the checkpoint's device-to-host snapshot */
+            st->copy_in_storage_ns += d;
+        else if (c[LB_COPY_PAGEABLE] > 0)
+            st->copy_pageable_ns += d;
+    } else if (c[LB_COPY_COMPUTE] > 0)
+        l = AN_L_COMPUTE;
+    else if (c[LB_STORAGE] > 0)
+        l = AN_L_STORAGE;
+    else if (active[AN_L_HOST]) {
+        l = AN_L_HOST;
+        if (c[LB_DATALOADER] > 0)
+            st->host_dataloader_ns += d;
+        else if (c[LB_LAUNCH] > 0)
+            st->host_launch_ns += d;
+    } else
+        l = AN_L_IDLE;
+    st->exposed_ns[l] += d;
+    for (int k = 0; k < AN_L__COUNT; k++)
+        if (active[k] && k != (int)l)
+            st->hidden_ns[k] += d;
+    bool comm = c[LB_INTER] > 0 || c[LB_INTRA] > 0;
+    if (comm) {
+        st->comm_active_ns += d;
+        if (c[LB_COMPUTE] > 0)
+            st->comm_overlap_ns += d;
+    }
+    return l;
+}
+
+/* Segments of one step for the timeline chart: [start offset, length,
+ * layer], consecutive equal layers merged, and segments shorter than
+ * min_ns folded into their predecessor (a chart has ~1000 pixels). */
+typedef struct seg_sink {
+    int64_t step_id;
+    int64_t min_ns;
+    cp_buf json;
+    int64_t cur_t, cur_d;
+    int cur_l, n;
+} seg_sink;
+
+static void seg_flush(seg_sink *k)
+{
+    if (k->cur_l < 0)
+        return;
+    cp_buf_printf(&k->json, "%s[%lld,%lld,%d]", k->n++ ? "," : "", (long long)k->cur_t, (long long)k->cur_d, k->cur_l);
+    k->cur_l = -1;
+}
+
+static void seg_add(seg_sink *k, int64_t t, int64_t d, an_layer l)
+{
+    if (k->cur_l == (int)l || (k->cur_l >= 0 && d < k->min_ns && k->cur_t + k->cur_d == t)) {
+        k->cur_d += d;
+        return;
+    }
+    seg_flush(k);
+    k->cur_t = t;
+    k->cur_d = d;
+    k->cur_l = (int)l;
+}
+
+static void sweep_rank(const an_ctx *ctx, const an_layers_result *lr, size_t ri, an_rank_layers *out,
+                       seg_sink *sink)
+{
+    pts p = { 0 };
+    step_win *sw = NULL;
+    size_t ns = 0;
+    collect(ctx, lr, ri, &p, &sw, &ns);
+    out->rank = ctx->tl->ranks[ri].meta.rank;
+    out->node = an_node_of(lr, out->rank);
+    out->implicit_step = ns == 1 && sw[0].id == -1;
+    out->n_steps = ns;
+    out->steps = cp_xcalloc(ns ? ns : 1, sizeof *out->steps);
+    for (size_t s = 0; s < ns; s++) {
+        out->steps[s].id = sw[s].id;
+        out->steps[s].ts_ns = sw[s].ts;
+        out->steps[s].dur_ns = sw[s].end - sw[s].ts;
+    }
+    if (p.n > 1)
+        qsort(p.v, p.n, sizeof *p.v, point_cmp);
+    int cnt[LB__COUNT] = { 0 };
+    size_t si = 0;
+    for (size_t i = 0; i < p.n;) {
+        int64_t t = p.v[i].t;
+        while (i < p.n && p.v[i].t == t) {
+            cnt[p.v[i].lab] += p.v[i].delta;
+            i++;
+        }
+        if (i == p.n)
+            break;
+        int64_t t1 = p.v[i].t;
+        while (si < ns && sw[si].end <= t)
+            si++;
+        if (si < ns && sw[si].ts <= t && t1 <= sw[si].end) {
+            an_layer l = attribute(&out->steps[si], cnt, t1 - t);
+            if (sink && sw[si].id == sink->step_id)
+                seg_add(sink, t - sw[si].ts, t1 - t, l);
+        }
+    }
+    an_step_layers *tot = &out->total;
+    memset(tot, 0, sizeof *tot);
+    tot->id = -1;
+    for (size_t s = 0; s < ns; s++) {
+        const an_step_layers *st = &out->steps[s];
+        tot->dur_ns += st->dur_ns;
+        for (int k = 0; k < AN_L__COUNT; k++) {
+            tot->exposed_ns[k] += st->exposed_ns[k];
+            tot->hidden_ns[k] += st->hidden_ns[k];
+        }
+        tot->host_dataloader_ns += st->host_dataloader_ns;
+        tot->host_launch_ns += st->host_launch_ns;
+        tot->copy_intra_ns += st->copy_intra_ns;
+        tot->copy_pageable_ns += st->copy_pageable_ns;
+        tot->copy_in_storage_ns += st->copy_in_storage_ns;
+        tot->comm_active_ns += st->comm_active_ns;
+        tot->comm_overlap_ns += st->comm_overlap_ns;
+    }
+    if (ns)
+        tot->ts_ns = out->steps[0].ts_ns;
+    free(p.v);
+    free(sw);
+}
+
+/* ---- report ---- */
+
+static void put_layers(rep_report *r, rep_node *parent, const an_step_layers *st)
+{
+    rep_node *o = rep_obj(r, parent, "layers", "layers");
+    o->flags |= REP_F_NO_TEXT;
+    for (int k = 0; k < AN_L__COUNT; k++) {
+        rep_node *l = rep_obj(r, o, layer_keys[k], layer_keys[k]);
+        rep_int(r, l, "exposed_ns", "exposed", st->exposed_ns[k], "ns");
+        rep_int(r, l, "hidden_ns", "hidden", st->hidden_ns[k], "ns");
+    }
+}
+
+static rep_node *find_step(rep_node *steps, int64_t id)
+{
+    for (rep_node *c = steps->first; c; c = c->next) {
+        rep_node *idn = rep_child(c, "id");
+        if (idn && idn->type == REP_INT && idn->v.i == id && !rep_child(c, "layers"))
+            return c;
+    }
+    return NULL;
+}
+
+/* The step with the longest duration on any rank, as segments per rank
+ * (a second sweep restricted to that step), for the HTML timeline. */
+static void slowest_step(an_ctx *ctx, const an_layers_result *lr)
+{
+    rep_report *r = ctx->rep;
+    int64_t best_id = -2, best_dur = -1;
+    for (size_t i = 0; i < lr->n_ranks; i++)
+        for (size_t s = 0; s < lr->ranks[i].n_steps; s++)
+            if (lr->ranks[i].steps[s].dur_ns > best_dur) {
+                best_dur = lr->ranks[i].steps[s].dur_ns;
+                best_id = lr->ranks[i].steps[s].id;
+            }
+    if (best_dur < 0)
+        return;
+    rep_node *o = rep_obj(r, r->root, "slowest_step", "slowest step");
+    o->flags |= REP_F_NO_TEXT | REP_F_NO_CSV;
+    if (best_id >= 0)
+        rep_int(r, o, "id", "step", best_id, NULL);
+    else
+        rep_null(r, o, "id", "step", NULL);
+    rep_int(r, o, "dur_ns", "duration (longest rank)", best_dur, "ns");
+    rep_node *ranks = rep_arr(r, o, "ranks", "ranks");
+    for (size_t i = 0; i < lr->n_ranks; i++) {
+        seg_sink k = { .step_id = best_id, .min_ns = best_dur / 2000, .json = CP_BUF_INIT, .cur_l = -1 };
+        an_rank_layers scratch = { 0 };
+        cp_buf_putc(&k.json, '[');
+        sweep_rank(ctx, lr, i, &scratch, &k);
+        seg_flush(&k);
+        cp_buf_putc(&k.json, ']');
+        free(scratch.steps);
+        rep_node *ro = rep_obj(r, ranks, NULL, NULL);
+        rep_int(r, ro, "rank", "rank", lr->ranks[i].rank, NULL);
+        rep_json(r, ro, "segments", cp_buf_str(&k.json));
+        cp_buf_free(&k.json);
+    }
+}
+
+static void free_result(void *self)
+{
+    an_layers_result *lr = self;
+    for (size_t i = 0; i < lr->n_ranks; i++)
+        free(lr->ranks[i].steps);
+    free(lr->ranks);
+    free(lr->node_by_rank);
+    free(lr);
+}
+
+static double pct(int64_t a, int64_t b) { return b > 0 ? 100.0 * (double)a / (double)b : NAN; }
+
+int an_layers_run(an_ctx *ctx)
+{
+    const tl_timeline *tl = ctx->tl;
+    rep_report *r = ctx->rep;
+    an_layers_result *lr = cp_xcalloc(1, sizeof *lr);
+    lr->free = free_result;
+    ctx->results[AN_layers] = lr;
+    build_node_map(ctx, lr);
+    lr->n_ranks = tl->n_ranks;
+    lr->ranks = cp_xcalloc(tl->n_ranks ? tl->n_ranks : 1, sizeof *lr->ranks);
+    for (size_t i = 0; i < tl->n_ranks; i++)
+        sweep_rank(ctx, lr, i, &lr->ranks[i], NULL);
+
+    static const rep_col cols[] = {
+        { "rank", "rank", NULL, -1 },       { "node", "node", NULL, -1 },
+        { "steps", "steps", NULL, -1 },     { "time_ns", "time", "ns", -1 },
+        { "host_pct", "host", "%", 1 },     { "compute_pct", "compute", "%", 1 },
+        { "intra_pct", "intra", "%", 1 },   { "inter_pct", "inter", "%", 1 },
+        { "storage_pct", "storage", "%", 1 }, { "idle_pct", "idle", "%", 1 },
+    };
+    rep_node *tab = rep_table(r, r->root, "layer_breakdown", "five-layer breakdown (exposed time)", cols,
+                              CP_ARRAY_LEN(cols));
+    for (size_t i = 0; i < tl->n_ranks; i++) {
+        const an_rank_layers *rl = &lr->ranks[i];
+        rep_node *rn = ctx->rank_nodes[i];
+        rep_int(r, rn, "node", "node", rl->node, NULL);
+        if (rl->n_steps == 0) {
+            rep_null(r, rn, "layers", "layers", NULL);
+        } else {
+            put_layers(r, rn, &rl->total);
+            rep_node *steps = rep_child(rn, "steps");
+            if (!steps) {
+                steps = rep_arr(r, rn, "steps", "steps");
+                steps->flags |= REP_F_NO_TEXT;
+            }
+            for (size_t s = 0; s < rl->n_steps; s++) {
+                const an_step_layers *st = &rl->steps[s];
+                rep_node *so = find_step(steps, st->id);
+                if (!so) {
+                    so = rep_obj(r, steps, NULL, NULL);
+                    if (st->id >= 0)
+                        rep_int(r, so, "id", "step", st->id, NULL);
+                    else
+                        rep_null(r, so, "id", "step", NULL);
+                    rep_int(r, so, "dur_ns", "duration", st->dur_ns, "ns");
+                }
+                rep_int(r, so, "start_ns", "start", st->ts_ns - tl->t0_ns, "ns");
+                put_layers(r, so, st);
+            }
+        }
+        rep_node *row = rep_row(r, tab);
+        rep_cell_int(r, row, rl->rank);
+        rep_cell_int(r, row, rl->node);
+        rep_cell_int(r, row, (int64_t)rl->n_steps);
+        rep_cell_int(r, row, rl->total.dur_ns);
+        for (int k = 0; k < AN_L__COUNT; k++)
+            rep_cell_num(r, row, pct(rl->total.exposed_ns[k], rl->total.dur_ns));
+    }
+    slowest_step(ctx, lr);
+    rep_node *nm = rep_obj(r, r->root, "nodes", "node membership");
+    rep_int(r, nm, "count", "nodes", lr->n_nodes, NULL);
+    rep_str(r, nm, "source", "from", lr->node_source);
+    if (lr->gpus_per_node > 0)
+        rep_int(r, nm, "gpus_per_node", "GPUs per node", lr->gpus_per_node, NULL);
+    else
+        rep_null(r, nm, "gpus_per_node", "GPUs per node", NULL);
+    return 0;
+}

@@ -1,0 +1,185 @@
+/* an_verdict.h - typed results of the verdict analyzers (layers,
+ * collectives, stragglers, findings), shared through an_ctx.results.
+ *
+ * The five-layer attribution (an_layers) is the measured breakdown every
+ * later verdict analyzer reads: collectives add the wait/transfer split of
+ * communication time, stragglers compare ranks step by step, and the
+ * findings rules turn all of it into ranked problems with gains. Keeping the
+ * numbers typed here (instead of re-reading report nodes) means a rule can
+ * never disagree with the table it cites.
+ *
+ * Ownership: each result struct is allocated by its analyzer, stored in
+ * ctx->results[AN_<name>] and freed by an_ctx_free through its first member.
+ */
+#ifndef CP_ANALYSIS_AN_VERDICT_H
+#define CP_ANALYSIS_AN_VERDICT_H
+
+#include "analysis.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The five layers of the chain plus idle, in JSON order. */
+typedef enum an_layer { AN_L_HOST = 0, AN_L_COMPUTE, AN_L_INTRA, AN_L_INTER, AN_L_STORAGE, AN_L_IDLE, AN_L__COUNT } an_layer;
+
+/* "host", "compute", ... ; NULL out of range. */
+const char *an_layer_key(an_layer l);
+
+/* One step (or the whole trace when it has no profiler steps) of one rank. */
+typedef struct an_step_layers {
+    int64_t id;                       /* ProfilerStep#N -> N; -1 implicit window */
+    int64_t ts_ns, dur_ns;
+    int64_t exposed_ns[AN_L__COUNT];  /* sums to dur_ns exactly */
+    int64_t hidden_ns[AN_L__COUNT];   /* active but attributed to a higher layer */
+    /* detail used by the findings rules (all exposed, i.e. GPU idle or the
+     * copy being the only GPU activity) */
+    int64_t host_dataloader_ns;       /* exposed host inside data-loader regions */
+    int64_t host_launch_ns;           /* exposed host inside runtime launch/sync calls */
+    int64_t copy_intra_ns;            /* exposed intra from memcpys (not collectives) */
+    int64_t copy_pageable_ns;         /* ... pageable or synchronous ones outside storage regions */
+    int64_t copy_in_storage_ns;       /* ... copies while the host is in a checkpoint/IO region */
+    int64_t comm_active_ns;           /* union of communication kernels */
+    int64_t comm_overlap_ns;          /* communication while a compute kernel runs */
+    int64_t comm_wait_ns;             /* wait inside collectives (set by an_collectives) */
+    int64_t comm_wait_inter_ns;       /* ... of inter-node collectives */
+} an_step_layers;
+
+typedef struct an_rank_layers {
+    int32_t rank;
+    int32_t node;                     /* node index from the node map */
+    bool implicit_step;               /* no ProfilerStep: one window over the rank */
+    size_t n_steps;
+    an_step_layers *steps;
+    an_step_layers total;             /* sums over steps (id = -1) */
+} an_rank_layers;
+
+typedef struct an_layers_result {
+    void (*free)(void *self);
+    int gpus_per_node;                /* effective value used for node membership */
+    const char *node_source;          /* "hostname", "--gpus-per-node", "device count", "single node" */
+    int32_t n_nodes;                  /* distinct nodes among the traced ranks */
+    size_t n_ranks;
+    an_rank_layers *ranks;            /* in tl->ranks order */
+    /* node of every traced rank by its global rank number (hostnames when
+     * known), so a process group's ranks map to nodes without the trace of
+     * each member */
+    int32_t *node_by_rank;
+    int32_t max_rank;
+} an_layers_result;
+
+/* Node index of a global rank under the result's node map. */
+int32_t an_node_of(const an_layers_result *lr, int32_t rank);
+
+/* Ranks of the process group of communication event ev (from its "Process
+ * Group Ranks" arg, the rank's distributedInfo groups by "Process Group
+ * Name", else the traced world). Fills up to max ranks into out and returns
+ * the group size (which may exceed max), 0 when unknown. */
+int an_event_group(const an_ctx *ctx, size_t ev, int32_t *out, int max);
+
+/* True when the group of ev spans more than one node. */
+bool an_event_inter(const an_ctx *ctx, const an_layers_result *lr, size_t ev);
+
+/* ---- collectives ---- */
+
+typedef enum an_coll_op {
+    AN_OP_ALL_REDUCE = 0, AN_OP_ALL_GATHER, AN_OP_REDUCE_SCATTER, AN_OP_ALL_TO_ALL, AN_OP_BROADCAST,
+    AN_OP_REDUCE, AN_OP_SEND_RECV, AN_OP_OTHER, AN_OP__COUNT
+} an_coll_op;
+
+const char *an_coll_op_key(an_coll_op op);
+/* nccl-tests bus bandwidth factor for op over n ranks. */
+double an_busbw_factor(an_coll_op op, int n);
+
+typedef struct an_coll_group {        /* one row of the op x size bucket x scope table */
+    an_coll_op op;
+    bool inter;
+    int bucket_log2;                  /* bytes in [2^b, 2^(b+1)) */
+    int64_t count;
+    int64_t median_bytes;
+    int64_t total_ns, wait_ns;
+    double p50_busbw_gbps, p95_busbw_gbps, p50_algbw_gbps;
+    double expected_busbw_gbps;       /* NaN unknown */
+} an_coll_group;
+
+typedef struct an_collectives_result {
+    void (*free)(void *self);
+    size_t n_groups;
+    an_coll_group *groups;
+    double expected_inter_gbps, expected_intra_gbps; /* NaN unknown */
+    const char *expected_inter_source, *expected_intra_source;
+    int64_t n_kernels, n_matched, n_without_args;
+    /* time-weighted p50 busbw per scope over all ops (NaN when none) */
+    double inter_busbw_gbps, intra_busbw_gbps;
+    int64_t inter_bytes_total;
+} an_collectives_result;
+
+/* ---- stragglers ---- */
+
+typedef struct an_straggler {
+    int32_t rank;
+    size_t n_steps;
+    int64_t *steps;                   /* step ids where it was an outlier */
+    an_layer layer;                   /* the layer that makes it slow */
+    double slowdown_pct;              /* mean own-time excess over the median, flagged steps */
+    int64_t excess_ns;                /* sum over flagged steps of (own - median own) */
+} an_straggler;
+
+typedef struct an_stragglers_result {
+    void (*free)(void *self);
+    double k;                         /* outlier threshold in scaled MADs */
+    size_t n;
+    an_straggler *v;
+} an_stragglers_result;
+
+/* ---- findings ---- */
+
+typedef enum an_severity { AN_SEV_INFO = 0, AN_SEV_LOW, AN_SEV_MEDIUM, AN_SEV_HIGH, AN_SEV_CRITICAL, AN_SEV__COUNT } an_severity;
+
+const char *an_severity_name(an_severity s);
+/* Severity by name (case-insensitive), -1 when unknown. */
+int an_severity_parse(const char *s);
+
+#define AN_FINDING_MAX_EVIDENCE 8
+
+typedef struct an_finding {
+    const char *code;                 /* static rule code, e.g. "NET_INTER_SLOW" */
+    an_layer layer;
+    an_severity severity;
+    double gain_pct;                  /* step time saved if fixed, % of measured */
+    int32_t rank;                     /* the rank concerned, -1 all/none */
+    uint32_t order;                   /* insertion order: the last sort key (rule table order) */
+    char title[160];
+    char assumption[320];
+    const char *recommendation;       /* static text */
+    int n_evidence;
+    char evidence[AN_FINDING_MAX_EVIDENCE][240];
+} an_finding;
+
+typedef struct an_findings_result {
+    void (*free)(void *self);
+    double job_ns;                    /* the step time gains are relative to */
+    size_t n, cap;
+    an_finding *v;                    /* sorted: critical first, then by gain */
+} an_findings_result;
+
+/* Append a finding (severity from the gain; NaN gain = unknown, severity
+ * info until the caller sets it). Texts are copied or static. */
+an_finding *an_finding_add(an_findings_result *out, const char *code, an_layer layer, double gain_pct,
+                           const char *title, const char *recommendation, const char *assumption);
+/* Append one evidence line (printf-like) to x; silently capped. */
+void an_finding_evidence(an_finding *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- evidence files ---- */
+
+/* an_evidence: findings from the evidence files (NCCL logs, nccl-tests,
+ * perftest), merged into the ranked list by an_findings. */
+typedef an_findings_result an_evidence_result;
+
+/* Rules per table-shaped evidence kind (an_evidence_tables.c); facts is the
+ * reader's result (rd_nccltests *, rd_perftest *, rd_topo *), e the file's
+ * evidence[] entry. */
+void an_ev_nccl_tests(an_ctx *ctx, an_evidence_result *out, const char *path, const void *facts, rep_node *e);
+void an_ev_perftest(an_ctx *ctx, an_evidence_result *out, const char *path, const void *facts, rep_node *e);
+void an_ev_topo(an_evidence_result *out, const char *path, const void *facts, rep_node *e, rep_report *rp);
+
+#endif

@@ -1,0 +1,468 @@
+/* render_html.c - the report as one self-contained HTML page.
+ *
+ * Design
+ * - Readable without JavaScript and without the network: every chart is
+ *   inline SVG drawn here from the report tree, styles are inline, there is
+ *   no external resource of any kind (the favicon is a data: URL so a
+ *   browser does not go looking for one).
+ * - Charts (each an <svg> with a stable id, so tests can find them):
+ *   chart-layers (per-rank stacked exposed time by layer), chart-slowest-step
+ *   (the slowest step as a timeline across ranks, coloured by layer),
+ *   chart-collectives (p50 busbw per collective row against the expected
+ *   busbw), chart-heatmap (rank x step, step time). Findings come first,
+ *   with their evidence, then the charts, then every top-level table.
+ * - Like every writer it renders only the report: the numbers are the ones
+ *   in the JSON, which is embedded verbatim in a
+ *   <script type="application/json" id="chainprof-report"> element ("</" is
+ *   escaped as "<\/" so the data cannot close the element).
+ * - Charts degrade to a one-line note when the report lacks their data.
+ */
+#include "render.h"
+#include "../base/util.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N_LAYERS 6
+static const char *const layer_keys[N_LAYERS] = { "host", "compute", "intra", "inter", "storage", "idle" };
+static const char *const layer_colors[N_LAYERS] = { "#e69f00", "#009e73", "#56b4e9", "#d55e00", "#cc79a7", "#c8c8c8" };
+
+/* ---- small helpers ---- */
+
+static void esc(cp_buf *b, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '<': cp_buf_puts(b, "&lt;"); break;
+        case '>': cp_buf_puts(b, "&gt;"); break;
+        case '&': cp_buf_puts(b, "&amp;"); break;
+        case '"': cp_buf_puts(b, "&quot;"); break;
+        default: cp_buf_putc(b, *s);
+        }
+    }
+}
+
+/* Child by a dotted path relative to n ("layers.host.exposed_ns", "0.id"). */
+static const rep_node *at(const rep_node *n, const char *path)
+{
+    char key[64];
+    while (n && *path) {
+        size_t len = strcspn(path, ".");
+        if (len >= sizeof key)
+            return NULL;
+        memcpy(key, path, len);
+        key[len] = 0;
+        path += len + (path[len] == '.');
+        if (n->type == REP_ARR && key[0] >= '0' && key[0] <= '9') {
+            long idx = strtol(key, NULL, 10);
+            const rep_node *c = n->first;
+            while (c && idx-- > 0)
+                c = c->next;
+            n = c;
+        } else {
+            n = rep_child(n, key);
+        }
+    }
+    return n;
+}
+
+static double num_at(const rep_node *n, const char *path)
+{
+    const rep_node *x = at(n, path);
+    if (!x)
+        return NAN;
+    if (x->type == REP_INT)
+        return (double)x->v.i;
+    if (x->type == REP_NUM)
+        return x->v.d;
+    return NAN;
+}
+
+static const char *str_at(const rep_node *n, const char *path)
+{
+    const rep_node *x = at(n, path);
+    return x && x->type == REP_STR ? x->v.s : NULL;
+}
+
+static void fmt_ns(cp_buf *b, double ns)
+{
+    if (ns >= 1e9)
+        cp_buf_printf(b, "%.2f s", ns / 1e9);
+    else if (ns >= 1e6)
+        cp_buf_printf(b, "%.2f ms", ns / 1e6);
+    else
+        cp_buf_printf(b, "%.1f us", ns / 1e3);
+}
+
+static void legend(cp_buf *b)
+{
+    cp_buf_puts(b, "<p class=\"legend\">");
+    for (int k = 0; k < N_LAYERS; k++)
+        cp_buf_printf(b, "<span><i style=\"background:%s\"></i>%s</span> ", layer_colors[k], layer_keys[k]);
+    cp_buf_puts(b, "</p>\n");
+}
+
+static void svg_open(cp_buf *b, const char *id, const char *label, int w, int h)
+{
+    cp_buf_printf(b,
+                  "<svg id=\"%s\" class=\"chart\" role=\"img\" aria-label=\"%s\" xmlns=\"http://www.w3.org/2000/svg\" "
+                  "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n",
+                  id, label, w, h, w, h);
+}
+
+static void note(cp_buf *b, const char *id, const char *what)
+{
+    cp_buf_printf(b, "<p class=\"note\" id=\"%s\">%s</p>\n", id, what);
+}
+
+/* ---- charts ---- */
+
+#define CW 900 /* chart width */
+#define LX 90  /* left label column */
+
+static void chart_layers(cp_buf *b, const rep_node *ranks)
+{
+    cp_buf_puts(b, "<h2>Where the time goes, per rank</h2>\n");
+    size_t n = ranks ? ranks->n_children : 0;
+    double maxt = 0;
+    for (const rep_node *r = ranks ? ranks->first : NULL; r; r = r->next) {
+        double t = 0;
+        for (int k = 0; k < N_LAYERS; k++) {
+            char p[48];
+            snprintf(p, sizeof p, "layers.%s.exposed_ns", layer_keys[k]);
+            double v = num_at(r, p);
+            t += isfinite(v) ? v : 0;
+        }
+        maxt = fmax(maxt, t);
+    }
+    if (n == 0 || maxt <= 0) {
+        note(b, "chart-layers", "no layer breakdown in this report");
+        return;
+    }
+    legend(b);
+    int bh = n > 64 ? 6 : 16, h = (int)n * (bh + 4) + 30;
+    svg_open(b, "chart-layers", "exposed time per rank by layer", CW, h);
+    int y = 4;
+    for (const rep_node *r = ranks->first; r; r = r->next, y += bh + 4) {
+        double x = LX;
+        cp_buf_printf(b, "<text x=\"%d\" y=\"%d\" class=\"lbl\">rank %.0f</text>\n", LX - 6, y + bh - 3,
+                      num_at(r, "rank"));
+        for (int k = 0; k < N_LAYERS; k++) {
+            char p[48];
+            snprintf(p, sizeof p, "layers.%s.exposed_ns", layer_keys[k]);
+            double v = num_at(r, p);
+            if (!isfinite(v) || v <= 0)
+                continue;
+            double w = v / maxt * (CW - LX - 10);
+            cp_buf_printf(b, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"><title>rank %.0f %s ",
+                          x, y, w, bh, layer_colors[k], num_at(r, "rank"), layer_keys[k]);
+            fmt_ns(b, v);
+            cp_buf_puts(b, "</title></rect>\n");
+            x += w;
+        }
+    }
+    cp_buf_printf(b, "<text x=\"%d\" y=\"%d\" class=\"axis\">0</text><text x=\"%d\" y=\"%d\" class=\"axis end\">", LX,
+                  h - 6, CW - 10, h - 6);
+    fmt_ns(b, maxt);
+    cp_buf_puts(b, "</text>\n</svg>\n");
+}
+
+static void chart_slowest(cp_buf *b, const rep_node *ss)
+{
+    cp_buf_puts(b, "<h2>The slowest step, across ranks</h2>\n");
+    const rep_node *ranks = at(ss, "ranks");
+    double dur = num_at(ss, "dur_ns");
+    if (!ranks || !ranks->n_children || !(dur > 0)) {
+        note(b, "chart-slowest-step", "no step timeline in this report");
+        return;
+    }
+    double id = num_at(ss, "id");
+    cp_buf_puts(b, "<p>step ");
+    if (isfinite(id))
+        cp_buf_printf(b, "%.0f", id);
+    else
+        cp_buf_puts(b, "(whole trace)");
+    cp_buf_puts(b, ", longest rank ");
+    fmt_ns(b, dur);
+    cp_buf_puts(b, "</p>\n");
+    legend(b);
+    size_t n = ranks->n_children;
+    int bh = n > 64 ? 6 : 16, h = (int)n * (bh + 4) + 30;
+    svg_open(b, "chart-slowest-step", "timeline of the slowest step by layer", CW, h);
+    int y = 4;
+    double scale = (CW - LX - 10) / dur;
+    for (const rep_node *r = ranks->first; r; r = r->next, y += bh + 4) {
+        cp_buf_printf(b, "<text x=\"%d\" y=\"%d\" class=\"lbl\">rank %.0f</text>\n", LX - 6, y + bh - 3,
+                      num_at(r, "rank"));
+        const rep_node *seg = at(r, "segments");
+        if (!seg || seg->type != REP_JSON)
+            continue;
+        /* [[t,d,l],...] written by an_layers: read the numbers in triples */
+        const char *p = seg->v.s;
+        double v[3];
+        int k = 0;
+        while (*p) {
+            if ((*p >= '0' && *p <= '9') || *p == '-') {
+                char *e;
+                v[k++] = strtod(p, &e);
+                p = e;
+                if (k == 3) {
+                    int l = (int)v[2];
+                    if (l >= 0 && l < N_LAYERS && v[1] > 0)
+                        cp_buf_printf(b, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\"/>\n",
+                                      LX + v[0] * scale, y, fmax(v[1] * scale, 0.3), bh, layer_colors[l]);
+                    k = 0;
+                }
+            } else {
+                p++;
+            }
+        }
+    }
+    cp_buf_printf(b, "<text x=\"%d\" y=\"%d\" class=\"axis\">0</text><text x=\"%d\" y=\"%d\" class=\"axis end\">", LX,
+                  h - 6, CW - 10, h - 6);
+    fmt_ns(b, dur);
+    cp_buf_puts(b, "</text>\n</svg>\n");
+}
+
+static void chart_collectives(cp_buf *b, const rep_node *coll)
+{
+    cp_buf_puts(b, "<h2>Collective bus bandwidth against expected</h2>\n");
+    size_t n = coll ? coll->n_children : 0;
+    double mx = 0;
+    for (const rep_node *r = n ? coll->first : NULL; r; r = r->next) {
+        double a = num_at(r, "p50_busbw_gbps"), e = num_at(r, "expected_busbw_gbps");
+        if (isfinite(a))
+            mx = fmax(mx, a);
+        if (isfinite(e))
+            mx = fmax(mx, e);
+    }
+    if (n == 0 || mx <= 0) {
+        note(b, "chart-collectives", "no collectives with arguments in this report");
+        return;
+    }
+    cp_buf_puts(b, "<p class=\"legend\"><span><i style=\"background:#0072b2\"></i>p50 busbw</span> "
+                   "<span><i style=\"background:#000\"></i>expected</span></p>\n");
+    int bh = 16, lx = 260, h = (int)n * (bh + 6) + 30;
+    svg_open(b, "chart-collectives", "collective busbw against expected", CW, h);
+    int y = 4;
+    for (const rep_node *r = coll->first; r; r = r->next, y += bh + 6) {
+        double a = num_at(r, "p50_busbw_gbps"), e = num_at(r, "expected_busbw_gbps"), by = num_at(r, "bytes");
+        cp_buf_printf(b, "<text x=\"%d\" y=\"%d\" class=\"lbl\">", lx - 6, y + bh - 3);
+        esc(b, str_at(r, "op"));
+        cp_buf_puts(b, " ");
+        esc(b, str_at(r, "scope"));
+        if (isfinite(by))
+            cp_buf_printf(b, " %.3g MB", by / 1e6);
+        cp_buf_puts(b, "</text>\n");
+        double scale = (CW - lx - 60) / mx;
+        if (isfinite(a))
+            cp_buf_printf(b,
+                          "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"#0072b2\"><title>%.2f "
+                          "GB/s</title></rect><text x=\"%.1f\" y=\"%d\" class=\"val\">%.1f</text>\n",
+                          lx, y, a * scale, bh, a, lx + a * scale + 4, y + bh - 3, a);
+        if (isfinite(e))
+            cp_buf_printf(b, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#000\" stroke-width=\"2\"/>\n",
+                          lx + e * scale, lx + e * scale, y - 2, y + bh + 2);
+    }
+    cp_buf_printf(b, "<text x=\"%d\" y=\"%d\" class=\"axis\">0 GB/s</text><text x=\"%d\" y=\"%d\" "
+                     "class=\"axis end\">%.1f GB/s</text>\n</svg>\n",
+                  lx, h - 6, CW - 60, h - 6, mx);
+}
+
+static void chart_heatmap(cp_buf *b, const rep_node *ranks)
+{
+    cp_buf_puts(b, "<h2>Step time, rank by step</h2>\n");
+    size_t nr = ranks ? ranks->n_children : 0, ns = 0;
+    double lo = INFINITY, hi = 0;
+    for (const rep_node *r = nr ? ranks->first : NULL; r; r = r->next) {
+        const rep_node *st = at(r, "steps");
+        if (!st)
+            continue;
+        ns = CP_MAX(ns, st->n_children);
+        for (const rep_node *s = st->first; s; s = s->next) {
+            double d = num_at(s, "dur_ns");
+            if (isfinite(d)) {
+                lo = fmin(lo, d);
+                hi = fmax(hi, d);
+            }
+        }
+    }
+    if (nr == 0 || ns == 0 || !(hi > 0)) {
+        note(b, "chart-heatmap", "no profiler steps in this report");
+        return;
+    }
+    int cw = (int)CP_MAX(2, CP_MIN(40, (CW - LX - 10) / (int)ns)), chh = nr > 64 ? 6 : 16;
+    int h = (int)nr * chh + 40;
+    /* the scale starts at most at 80 % of the longest step, so a 1 %
+     * spread stays pale instead of spanning the whole palette */
+    lo = fmin(lo, 0.8 * hi);
+    cp_buf_printf(b, "<p>darker = longer; colour scale from ");
+    fmt_ns(b, lo);
+    cp_buf_puts(b, " to ");
+    fmt_ns(b, hi);
+    cp_buf_puts(b, "</p>\n");
+    svg_open(b, "chart-heatmap", "step time per rank and step", CW, h);
+    int y = 4;
+    for (const rep_node *r = ranks->first; r; r = r->next, y += chh) {
+        cp_buf_printf(b, "<text x=\"%d\" y=\"%d\" class=\"lbl\">rank %.0f</text>\n", LX - 6, y + chh - 3,
+                      num_at(r, "rank"));
+        const rep_node *st = at(r, "steps");
+        int x = LX;
+        for (const rep_node *s = st ? st->first : NULL; s; s = s->next, x += cw) {
+            double d = num_at(s, "dur_ns");
+            if (!isfinite(d))
+                continue;
+            double f = hi > lo ? (d - lo) / (hi - lo) : 0.5;
+            int c = (int)(235 - f * 190); /* light to dark red */
+            cp_buf_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"rgb(%d,%d,%d)\"><title>rank %.0f "
+                             "step %.0f ",
+                          x, y, cw, chh, 250, c, c - 20 < 0 ? 0 : c - 20, num_at(r, "rank"), num_at(s, "id"));
+            fmt_ns(b, d);
+            cp_buf_puts(b, "</title></rect>\n");
+        }
+    }
+    cp_buf_printf(b, "<text x=\"%d\" y=\"%d\" class=\"axis\">steps &#8594;</text>\n</svg>\n", LX, h - 8);
+}
+
+/* ---- text parts ---- */
+
+static void findings(cp_buf *b, const rep_node *f)
+{
+    cp_buf_puts(b, "<h2>Findings, by estimated gain</h2>\n<ol id=\"findings\">\n");
+    if (!f || !f->n_children)
+        cp_buf_puts(b, "<li>no problem found by the rules</li>\n");
+    for (const rep_node *x = f ? f->first : NULL; x; x = x->next) {
+        const char *sev = str_at(x, "severity");
+        cp_buf_printf(b, "<li class=\"finding\"><span class=\"sev sev-%s\">", sev ? sev : "info");
+        esc(b, sev);
+        cp_buf_puts(b, "</span> <b>");
+        esc(b, str_at(x, "title"));
+        cp_buf_puts(b, "</b> <code>");
+        esc(b, str_at(x, "code"));
+        cp_buf_puts(b, "</code> layer <b>");
+        esc(b, str_at(x, "layer"));
+        double g = num_at(x, "estimated_gain_pct");
+        if (isfinite(g))
+            cp_buf_printf(b, "</b>; estimated gain <b>%.1f %%</b>", g);
+        else
+            cp_buf_puts(b, "</b>");
+        cp_buf_puts(b, "<br><small>assuming ");
+        esc(b, str_at(x, "gain_assumption"));
+        cp_buf_puts(b, "</small>\n<ul class=\"evidence\">");
+        const rep_node *ev = at(x, "evidence");
+        for (const rep_node *e = ev ? ev->first : NULL; e; e = e->next)
+            if (e->type == REP_STR) {
+                cp_buf_puts(b, "<li>");
+                esc(b, e->v.s);
+                cp_buf_puts(b, "</li>");
+            }
+        cp_buf_puts(b, "</ul>\n<p class=\"rec\">");
+        esc(b, str_at(x, "recommendation"));
+        cp_buf_puts(b, "</p></li>\n");
+    }
+    cp_buf_puts(b, "</ol>\n");
+}
+
+static void table(cp_buf *b, const rep_node *t)
+{
+    cp_buf_puts(b, "<h2>");
+    esc(b, t->title ? t->title : t->key);
+    cp_buf_puts(b, "</h2>\n");
+    if (!t->first) {
+        cp_buf_puts(b, "<p class=\"note\">(none)</p>\n");
+        return;
+    }
+    cp_buf_printf(b, "<table id=\"table-%s\"><thead><tr>", t->key ? t->key : "");
+    for (size_t c = 0; c < t->n_cols; c++) {
+        cp_buf_puts(b, "<th>");
+        esc(b, t->cols[c].title);
+        cp_buf_puts(b, "</th>");
+    }
+    cp_buf_puts(b, "</tr></thead><tbody>\n");
+    cp_buf cell = CP_BUF_INIT;
+    for (const rep_node *row = t->first; row; row = row->next) {
+        cp_buf_puts(b, "<tr>");
+        for (const rep_node *x = row->first; x; x = x->next) {
+            cp_buf_reset(&cell);
+            render_value(&cell, x);
+            cp_buf_printf(b, "<td%s>", x->type == REP_INT || x->type == REP_NUM ? " class=\"n\"" : "");
+            esc(b, cp_buf_str(&cell));
+            cp_buf_puts(b, "</td>");
+        }
+        cp_buf_puts(b, "</tr>\n");
+    }
+    cp_buf_free(&cell);
+    cp_buf_puts(b, "</tbody></table>\n");
+}
+
+static const char style[] =
+    "body{font:14px/1.4 system-ui,sans-serif;margin:2em auto;max-width:960px;color:#222}"
+    "h1{font-size:1.5em}h2{font-size:1.15em;margin-top:1.6em;border-bottom:1px solid #ddd}"
+    ".verdict{background:#f6f6f6;padding:.6em 1em;border-left:4px solid #d55e00}"
+    ".legend span{margin-right:1em}.legend i{display:inline-block;width:.9em;height:.9em;margin-right:.3em;"
+    "vertical-align:middle}"
+    ".chart{display:block;max-width:100%;height:auto}.chart .lbl{font-size:11px;text-anchor:end}"
+    ".chart .axis,.chart .val{font-size:11px}.chart .end{text-anchor:end}"
+    ".sev{padding:0 .4em;border-radius:3px;color:#fff;background:#777}.sev-high,.sev-critical{background:#c0392b}"
+    ".sev-medium{background:#e67e22}.sev-low{background:#2980b9}"
+    ".finding{margin-bottom:1em}.rec{margin:.3em 0;font-style:italic}"
+    "table{border-collapse:collapse;font-size:12px}td,th{padding:2px 8px;border-bottom:1px solid #eee}"
+    "td.n{text-align:right}.note{color:#777}";
+
+int render_html(const rep_report *r, cp_buf *out, const render_opts *o, cp_error *err)
+{
+    const rep_node *root = r->root;
+    cp_buf_puts(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                     "<link rel=\"icon\" href=\"data:,\">\n<title>chainprof report</title>\n<style>");
+    cp_buf_puts(out, style);
+    cp_buf_puts(out, "</style>\n</head>\n<body>\n<h1>chainprof report</h1>\n<p class=\"meta\">");
+    esc(out, str_at(root, "schema"));
+    cp_buf_puts(out, ", chainprof ");
+    esc(out, str_at(root, "tool.version"));
+    cp_buf_puts(out, "</p>\n");
+    const rep_node *v = at(root, "verdict");
+    if (v) {
+        cp_buf_puts(out, "<div class=\"verdict\" id=\"verdict\"><b>Bottleneck layer: ");
+        esc(out, str_at(v, "bottleneck_layer") ? str_at(v, "bottleneck_layer") : "none found");
+        cp_buf_puts(out, "</b><br>");
+        esc(out, str_at(v, "top_finding"));
+        double st = num_at(v, "step_time_ns");
+        if (isfinite(st)) {
+            cp_buf_puts(out, "<br>measured time in profiler steps (mean over ranks): ");
+            fmt_ns(out, st);
+        }
+        cp_buf_puts(out, "</div>\n");
+    }
+    findings(out, at(root, "findings"));
+    const rep_node *ranks = at(root, "ranks");
+    chart_layers(out, ranks);
+    chart_slowest(out, at(root, "slowest_step"));
+    chart_collectives(out, at(root, "collectives"));
+    chart_heatmap(out, ranks);
+    for (const rep_node *c = root->first; c; c = c->next)
+        if (c->type == REP_ARR && (c->flags & REP_F_TABLE) && !(c->flags & REP_F_NO_TEXT))
+            table(out, c);
+
+    /* the JSON report, embedded; "</" cannot appear inside the element */
+    cp_buf js = CP_BUF_INIT;
+    int rc = render_json(r, &js, o, err);
+    if (rc < 0) {
+        cp_buf_free(&js);
+        return rc;
+    }
+    cp_buf_puts(out, "<script type=\"application/json\" id=\"chainprof-report\">\n");
+    const char *s = cp_buf_str(&js);
+    for (size_t i = 0; i < js.len; i++) {
+        if (s[i] == '<' && s[i + 1] == '/')
+            cp_buf_puts(out, "<\\");
+        else
+            cp_buf_putc(out, s[i]);
+    }
+    cp_buf_puts(out, "</script>\n</body>\n</html>\n");
+    cp_buf_free(&js);
+    return 0;
+}
