@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 enum { O_GPUS_PER_NODE = 100, O_RANK_MAP, O_FAIL_ON, O_NIC_GBPS, O_NVLINK_GBPS };
@@ -49,6 +50,8 @@ typedef struct input {
     int rc;
     uint64_t size_bytes;
     const char *compression;
+    bool from_dir;               /* found in a directory or by a glob, not named */
+    bool skipped;                /* from_dir and not a format we read */
     const rd_evidence_kind *ev;  /* evidence file (not a trace) */
     bool nccl_log;               /* an NCCL_DEBUG log (evidence) */
     void *facts;                 /* the evidence reader's result */
@@ -86,7 +89,7 @@ static void read_one(void *ctx, size_t i)
 }
 
 /* Sniff every input; returns an exit code (3 when one is not recognised). */
-static int detect_inputs(input *inputs, size_t n)
+static int detect_inputs(input *inputs, size_t n, diag_set *diags)
 {
     unsigned char *head = cp_xmalloc(RD_SNIFF_BYTES);
     int rc = 0;
@@ -115,8 +118,18 @@ static int detect_inputs(input *inputs, size_t n)
             }
         }
         if (!inputs[i].reader && !is_evidence(&inputs[i])) {
+            /* a stray file in a trace directory (a README, synth.json) is
+             * skipped and counted; a file the user named is an error */
+            if (inputs[i].from_dir) {
+                inputs[i].skipped = true;
+                diag_count(diags, DIAG_SKIPPED_FILE, inputs[i].path, -1);
+                cp_log_warn("%s: skipped: not a trace or evidence format chainprof analyze reads",
+                            inputs[i].path);
+                continue;
+            }
             cp_error_set(&err, CP_ERR_FORMAT, inputs[i].path, 0, 0, 0,
-                         "input not recognised: not a trace or evidence format chainprof reads");
+                         "input not recognised: not a trace or evidence format chainprof analyze reads "
+                         "(failure logs go to chainprof diagnose)");
             rc = cli_fail(&err);
         }
     }
@@ -167,6 +180,18 @@ static void free_evidence(input *in)
     in->facts = NULL;
 }
 
+/* True when path is an existing file named on the command line (not found
+ * by walking a directory or expanding a glob). */
+static bool named_file(const cli_ctx *ctx, const char *path)
+{
+    for (size_t i = 0; i < ctx->args.n_pos; i++) {
+        struct stat st;
+        if (strcmp(ctx->args.pos[i], path) == 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode))
+            return true;
+    }
+    return false;
+}
+
 static bool keep_trace_file(const char *path, void *ctx)
 {
     (void)ctx;
@@ -208,31 +233,41 @@ int cmd_analyze(cli_ctx *ctx)
         return cli_usage_error(ctx, "no input files found in the given directories");
     }
     input *inputs = cp_xcalloc(paths.n, sizeof *inputs);
-    for (size_t i = 0; i < paths.n; i++)
+    for (size_t i = 0; i < paths.n; i++) {
         inputs[i].path = paths.v[i];
-    rc = detect_inputs(inputs, paths.n);
+        inputs[i].from_dir = !named_file(ctx, paths.v[i]);
+    }
+    diag_set skipped;
+    diag_init(&skipped);
+    rc = detect_inputs(inputs, paths.n, &skipped);
+    size_t n_inputs = 0; /* drop the skipped ones, keeping order */
+    for (size_t i = 0; i < paths.n; i++)
+        if (!inputs[i].skipped)
+            inputs[n_inputs++] = inputs[i];
     rep_report *rep = NULL;
     tl_timeline *tl = NULL;
     an_ctx an = { 0 };
+    if (!rc && n_inputs == 0)
+        rc = cli_usage_error(ctx, "no trace or evidence file among the inputs");
     if (rc)
         goto out;
 
     if (cp_log_stderr_is_tty() && cp_log_level() >= CP_LOG_WARN)
-        fprintf(stderr, "chainprof: reading %zu file%s on %d thread%s...\r", paths.n, paths.n == 1 ? "" : "s",
+        fprintf(stderr, "chainprof: reading %zu file%s on %d thread%s...\r", n_inputs, n_inputs == 1 ? "" : "s",
                 nthreads, nthreads == 1 ? "" : "s");
-    read_job job = { inputs, paths.n, cli_get(ctx, O_RANK_MAP) };
-    cp_par_for(paths.n, nthreads, read_one, &job);
+    read_job job = { inputs, n_inputs, cli_get(ctx, O_RANK_MAP) };
+    cp_par_for(n_inputs, nthreads, read_one, &job);
     if (cp_log_stderr_is_tty() && cp_log_level() >= CP_LOG_WARN)
         fprintf(stderr, "\033[K");
-    for (size_t i = 0; i < paths.n && !rc; i++)
+    for (size_t i = 0; i < n_inputs && !rc; i++)
         if (inputs[i].rc < 0)
             rc = cli_fail(&inputs[i].err);
     size_t n_builders = 0;
-    for (size_t i = 0; i < paths.n; i++)
+    for (size_t i = 0; i < n_inputs; i++)
         n_builders += 1 + inputs[i].n_extra;
     tl_builder **bs = cp_xcalloc(n_builders, sizeof *bs);
     n_builders = 0;
-    for (size_t i = 0; i < paths.n; i++) {
+    for (size_t i = 0; i < n_inputs; i++) {
         if (inputs[i].builder)
             bs[n_builders++] = inputs[i].builder;
         inputs[i].builder = NULL;
@@ -255,16 +290,17 @@ int cmd_analyze(cli_ctx *ctx)
     free(bs);
     an_evidence_file *evidence = NULL;
     size_t n_evidence = 0;
-    if ((rc = load_evidence(inputs, paths.n, &evidence, &n_evidence)) != 0) {
+    if ((rc = load_evidence(inputs, n_inputs, &evidence, &n_evidence)) != 0) {
         free(evidence);
         goto out;
     }
 
     rep = rep_new("chainprof.analyze/1", ctx->argc, ctx->argv);
-    for (size_t i = 0; i < paths.n; i++) {
+    for (size_t i = 0; i < n_inputs; i++) {
         rep_node *in = rep_input(rep, inputs[i].path, input_kind(&inputs[i]), inputs[i].size_bytes);
         rep_str(rep, in, "compression", "compression", inputs[i].compression);
     }
+    diag_merge(&tl->diag, &skipped);
     rep_diagnostics(rep, &tl->diag);
     an_opts ao = { .gpus_per_node = (int)gpn, .nthreads = nthreads, .nic_gbps = nic_gbps,
                    .nvlink_gbps = nvlink_gbps, .evidence = evidence, .n_evidence = n_evidence };
@@ -292,7 +328,7 @@ out:
     an_ctx_free(&an);
     rep_free(rep);
     tl_free(tl);
-    for (size_t i = 0; i < paths.n; i++) {
+    for (size_t i = 0; i < n_inputs; i++) {
         tl_builder_free(inputs[i].builder);
         for (size_t k = 0; k < inputs[i].n_extra; k++)
             tl_builder_free(inputs[i].extra[k]);

@@ -246,7 +246,7 @@ void rd_dmesg_line(rd_dmesg_facts *f, const char *line, size_t len, long lineno)
 
 void rd_dmesg_finish(rd_dmesg_facts *f) { (void)f; }
 
-static void line_cb(void *ctx, const char *line, size_t len, long lineno)
+static void line_cb(void *ctx, const char *line, size_t len, uint32_t lineno)
 {
     rd_dmesg_line(ctx, line, len, lineno);
 }

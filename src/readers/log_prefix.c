@@ -422,20 +422,6 @@ void rd_prefix_parse(const char *line, size_t len, rd_prefix *o)
     o->msg_len = (size_t)(end - s);
 }
 
-void rd_each_line(const char *buf, size_t len, rd_line_fn fn, void *ctx)
-{
-    long lineno = 0;
-    const char *p = buf, *end = buf + len;
-    while (p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        const char *e = nl ? nl : end;
-        size_t L = (size_t)(e - p);
-        if (L && p[L - 1] == '\r') L--;
-        fn(ctx, p, L, ++lineno);
-        p = nl ? nl + 1 : end;
-    }
-}
-
 void rd_keyset_init(rd_keyset *ks, const char *const *keys, int n)
 {
     memset(ks, 0, sizeof *ks);

@@ -27,6 +27,8 @@
 #ifndef CP_READERS_LOG_PREFIX_H
 #define CP_READERS_LOG_PREFIX_H
 
+#include "rd_text.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -73,10 +75,8 @@ void rd_prefix_parse(const char *line, size_t len, rd_prefix *out);
  * (a local rank). -1 when the name says nothing. */
 int rd_rank_from_name(const char *path);
 
-/* Call fn for each line of buf[0..len) with its 1-based number; the line
- * excludes "\n" and a trailing "\r". Used by the readers' *_parse_buf(). */
-typedef void (*rd_line_fn)(void *ctx, const char *line, size_t len, long lineno);
-void rd_each_line(const char *buf, size_t len, rd_line_fn fn, void *ctx);
+/* Lines are walked with rd_each_line (rd_text.h), shared with the evidence
+ * readers. */
 
 /* A set of up to 32 needles (each >= 3 bytes) found in one pass over a line:
  * rd_keyset_scan() returns a bit per needle present. Readers use it as a

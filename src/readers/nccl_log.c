@@ -565,7 +565,7 @@ void rd_nccl_finish(rd_nccl_facts *f)
     }
 }
 
-static void line_cb(void *ctx, const char *line, size_t len, long lineno)
+static void line_cb(void *ctx, const char *line, size_t len, uint32_t lineno)
 {
     rd_nccl_line(ctx, line, len, lineno);
 }
@@ -575,7 +575,7 @@ struct sniff_state {
     long lines;
 };
 
-static void sniff_cb(void *ctx, const char *line, size_t len, long lineno)
+static void sniff_cb(void *ctx, const char *line, size_t len, uint32_t lineno)
 {
     struct sniff_state *st = ctx;
     st->lines++;

@@ -150,7 +150,7 @@ void rd_smiq_line(rd_smiq_facts *f, const char *line, size_t len, long lineno)
 
 void rd_smiq_finish(rd_smiq_facts *f) { f->depth_ = 0; }
 
-static void line_cb(void *ctx, const char *line, size_t len, long lineno)
+static void line_cb(void *ctx, const char *line, size_t len, uint32_t lineno)
 {
     rd_smiq_line(ctx, line, len, lineno);
 }

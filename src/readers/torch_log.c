@@ -378,7 +378,7 @@ void rd_torch_finish(rd_torch_facts *f)
     for (int i = 0; i < TB_SLOTS; i++) f->tb_[i].open = false;
 }
 
-static void line_cb(void *ctx, const char *line, size_t len, long lineno)
+static void line_cb(void *ctx, const char *line, size_t len, uint32_t lineno)
 {
     rd_torch_line(ctx, line, len, lineno);
 }

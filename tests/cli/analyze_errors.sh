@@ -36,4 +36,17 @@ head -c 1500 "$CP_FIXTURES/kineto/good.json" >"$tmp/rank-2.json"
 rc=$?
 [ "$rc" = 0 ] || fail "truncated trace: exit $rc: $(cat "$tmp/err")"
 grep -q '"truncated_file"' "$tmp/out" || fail "truncated trace: truncated_file not in the diagnostics"
+# 5. a directory: a stray file (a README, synth.json) is skipped and counted;
+#    the same file named on the command line is an error
+mkdir "$tmp/dir"
+cp "$CP_FIXTURES/kineto/good.json" "$tmp/dir/rank-0.json"
+printf '{"what": "ground truth"}' >"$tmp/dir/notes.json"
+"$CHAINPROF" analyze --json "$tmp/dir" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 0 ] || fail "dir with a stray file: exit $rc: $(cat "$tmp/err")"
+grep -q '"skipped_file"' "$tmp/out" || fail "dir with a stray file: skipped_file not counted"
+grep -q "notes.json: skipped" "$tmp/err" || fail "dir with a stray file: no warning: $(cat "$tmp/err")"
+"$CHAINPROF" analyze "$tmp/dir/notes.json" >/dev/null 2>&1
+rc=$?
+[ "$rc" = 3 ] || fail "named stray file: exit $rc, expected 3"
 exit 0
