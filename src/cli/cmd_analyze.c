@@ -25,13 +25,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { O_GPUS_PER_NODE = 100, O_RANK_MAP, O_FAIL_ON, O_NIC_GBPS, O_NVLINK_GBPS };
+enum { O_GPUS_PER_NODE = 100, O_RANK_MAP, O_FAIL_ON, O_NIC_GBPS, O_NVLINK_GBPS, O_DETAIL };
 
 static const cli_opt opts[] = {
     { "gpus-per-node", 0, "N", O_GPUS_PER_NODE, 0,
       "GPUs per node, for intra/inter-node scope (default: the trace's device count)" },
     { "rank-map", 0, "PID=RANK,...", O_RANK_MAP, 0,
       "ranks of processes in Nsight Systems reports (default: one rank per process, in pid order)" },
+    { "detail", 0, NULL, O_DETAIL, 0,
+      "text output also lists every input and every rank's full analyses (JSON and CSV always have them)" },
     { "fail-on", 0, "SEVERITY", O_FAIL_ON, 0,
       "exit 4 when a finding at or above SEVERITY exists (info|low|medium|high|critical)" },
     { "nic-gbps", 0, "GBIT", O_NIC_GBPS, 0,
@@ -180,6 +182,32 @@ static void free_evidence(input *in)
     in->facts = NULL;
 }
 
+/* The verdict first, then the per-rank summary and the layer view; the
+ * envelope's inputs and the per-rank detail last, and in text only with
+ * --detail (a 256-rank job would otherwise print thousands of lines before
+ * the verdict). JSON and CSV keep everything. */
+static void order_for_people(rep_report *rep, bool detail)
+{
+    static const char *const first[] = { "verdict", "findings", "rank_summary", "layer_breakdown" };
+    const char *after = "command";
+    for (size_t i = 0; i < CP_ARRAY_LEN(first); i++)
+        if (rep_move_after(rep->root, first[i], after))
+            after = first[i];
+    rep_node *root = rep->root;
+    const char *last[] = { "diagnostics", "inputs", "ranks" };
+    for (size_t i = 0; i < CP_ARRAY_LEN(last); i++) {
+        rep_node *n = rep_child(root, last[i]);
+        if (n && root->last != n)
+            rep_move_after(root, last[i], root->last->key);
+    }
+    if (!detail)
+        for (size_t i = 1; i < CP_ARRAY_LEN(last); i++) {
+            rep_node *n = rep_child(root, last[i]);
+            if (n)
+                n->flags |= REP_F_NO_TEXT;
+        }
+}
+
 /* True when path is an existing file named on the command line (not found
  * by walking a directory or expanding a glob). */
 static bool named_file(const cli_ctx *ctx, const char *path)
@@ -313,6 +341,7 @@ int cmd_analyze(cli_ctx *ctx)
     if (tl->diag.count[DIAG_TRUNCATED_FILE])
         cp_log_warn("%s: truncated trace; events up to the last complete one were used",
                     tl->diag.first[DIAG_TRUNCATED_FILE]);
+    order_for_people(rep, cli_has(ctx, O_DETAIL));
     rc = cli_emit(ctx, rep, paths.v, paths.n);
     if (rc == 0 && fail_on >= 0) {
         const an_findings_result *fr = an.results[AN_findings];

@@ -177,6 +177,41 @@ rep_node *rep_child(const rep_node *obj, const char *key)
     return NULL;
 }
 
+static void unlink_child(rep_node *obj, rep_node *c)
+{
+    rep_node *prev = NULL;
+    for (rep_node *x = obj->first; x && x != c; x = x->next)
+        prev = x;
+    if (prev)
+        prev->next = c->next;
+    else
+        obj->first = c->next;
+    if (obj->last == c)
+        obj->last = prev;
+    c->next = NULL;
+}
+
+bool rep_move_after(rep_node *obj, const char *key, const char *after)
+{
+    rep_node *c = rep_child(obj, key);
+    rep_node *a = after ? rep_child(obj, after) : NULL;
+    if (!c || (after && !a) || c == a)
+        return false;
+    unlink_child(obj, c);
+    if (a) {
+        c->next = a->next;
+        a->next = c;
+        if (obj->last == a)
+            obj->last = c;
+    } else {
+        c->next = obj->first;
+        obj->first = c;
+        if (!obj->last)
+            obj->last = c;
+    }
+    return true;
+}
+
 rep_node *rep_path(const rep_report *r, const char *path)
 {
     rep_node *n = r->root;

@@ -95,6 +95,11 @@ void rep_cell_str(rep_report *r, rep_node *row, const char *s);
 void rep_cell_null(rep_report *r, rep_node *row);
 void rep_cell_bool(rep_report *r, rep_node *row, bool b);
 
+/* Move obj's child `key` to just after its child `after` (to the front when
+ * after is NULL). Order is what text readers meet first; JSON consumers
+ * read by key. Returns false when either child is missing. */
+bool rep_move_after(rep_node *obj, const char *key, const char *after);
+
 /* Lookup a direct child by key (NULL if none). */
 rep_node *rep_child(const rep_node *obj, const char *key);
 /* Lookup by a dotted path from the root, e.g. "ranks.0.temporal.idle_pct". */

@@ -16,7 +16,8 @@ trap 'rm -rf "$tmp"' EXIT
 
 "$CHAINPROF" analyze -o "$tmp/r.json" -o "$tmp/r.csv" "$data/hta/trace_filter" 2>"$tmp/err" ||
   fail "analyze exited $?: $(cat "$tmp/err")"
-"$CHAINPROF" analyze "$data/hta/trace_filter" >"$tmp/r.txt" 2>"$tmp/err" || fail "analyze (text) exited $?"
+"$CHAINPROF" analyze --detail "$data/hta/trace_filter" >"$tmp/r.txt" 2>"$tmp/err" || fail "analyze (text) exited $?"
+"$CHAINPROF" analyze "$data/hta/trace_filter" >"$tmp/s.txt" 2>"$tmp/err" || fail "analyze (summary text) exited $?"
 grep -q '"schema": "chainprof.analyze/1"' "$tmp/r.json" || fail "no schema in JSON"
 for k in hta_preprocessing steps step_time temporal overlap_pct idle_breakdown kernel_types kernels \
          launch_stats queue_length annotations exact; do
@@ -29,4 +30,7 @@ grep -q '^ranks\.0\.exact\.temporal\.idle_pct,' "$tmp/r.csv" || fail "CSV lacks 
 # text rounds for display: the same number
 grep -q 'idle: 53\.56%' "$tmp/r.txt" || fail "text does not show idle 53.56%"
 grep -q 'communication hidden under compute: 11\.81%' "$tmp/r.txt" || fail "text does not show the overlap"
+# without --detail: the per-rank summary row has the same numbers; no per-rank sections
+grep -Eq '^ +0 .* 53\.56% +17\.71% +28\.74% +11\.81%' "$tmp/s.txt" || fail "summary text lacks rank 0's row: $(cat "$tmp/s.txt")"
+grep -q 'communication hidden under compute' "$tmp/s.txt" && fail "summary text shows per-rank detail without --detail"
 exit 0
