@@ -78,11 +78,21 @@ static int make_parent_dirs(const char *path, cp_error *err)
 }
 
 static const char schema_sql[] =
+    "BEGIN IMMEDIATE;"
     "CREATE TABLE IF NOT EXISTS runs(id INTEGER PRIMARY KEY, time_ns INTEGER NOT NULL, host TEXT NOT NULL,"
     " command TEXT NOT NULL, version TEXT NOT NULL, argv TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS metrics(run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
     " path TEXT NOT NULL, value REAL, unit TEXT, PRIMARY KEY(run_id, path)) WITHOUT ROWID;"
-    "PRAGMA user_version = 1;";
+    "PRAGMA user_version = 1;"
+    "COMMIT;";
+
+static int read_int(void *ctx, int n, char **vals, char **names)
+{
+    (void)names;
+    if (n > 0 && vals[0])
+        *(int *)ctx = atoi(vals[0]);
+    return 0;
+}
 
 int hist_open(const char *path, hist_db **out, cp_error *err)
 {
@@ -105,9 +115,12 @@ int hist_open(const char *path, hist_db **out, cp_error *err)
     char *msg = NULL;
     /* WAL first: it needs no lock but a brand-new file is created under a
      * race with a second process, which the busy timeout absorbs */
+    int version = -1;
     if (sqlite3_exec(db->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", NULL,
                      NULL, &msg) != SQLITE_OK ||
-        sqlite3_exec(db->db, schema_sql, NULL, NULL, &msg) != SQLITE_OK) {
+        sqlite3_exec(db->db, "PRAGMA user_version", read_int, &version, &msg) != SQLITE_OK ||
+        /* the schema write only when needed: a reader must not wait for a writer's lock */
+        (version != 1 && sqlite3_exec(db->db, schema_sql, NULL, NULL, &msg) != SQLITE_OK)) {
         int rc = cp_error_set(err, CP_ERR_IO, path, 0, 0, -1, "history: cannot prepare the database: %s",
                               msg ? msg : "?");
         sqlite3_free(msg);

@@ -40,7 +40,7 @@ uint64_t probe_stream_array_bytes(uint64_t explicit_bytes, uint64_t llc_bytes, i
 {
     uint64_t b = explicit_bytes;
     if (!b) {
-        uint64_t floor = (quick ? 64ull : 256ull) << 20, cap = (quick ? 256ull : 1024ull) << 20;
+        uint64_t floor = (quick ? 64ull : 256ull) << 20, cap = (quick ? 128ull : 1024ull) << 20;
         b = 4 * llc_bytes > floor ? 4 * llc_bytes : floor;
         if (b > cap) /* VMs report absurd L3 sizes; past 1 GiB the figure no longer moves */
             b = cap;
