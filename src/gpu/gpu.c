@@ -35,6 +35,15 @@ static const sym nvml_syms[] = {
     S(nvmlDeviceGetMaxPcieLinkGeneration, "nvmlDeviceGetMaxPcieLinkGeneration"),
     S(nvmlDeviceGetMaxPcieLinkWidth, "nvmlDeviceGetMaxPcieLinkWidth"),
 };
+static const sym lt_syms[] = {
+    S(ltCreate, "cublasLtCreate"), S(ltDestroy, "cublasLtDestroy"),
+    S(ltMatmulDescCreate, "cublasLtMatmulDescCreate"), S(ltMatmulDescDestroy, "cublasLtMatmulDescDestroy"),
+    S(ltMatrixLayoutCreate, "cublasLtMatrixLayoutCreate"), S(ltMatrixLayoutDestroy, "cublasLtMatrixLayoutDestroy"),
+    S(ltMatmulPreferenceCreate, "cublasLtMatmulPreferenceCreate"),
+    S(ltMatmulPreferenceSetAttribute, "cublasLtMatmulPreferenceSetAttribute"),
+    S(ltMatmulPreferenceDestroy, "cublasLtMatmulPreferenceDestroy"),
+    S(ltMatmulAlgoGetHeuristic, "cublasLtMatmulAlgoGetHeuristic"), S(ltMatmul, "cublasLtMatmul"),
+};
 #undef S
 
 /* dlopen the first of names found (only in CHAINPROF_GPU_LIB_DIR when set). */
@@ -100,6 +109,8 @@ int gpu_open(gpu_rt *rt, char *why, size_t why_size)
 
 void gpu_close(gpu_rt *rt)
 {
+    if (rt->cublaslt)
+        dlclose(rt->cublaslt);
     if (rt->nvml_ok)
         rt->nvmlShutdown();
     if (rt->nvml)
@@ -259,5 +270,128 @@ out:
         rt->SetDevice(dst);
         rt->Free(b);
     }
+    return best;
+}
+
+/* ---- GEMM through cuBLASLt ----
+ * Owned constants (values of the public CUDA 12 headers): cudaDataType
+ * CUDA_R_32F 0, CUDA_R_16F 2, CUDA_R_16BF 14; cublasComputeType_t
+ * CUBLAS_COMPUTE_32F 68, CUBLAS_COMPUTE_32F_FAST_TF32 77;
+ * CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES 1. fp8 needs scale pointers and
+ * a TN layout per architecture and is not measured. */
+enum { R_32F = 0, R_16F = 2, R_16BF = 14, COMPUTE_32F = 68, COMPUTE_32F_FAST_TF32 = 77, PREF_MAX_WORKSPACE = 1 };
+
+/* cublasLtMatmulHeuristicResult_t: algo (8 x uint64), workspaceSize, state,
+ * wavesCount, 4 reserved ints */
+typedef struct lt_heuristic {
+    uint64_t algo[8];
+    size_t workspace_size;
+    int state;
+    float waves;
+    int reserved[4];
+} lt_heuristic;
+
+const char *gpu_gemm_prec_name(gpu_gemm_prec p)
+{
+    static const char *const names[GPU_GEMM_N] = { "bf16", "fp16", "tf32" };
+    return (unsigned)p < GPU_GEMM_N ? names[p] : "?";
+}
+
+bool gpu_gemm_available(gpu_rt *rt)
+{
+    if (rt->cublaslt)
+        return true;
+    if (rt->cublaslt_why[0])
+        return false;
+    static const char *const names[] = { "libcublasLt.so", "libcublasLt.so.13", "libcublasLt.so.12",
+                                         "libcublasLt.so.11" };
+    char path[512];
+    void *h = open_lib(names, CP_ARRAY_LEN(names), path, sizeof path);
+    if (!h) {
+        snprintf(rt->cublaslt_why, sizeof rt->cublaslt_why, "library not found: %s", path);
+        return false;
+    }
+    const char *missing = resolve(h, rt, lt_syms, CP_ARRAY_LEN(lt_syms));
+    if (missing) {
+        snprintf(rt->cublaslt_why, sizeof rt->cublaslt_why, "symbol missing: %s in %s", missing, path);
+        dlclose(h);
+        return false;
+    }
+    rt->cublaslt = h;
+    return true;
+}
+
+double gpu_gemm_tflops(gpu_rt *rt, int dev, gpu_gemm_prec p, uint64_t n, int reps, char *why, size_t why_size)
+{
+    if (!gpu_gemm_available(rt)) {
+        snprintf(why, why_size, "%s", rt->cublaslt_why);
+        return NAN;
+    }
+    int ab_type = p == GPU_GEMM_BF16 ? R_16BF : p == GPU_GEMM_FP16 ? R_16F : R_32F;
+    int compute = p == GPU_GEMM_TF32 ? COMPUTE_32F_FAST_TF32 : COMPUTE_32F;
+    size_t elem = p == GPU_GEMM_TF32 ? 4 : 2, bytes = (size_t)(n * n) * elem, ws_bytes = 32u << 20;
+    void *lt = NULL, *desc = NULL, *la = NULL, *lb = NULL, *lc = NULL, *pref = NULL;
+    void *a = NULL, *b = NULL, *c = NULL, *ws = NULL;
+    double best = NAN;
+    int e;
+    if ((e = rt->SetDevice(dev)) != 0)
+        return fail(rt, e, "cudaSetDevice", why, why_size);
+    if (rt->Malloc(&a, bytes) || rt->Malloc(&b, bytes) || rt->Malloc(&c, bytes) || rt->Malloc(&ws, ws_bytes)) {
+        snprintf(why, why_size, "cudaMalloc of 3 x %zu MiB failed", bytes >> 20);
+        goto out;
+    }
+    /* contents do not matter for speed, but must be finite: zeros are */
+    if (rt->ltCreate(&lt) || rt->ltMatmulDescCreate(&desc, compute, R_32F) ||
+        rt->ltMatrixLayoutCreate(&la, ab_type, n, n, (int64_t)n) ||
+        rt->ltMatrixLayoutCreate(&lb, ab_type, n, n, (int64_t)n) ||
+        rt->ltMatrixLayoutCreate(&lc, ab_type, n, n, (int64_t)n) || rt->ltMatmulPreferenceCreate(&pref) ||
+        rt->ltMatmulPreferenceSetAttribute(pref, PREF_MAX_WORKSPACE, &ws_bytes, sizeof ws_bytes)) {
+        snprintf(why, why_size, "cuBLASLt setup failed for %s", gpu_gemm_prec_name(p));
+        goto out;
+    }
+    lt_heuristic heur;
+    int found = 0;
+    memset(&heur, 0, sizeof heur);
+    if (rt->ltMatmulAlgoGetHeuristic(lt, desc, la, lb, lc, lc, pref, 1, &heur, &found) || found < 1) {
+        snprintf(why, why_size, "cuBLASLt has no algorithm for %s GEMM on this device", gpu_gemm_prec_name(p));
+        goto out;
+    }
+    const float alpha = 1.0f, beta = 0.0f;
+    int batch = 10;
+    for (int r = 0; r <= reps; r++) {
+        int64_t t0 = cp_now_ns();
+        for (int i = 0; i < batch; i++)
+            if ((e = rt->ltMatmul(lt, desc, &alpha, a, la, b, lb, &beta, c, lc, c, lc, heur.algo, ws, ws_bytes,
+                                  NULL)) != 0) {
+                snprintf(why, why_size, "cublasLtMatmul failed with status %d", e);
+                best = NAN;
+                goto out;
+            }
+        if ((e = rt->DeviceSynchronize()) != 0) {
+            best = fail(rt, e, "GEMM", why, why_size);
+            goto out;
+        }
+        double s = (double)(cp_now_ns() - t0) / 1e9;
+        double tflops = 2.0 * (double)n * (double)n * (double)n * batch / s / 1e12;
+        if (r > 0 && (isnan(best) || tflops > best))
+            best = tflops;
+    }
+out:
+    if (pref)
+        rt->ltMatmulPreferenceDestroy(pref);
+    if (lc)
+        rt->ltMatrixLayoutDestroy(lc);
+    if (lb)
+        rt->ltMatrixLayoutDestroy(lb);
+    if (la)
+        rt->ltMatrixLayoutDestroy(la);
+    if (desc)
+        rt->ltMatmulDescDestroy(desc);
+    if (lt)
+        rt->ltDestroy(lt);
+    void *bufs[] = { a, b, c, ws };
+    for (size_t i = 0; i < CP_ARRAY_LEN(bufs); i++)
+        if (bufs[i])
+            rt->Free(bufs[i]);
     return best;
 }

@@ -51,6 +51,21 @@ typedef struct gpu_rt {
     int (*nvmlDeviceGetMaxPcieLinkGeneration)(void *, unsigned *);
     int (*nvmlDeviceGetMaxPcieLinkWidth)(void *, unsigned *);
     bool nvml_ok;
+    /* cuBLASLt (optional: GEMM; return cublasStatus_t, 0 = success) */
+    void *cublaslt;
+    char cublaslt_why[640]; /* why GEMM is unavailable, "" when it is */
+    int (*ltCreate)(void **);
+    int (*ltDestroy)(void *);
+    int (*ltMatmulDescCreate)(void **, int, int);
+    int (*ltMatmulDescDestroy)(void *);
+    int (*ltMatrixLayoutCreate)(void **, int, uint64_t, uint64_t, int64_t);
+    int (*ltMatrixLayoutDestroy)(void *);
+    int (*ltMatmulPreferenceCreate)(void **);
+    int (*ltMatmulPreferenceSetAttribute)(void *, int, const void *, size_t);
+    int (*ltMatmulPreferenceDestroy)(void *);
+    int (*ltMatmulAlgoGetHeuristic)(void *, void *, void *, void *, void *, void *, void *, int, void *, int *);
+    int (*ltMatmul)(void *, void *, const void *, const void *, void *, const void *, void *, const void *,
+                    const void *, void *, void *, void *, const void *, void *, size_t, void *);
 } gpu_rt;
 
 /* Load the runtime and count devices. Returns 0, or -1 with the reason in
@@ -74,5 +89,14 @@ double gpu_pcie_gbps(unsigned generation, unsigned width);
 double gpu_copy_gbps(gpu_rt *rt, int dev, int kind, bool pinned, size_t bytes, int reps, char *why, size_t why_size);
 /* Peer copy src -> dst, GB/s; NaN with why on failure. */
 double gpu_p2p_gbps(gpu_rt *rt, int src, int dst, size_t bytes, int reps, char *why, size_t why_size);
+
+/* GEMM precisions measured through cuBLASLt. */
+typedef enum gpu_gemm_prec { GPU_GEMM_BF16, GPU_GEMM_FP16, GPU_GEMM_TF32, GPU_GEMM_N } gpu_gemm_prec;
+const char *gpu_gemm_prec_name(gpu_gemm_prec p);
+/* Load cuBLASLt on first use; false with rt->cublaslt_why when unavailable. */
+bool gpu_gemm_available(gpu_rt *rt);
+/* TFLOP/s of D = A x B (n x n x n, column-major, 2 n^3 FLOPs per GEMM) on
+ * device dev, best of reps timed batches of `batch` GEMMs; NaN with why. */
+double gpu_gemm_tflops(gpu_rt *rt, int dev, gpu_gemm_prec p, uint64_t n, int reps, char *why, size_t why_size);
 
 #endif

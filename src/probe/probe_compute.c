@@ -20,7 +20,9 @@
  */
 #include "probe.h"
 #include "probe_cpu.h"
+#include "../base/log.h"
 #include "../base/util.h"
+#include "../gpu/gpu.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -271,6 +273,25 @@ int probe_compute_run(probe_ctx *ctx, cp_error *err)
         probe_emit_value(ctx, metric, all, "GFLOP/s",
                          probe_cpu_peak_gflops(cores, ghz, k.fma_units, precs[p].lanes), method);
     }
+    gpu_rt *g = probe_gpu(ctx);
+    if (g && !gpu_gemm_available(g))
+        cp_log_warn("GPU GEMM not measured: cuBLASLt %s", g->cublaslt_why);
+    for (int d = 0; g && gpu_gemm_available(g) && d < g->n_devices; d++)
+        for (int p = 0; p < GPU_GEMM_N; p++) {
+            char metric[64], method[256], why[256];
+            uint64_t n = ctx->opts.quick ? 4096 : 8192;
+            int greps = ctx->opts.quick ? 2 : 5;
+            double tf = gpu_gemm_tflops(g, d, (gpu_gemm_prec)p, n, greps, why, sizeof why);
+            if (isnan(tf)) {
+                cp_log_warn("gpu %d %s GEMM not measured: %s", d, gpu_gemm_prec_name((gpu_gemm_prec)p), why);
+                continue;
+            }
+            snprintf(metric, sizeof metric, "gpu%d_gemm_%s_tflops", d, gpu_gemm_prec_name((gpu_gemm_prec)p));
+            snprintf(method, sizeof method,
+                     "cublasLtMatmul %llu^3, fp32 accumulate, best of %d batches of 10, 2 n^3 FLOPs per GEMM",
+                     (unsigned long long)n, greps);
+            probe_emit_value(ctx, metric, tf, "TFLOP/s", NAN, method);
+        }
     if (ctx->topology) {
         rep_node *cpu = rep_obj(ctx->rep, ctx->topology, "cpu_isa", NULL);
         rep_str(ctx->rep, cpu, "isa", "vector ISA", k.isa);

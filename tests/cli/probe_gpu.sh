@@ -8,11 +8,12 @@ fakes="$CP_BUILD_DIR/fakes"
 [ -f "$fakes/one/libcudart.so" ] || { echo "skip: fake GPU libraries not built"; exit 77; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-run() { # variant gpus -> JSON in $tmp/out.json
-    CHAINPROF_GPU_LIB_DIR="$fakes/$1" FAKE_GPUS=$2 "$CHAINPROF" probe intra memory --quick --no-history \
+run() { # variant gpus [probes...] -> JSON in $tmp/out.json
+    v=$1 g=$2; shift 2
+    CHAINPROF_GPU_LIB_DIR="$fakes/$v" FAKE_GPUS=$g "$CHAINPROF" probe intra memory "$@" --quick --no-history \
         --size 16M --json > "$tmp/out.json" || fail "probe with fake $1 exit $?"
 }
-run one 1
+run one 1 compute
 python3 - "$tmp/out.json" <<'PY' || fail "one GPU"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -27,6 +28,10 @@ for k in ("h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable"):
     assert abs(r["peak"] - 32 * 128 / 130 * 16 / 8) < 1e-9 and r["layer"] == "intra", r
 assert not any(m.startswith("p2p_") for m in rows)
 assert d["topology"]["gpu_devices"][0]["name"] == "H100 80GB HBM3 (fake 0)"
+# the fake GEMM sleeps 1 ms: 2 x 4096^3 / 1 ms = 137.4 TFLOP/s is the ceiling
+for p in ("bf16", "fp16", "tf32"):
+    r = rows["gpu0_gemm_%s_tflops" % p]
+    assert 0 < r["value"] <= 137.5 and r["unit"] == "TFLOP/s" and r["layer"] == "compute", r
 PY
 run one 2
 python3 - "$tmp/out.json" <<'PY' || fail "two GPUs"
