@@ -144,23 +144,42 @@ static void device_rules(const tl_timeline *tl, span *s, size_t n, int32_t devic
     int64_t lo = s[0].b, span_ns = end - lo;
     if (span_ns <= 0)
         return;
-    for (int c = 0; c < AN_EXPERT_UTIL_CHUNKS; c++) {
-        int64_t cb = lo + span_ns * c / AN_EXPERT_UTIL_CHUNKS, ce = lo + span_ns * (c + 1) / AN_EXPERT_UTIL_CHUNKS;
-        if (ce <= cb)
+    /* consecutive flagged chunks are reported as one low-utilization window */
+    int64_t win_b = 0, win_e = 0, win_busy = 0;
+    int win_chunks = 0;
+    for (int c = 0; c <= AN_EXPERT_UTIL_CHUNKS; c++) {
+        int64_t cb = 0, ce = 0, busy = 0;
+        bool low = false;
+        if (c < AN_EXPERT_UTIL_CHUNKS) {
+            cb = lo + span_ns * c / AN_EXPERT_UTIL_CHUNKS;
+            ce = lo + span_ns * (c + 1) / AN_EXPERT_UTIL_CHUNKS;
+            if (ce > cb) {
+                busy = busy_in(s, n, cb, ce);
+                low = 100.0 * (double)busy / (double)(ce - cb) < AN_EXPERT_UTIL_THRESHOLD_PCT;
+            }
+        }
+        if (low) {
+            an_expert_hits *h = &o->hits[AN_EXPERT_GPU_TIME_UTIL];
+            h->count++;
+            h->total_ns += (ce - cb) - busy;
+            if (!win_chunks)
+                win_b = cb;
+            win_e = ce;
+            win_busy += busy;
+            win_chunks++;
             continue;
-        int64_t busy = busy_in(s, n, cb, ce);
-        double pct = 100.0 * (double)busy / (double)(ce - cb);
-        if (pct >= AN_EXPERT_UTIL_THRESHOLD_PCT)
+        }
+        if (!win_chunks)
             continue;
-        an_expert_hits *h = &o->hits[AN_EXPERT_GPU_TIME_UTIL];
-        h->count++;
-        h->total_ns += (ce - cb) - busy;
         rep_node *row = rep_row(o->rep, o->chunks);
         rep_cell_int(o->rep, row, o->rank);
         rep_cell_int(o->rep, row, device);
-        rep_cell_int(o->rep, row, cb - tl->t0_ns);
-        rep_cell_int(o->rep, row, ce - cb);
-        rep_cell_num(o->rep, row, pct);
+        rep_cell_int(o->rep, row, win_b - tl->t0_ns);
+        rep_cell_int(o->rep, row, win_e - win_b);
+        rep_cell_int(o->rep, row, win_chunks);
+        rep_cell_num(o->rep, row, 100.0 * (double)win_busy / (double)(win_e - win_b));
+        win_chunks = 0;
+        win_busy = 0;
     }
 }
 
@@ -228,33 +247,67 @@ int an_expert_run(an_ctx *ctx)
 
     rep_node *top = rep_obj(rep, rep->root, "expert", "expert rules (Nsight Systems' rules and thresholds)");
     static const rep_col rule_cols[] = {
-        { "rule", "rule", NULL, -1 },       { "rank", "rank", NULL, -1 },
-        { "count", "count", NULL, -1 },     { "total_ns", "time", "ns", -1 },
-        { "title", "what", NULL, -1 },      { "advice", "advice", NULL, -1 },
+        { "rule", "rule", NULL, -1 },           { "ranks", "ranks", NULL, -1 },
+        { "count", "count", NULL, -1 },         { "total_ns", "time, all ranks", "ns", -1 },
+        { "worst_rank", "worst rank", NULL, -1 }, { "worst_ns", "its time", "ns", -1 },
+        { "title", "what", NULL, -1 },          { "advice", "advice", NULL, -1 },
     };
     rep_node *rules = rep_table(rep, top, "rules", "rules that fired", rule_cols, CP_ARRAY_LEN(rule_cols));
+    static const rep_col by_rank_cols[] = { { "rule", "rule", NULL, -1 }, { "rank", "rank", NULL, -1 },
+                                            { "count", "count", NULL, -1 }, { "total_ns", "time", "ns", -1 } };
+    rep_node *by_rank = rep_table(rep, top, "by_rank", "rules per rank", by_rank_cols, CP_ARRAY_LEN(by_rank_cols));
     static const rep_col gap_cols[] = { { "rank", "rank", NULL, -1 }, { "device", "device", NULL, -1 },
                                         { "start_ns", "starts at", "ns", -1 }, { "dur_ns", "gap", "ns", -1 } };
     rep_node *gaps = rep_table(rep, top, "gpu_gaps", "GPU gaps >= 500 ms", gap_cols, CP_ARRAY_LEN(gap_cols));
     static const rep_col chunk_cols[] = { { "rank", "rank", NULL, -1 }, { "device", "device", NULL, -1 },
-                                          { "start_ns", "starts at", "ns", -1 }, { "dur_ns", "chunk", "ns", -1 },
-                                          { "util_pct", "GPU busy", "%", 1 } };
-    rep_node *chunks = rep_table(rep, top, "low_util_chunks", "chunks under 50 % GPU utilization", chunk_cols,
+                                          { "start_ns", "starts at", "ns", -1 }, { "dur_ns", "lasts", "ns", -1 },
+                                          { "chunks", "chunks", NULL, -1 }, { "util_pct", "GPU busy", "%", 1 } };
+    rep_node *chunks = rep_table(rep, top, "low_util_windows",
+                                 "windows of consecutive chunks under 50 % GPU utilization", chunk_cols,
                                  CP_ARRAY_LEN(chunk_cols));
+    /* per-rank detail is for JSON and CSV; text shows the summary over ranks */
+    by_rank->flags |= REP_F_NO_TEXT;
+    gaps->flags |= REP_F_NO_TEXT;
+    chunks->flags |= REP_F_NO_TEXT;
     for (size_t ri = 0; ri < tl->n_ranks; ri++) {
         rank_out o = { rep, gaps, chunks, &res->hits[ri * AN_EXPERT__COUNT], tl->ranks[ri].meta.rank };
         rank_rules(tl, ri, &o);
         for (int k = 0; k < AN_EXPERT__COUNT; k++) {
             if (!o.hits[k].count)
                 continue;
-            rep_node *row = rep_row(rep, rules);
+            rep_node *row = rep_row(rep, by_rank);
             rep_cell_str(rep, row, rule_keys[k]);
             rep_cell_int(rep, row, o.rank);
             rep_cell_int(rep, row, (int64_t)o.hits[k].count);
             rep_cell_int(rep, row, o.hits[k].total_ns);
-            rep_cell_str(rep, row, rule_titles[k]);
-            rep_cell_str(rep, row, rule_advice[k]);
         }
+    }
+    for (int k = 0; k < AN_EXPERT__COUNT; k++) {
+        int64_t ranks = 0, count = 0, total = 0, worst = -1;
+        size_t worst_ri = 0;
+        for (size_t ri = 0; ri < tl->n_ranks; ri++) {
+            const an_expert_hits *h = &res->hits[ri * AN_EXPERT__COUNT + k];
+            if (!h->count)
+                continue;
+            ranks++;
+            count += (int64_t)h->count;
+            total += h->total_ns;
+            if (h->total_ns > worst) {
+                worst = h->total_ns;
+                worst_ri = ri;
+            }
+        }
+        if (!ranks)
+            continue;
+        rep_node *row = rep_row(rep, rules);
+        rep_cell_str(rep, row, rule_keys[k]);
+        rep_cell_int(rep, row, ranks);
+        rep_cell_int(rep, row, count);
+        rep_cell_int(rep, row, total);
+        rep_cell_int(rep, row, tl->ranks[worst_ri].meta.rank);
+        rep_cell_int(rep, row, worst);
+        rep_cell_str(rep, row, rule_titles[k]);
+        rep_cell_str(rep, row, rule_advice[k]);
     }
     return 0;
 }

@@ -122,17 +122,31 @@ void tl_builder_track_name(tl_builder *b, uint32_t track, uint32_t name)
         b->tnames[track] = name;
 }
 
-static void grow_events(tl_builder *b)
+static void resize_events(tl_builder *b, size_t cap)
 {
-    size_t need = b->n + 1;
-    if (need <= b->cap)
-        return;
-    size_t cap = b->cap ? b->cap * 2 : 4096;
 #define G(col) col = cp_xrealloc(col, cap * sizeof *col)
     G(b->ts); G(b->dur); G(b->corr); G(b->ext); G(b->name); G(b->cat_name);
     G(b->track); G(b->arg_begin); G(b->cat); G(b->flags);
 #undef G
     b->cap = cap;
+}
+
+static void grow_events(tl_builder *b)
+{
+    size_t need = b->n + 1;
+    if (need <= b->cap)
+        return;
+    resize_events(b, b->cap ? b->cap * 2 : 4096);
+}
+
+void tl_builder_reserve(tl_builder *b, size_t n_events, size_t n_args)
+{
+    if (n_events > b->cap)
+        resize_events(b, n_events);
+    if (n_args > b->cap_args) {
+        b->args = cp_xrealloc(b->args, n_args * sizeof *b->args);
+        b->cap_args = n_args;
+    }
 }
 
 size_t tl_builder_add(tl_builder *b, const tl_ev *ev)
@@ -161,6 +175,15 @@ static tl_arg *push_arg(tl_builder *b, uint32_t key, uint8_t type)
     a->key = key;
     a->type = type;
     return a;
+}
+
+void tl_builder_args(tl_builder *b, const tl_arg *args, size_t n)
+{
+    if (b->n == 0 || n == 0)
+        return;
+    cp_xgrow((void **)&b->args, &b->cap_args, b->n_args + n, sizeof *b->args);
+    memcpy(b->args + b->n_args, args, n * sizeof *args);
+    b->n_args += n;
 }
 
 void tl_builder_arg_int(tl_builder *b, uint32_t key, int64_t v)

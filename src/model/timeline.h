@@ -65,6 +65,8 @@ typedef enum tl_copy_dir {
 #define TL_F_INSTANT 0x04u   /* instant event (dur 0 by nature) */
 #define TL_F_NO_DUR 0x08u    /* complete event that came without dur */
 #define TL_F_LAUNCH 0x10u    /* runtime/driver call that launches GPU work */
+#define TL_F_NO_STREAM_ARG 0x20u /* GPU event without a stream arg: its stream is the trace's tid
+                                  * (HTA puts such events on stream -1) */
 
 typedef enum tl_track_kind { TL_TRACK_CPU = 0, TL_TRACK_GPU = 1, TL_TRACK_OTHER = 2 } tl_track_kind;
 
@@ -164,6 +166,11 @@ const char *tl_builder_source(const tl_builder *b);
 /* Returns the track id for key, creating it on first use. */
 uint32_t tl_builder_track(tl_builder *b, const tl_track_key *key);
 void tl_builder_track_name(tl_builder *b, uint32_t track, uint32_t name);
+/* Room for n_events events and n_args args without regrowing: a hint from
+ * the input size, so growing columns are never copied. Capacity never
+ * shrinks; large blocks are mapped lazily, so reserving more than is used
+ * costs address space, not memory. */
+void tl_builder_reserve(tl_builder *b, size_t n_events, size_t n_args);
 /* Appends an event; returns its builder-local index. */
 size_t tl_builder_add(tl_builder *b, const tl_ev *ev);
 size_t tl_builder_count(const tl_builder *b);
@@ -173,6 +180,8 @@ void tl_builder_arg_int(tl_builder *b, uint32_t key, int64_t v);
 void tl_builder_arg_num(tl_builder *b, uint32_t key, double v);
 void tl_builder_arg_str(tl_builder *b, uint32_t key, uint32_t str);
 void tl_builder_arg_bool(tl_builder *b, uint32_t key, bool v);
+/* The same for n args at once (copied; bools as TL_ARG_BOOL with v.i 0/1). */
+void tl_builder_args(tl_builder *b, const tl_arg *args, size_t n);
 /* Raise the recorded memory of the builder (for bench reporting). */
 size_t tl_builder_bytes(const tl_builder *b);
 

@@ -1,0 +1,172 @@
+/* an_annotations.c - the `annotations` analyzer: user annotation breakdown.
+ *
+ * CPU annotations (category user_annotation: record_function ranges,
+ * ProfilerStep#N, "## forward ##"...) and GPU annotations
+ * (gpu_user_annotation: the same ranges as the GPU executed them) are
+ * grouped by name with count, total, mean, min, max and sample std of their
+ * durations (HTA's get_gpu_user_annotation_breakdown with every name kept).
+ * Every GPU event of the view is then attributed to the innermost GPU
+ * annotation it overlaps (the shortest one; HTA's
+ * get_gpu_kernels_with_user_annotations picks the leaf of the stack), and
+ * the kernels per annotation are counted. A sweep over both start-sorted
+ * lists keeps only the annotations open at the kernel's start, so the cost
+ * is O(n log n) plus the nesting depth per kernel.
+ */
+#include "an_results.h"
+#include "../base/util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_by_t0(const void *pa, const void *pb, void *ctx)
+{
+    const an_view *v = ctx;
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    if (v->t0[a] != v->t0[b])
+        return v->t0[a] < v->t0[b] ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
+static size_t groups_of(const an_ctx *ctx, const an_view *v, tl_cat cat, an_group **out, size_t **idx_out,
+                        size_t *n_idx)
+{
+    const tl_timeline *tl = ctx->tl;
+    size_t m = v->n ? v->n : 1, k = 0;
+    uint32_t *names = cp_xmalloc(m * sizeof *names);
+    int64_t *durs = cp_xmalloc(m * sizeof *durs);
+    size_t *idx = cp_xmalloc(m * sizeof *idx);
+    for (size_t i = 0; i < v->n; i++)
+        if (v->mult[i] && tl->cat[v->base + i] == cat)
+            for (uint32_t r = 0; r < v->mult[i]; r++) {
+                names[k] = tl->name[v->base + i];
+                durs[k] = v->t1[i] - v->t0[i];
+                idx[k++] = i;
+            }
+    size_t ng = an_group_by_name(names, durs, k, out);
+    free(names);
+    free(durs);
+    if (idx_out) {
+        *idx_out = idx;
+        *n_idx = k;
+    } else {
+        free(idx);
+    }
+    return ng;
+}
+
+void an_annotations_compute(const an_ctx *ctx, const an_view *v, an_annot_rank *out)
+{
+    memset(out, 0, sizeof *out);
+    out->n_cpu = groups_of(ctx, v, TL_CAT_USER_ANNOTATION, &out->cpu, NULL, NULL);
+    size_t *ann, na;
+    out->n_gpu = groups_of(ctx, v, TL_CAT_GPU_USER_ANNOTATION, &out->gpu, &ann, &na);
+    if (na > 1)
+        qsort_r(ann, na, sizeof *ann, cmp_by_t0, (void *)v);
+    /* attribution sweep */
+    size_t *active = cp_xmalloc((na ? na : 1) * sizeof *active), nact = 0, j = 0;
+    uint32_t *names = cp_xmalloc((v->n_gpu ? v->n_gpu : 1) * sizeof *names);
+    int64_t *ones = cp_xmalloc((v->n_gpu ? v->n_gpu : 1) * sizeof *ones); /* sum = count: sorts by count */
+    size_t nk = 0;
+    for (size_t k = 0; k < v->n_gpu; k++) {
+        size_t g = v->gpu[k];
+        int64_t s = v->t0[g], e = CP_MAX(v->t1[g], s + 1);
+        while (j < na && v->t0[ann[j]] <= s)
+            active[nact++] = ann[j++];
+        size_t w = 0; /* drop annotations that ended */
+        for (size_t a = 0; a < nact; a++)
+            if (v->t1[active[a]] > s)
+                active[w++] = active[a];
+        nact = w;
+        size_t best = SIZE_MAX;
+        int64_t best_len = INT64_MAX;
+        for (size_t a = 0; a < nact; a++) {
+            int64_t len = v->t1[active[a]] - v->t0[active[a]];
+            if (len < best_len || (best != SIZE_MAX && len == best_len && v->t0[active[a]] >= v->t0[best])) {
+                best = active[a];
+                best_len = len;
+            }
+        }
+        for (size_t f = j; f < na && v->t0[ann[f]] < e; f++) { /* starting inside the kernel */
+            int64_t len = v->t1[ann[f]] - v->t0[ann[f]];
+            if (v->t1[ann[f]] > s && len < best_len) {
+                best = ann[f];
+                best_len = len;
+            }
+        }
+        out->gpu_kernels++;
+        if (best == SIZE_MAX)
+            out->unattributed++;
+        else {
+            ones[nk] = 1;
+            names[nk++] = ctx->tl->name[v->base + best];
+        }
+    }
+    out->n_kernels_groups = an_group_by_name(names, ones, nk, &out->kernels);
+    free(names);
+    free(ones);
+    free(active);
+    free(ann);
+}
+
+static void emit_groups(an_ctx *ctx, rep_node *parent, const char *key, const char *title, const an_group *g,
+                        size_t n)
+{
+    static const rep_col cols[] = {
+        { "name", "annotation", NULL, -1 }, { "count", "count", NULL, -1 },
+        { "sum_ns", "total", "ns", -1 },    { "mean_ns", "mean", "ns", -1 },
+        { "min_ns", "min", "ns", -1 },      { "max_ns", "max", "ns", -1 },
+        { "std_ns", "std", "ns", -1 },
+    };
+    rep_node *t = rep_table(ctx->rep, parent, key, title, cols, CP_ARRAY_LEN(cols));
+    for (size_t i = 0; i < n; i++) {
+        rep_node *row = rep_row(ctx->rep, t);
+        rep_cell_str(ctx->rep, row, tl_str(ctx->tl, g[i].name));
+        rep_cell_int(ctx->rep, row, g[i].count);
+        rep_cell_int(ctx->rep, row, (int64_t)g[i].sum_ns);
+        rep_cell_num(ctx->rep, row, g[i].sum_ns / (double)g[i].count);
+        rep_cell_int(ctx->rep, row, g[i].min_ns);
+        rep_cell_int(ctx->rep, row, g[i].max_ns);
+        rep_cell_num(ctx->rep, row, an_group_std(&g[i]));
+    }
+}
+
+static void emit(an_ctx *ctx, rep_node *parent, const void *out)
+{
+    const an_annot_rank *ar = out;
+    rep_node *o = rep_obj(ctx->rep, parent, "annotations", "user annotations");
+    emit_groups(ctx, o, "cpu", "CPU annotations", ar->cpu, ar->n_cpu);
+    emit_groups(ctx, o, "gpu", "GPU annotations", ar->gpu, ar->n_gpu);
+    rep_int(ctx->rep, o, "gpu_kernels", "GPU events", ar->gpu_kernels, NULL);
+    rep_int(ctx->rep, o, "unattributed_kernels", "GPU events outside any GPU annotation", ar->unattributed, NULL);
+    static const rep_col cols[] = {
+        { "annotation", "innermost GPU annotation", NULL, -1 },
+        { "kernels", "GPU events", NULL, -1 },
+    };
+    rep_node *t = rep_table(ctx->rep, o, "kernels_by_annotation", "GPU events by innermost annotation", cols,
+                            CP_ARRAY_LEN(cols));
+    for (size_t i = 0; i < ar->n_kernels_groups; i++) {
+        rep_node *row = rep_row(ctx->rep, t);
+        rep_cell_str(ctx->rep, row, tl_str(ctx->tl, ar->kernels[i].name));
+        rep_cell_int(ctx->rep, row, ar->kernels[i].count);
+    }
+}
+
+static void compute(const an_ctx *ctx, const an_view *v, void *out)
+{
+    an_annotations_compute(ctx, v, out);
+}
+
+static void free_rank(void *out)
+{
+    an_annot_rank *a = out;
+    free(a->cpu);
+    free(a->gpu);
+    free(a->kernels);
+}
+
+int an_annotations_run(an_ctx *ctx)
+{
+    static const an_dual_ops ops = { sizeof(an_annot_rank), compute, emit, free_rank };
+    return an_run_dual(ctx, AN_annotations, &ops);
+}

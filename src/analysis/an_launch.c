@@ -1,0 +1,161 @@
+/* an_launch.c - the `launch` analyzer: CUDA (and HIP, MTIA) launch
+ * statistics per correlation id.
+ *
+ * For every runtime call that launches GPU work (cudaLaunchKernel,
+ * cudaLaunchKernelExC, cuLaunchKernel, cuLaunchKernelEx, cudaMemcpyAsync,
+ * cudaMemsetAsync, hipLaunchKernel, hipExtModuleLaunchKernel,
+ * hipMemcpyAsync, hipMemsetAsync, hipMemcpyWithStream, MTIA's runFunction)
+ * the CPU events and GPU events sharing its correlation id are joined (as
+ * HTA's get_cuda_kernel_launch_stats joins them: every CPU row with every
+ * GPU row of that id): cpu duration, gpu duration, launch delay = GPU start
+ * - call end. HTA reports a GPU start before the call returned as delay 0
+ * (the HTA view clamps); the exact view keeps the negative value, which
+ * says the GPU started the work while the call was still returning.
+ * Summary counts: short kernels (gpu < cpu <= 50 us: the launch costs more
+ * than the work), runtime outliers (cpu > 50 us), delay outliers (> 100 us).
+ */
+#include "an_results.h"
+#include "../base/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const launch_names[] = {
+    "cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx",
+    "cudaMemcpyAsync", "cudaMemsetAsync", "runFunction - job_prep_and_submit_for_execution",
+    "hipLaunchKernel", "hipExtModuleLaunchKernel", "hipMemcpyAsync", "hipMemsetAsync",
+    "hipMemcpyWithStream",
+};
+
+bool an_is_launch_name(const char *name)
+{
+    for (size_t k = 0; k < CP_ARRAY_LEN(launch_names); k++)
+        if (strcmp(name, launch_names[k]) == 0)
+            return true;
+    return false;
+}
+
+static bool in_set(const int64_t *set, size_t n, int64_t key)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (set[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && set[lo] == key;
+}
+
+static int cmp_i64(const void *pa, const void *pb)
+{
+    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+    return (a > b) - (a < b);
+}
+
+static int cmp_launch(const void *pa, const void *pb)
+{
+    const an_launch *a = pa, *b = pb;
+    if (a->corr != b->corr)
+        return a->corr < b->corr ? -1 : 1;
+    if (a->cpu_ns != b->cpu_ns)
+        return a->cpu_ns < b->cpu_ns ? -1 : 1;
+    return (a->gpu_ns > b->gpu_ns) - (a->gpu_ns < b->gpu_ns);
+}
+
+void an_launch_compute(const an_ctx *ctx, const an_view *v, an_launch_rank *out)
+{
+    const tl_timeline *tl = ctx->tl;
+    memset(out, 0, sizeof *out);
+    size_t n = v->n, m = n ? n : 1;
+    /* correlation ids of launch calls present in the view */
+    int64_t *set = cp_xmalloc(m * sizeof *set);
+    size_t ns = 0;
+    for (size_t i = 0; i < n; i++)
+        if (v->mult[i] && v->stream[i] < 0 && tl->corr[v->base + i] >= 0 &&
+            an_name_is(ctx, tl->name[v->base + i], AN_NAME_LAUNCH))
+            set[ns++] = tl->corr[v->base + i];
+    qsort(set, ns, sizeof *set, cmp_i64);
+    /* CPU rows of those ids */
+    an_corr_idx *cpu = cp_xmalloc(m * sizeof *cpu);
+    size_t nc = 0;
+    for (size_t i = 0; i < n; i++)
+        if (v->mult[i] && v->stream[i] < 0 && in_set(set, ns, tl->corr[v->base + i]))
+            cpu[nc++] = (an_corr_idx){ tl->corr[v->base + i], i };
+    an_corr_sort(cpu, nc);
+    size_t cap = 0;
+    for (size_t k = 0; k < v->n_gpu; k++) {
+        size_t g = v->gpu[k];
+        int64_t c = tl->corr[v->base + g];
+        if (c < 0)
+            continue;
+        for (size_t p = an_corr_lower(cpu, nc, c); p < nc && cpu[p].corr == c; p++) {
+            size_t h = cpu[p].idx;
+            an_launch L = { c, v->t1[h] - v->t0[h], v->t1[g] - v->t0[g], v->t0[g] - v->t1[h] };
+            if (!v->exact && L.delay_ns < 0)
+                L.delay_ns = 0;
+            cp_xgrow((void **)&out->rows, &cap, out->n + 1, sizeof *out->rows);
+            out->rows[out->n++] = L;
+            out->short_kernels += L.cpu_ns <= AN_RUNTIME_CUTOFF_NS && L.gpu_ns < L.cpu_ns;
+            out->runtime_outliers += L.cpu_ns > AN_RUNTIME_CUTOFF_NS;
+            out->delay_outliers += L.delay_ns > AN_DELAY_CUTOFF_NS;
+        }
+    }
+    if (out->n > 1)
+        qsort(out->rows, out->n, sizeof *out->rows, cmp_launch);
+    free(set);
+    free(cpu);
+}
+
+static void emit(an_ctx *ctx, rep_node *parent, const void *out)
+{
+    const an_launch_rank *lr = out;
+    rep_node *o = rep_obj(ctx->rep, parent, "launch_stats", "kernel launch statistics");
+    rep_int(ctx->rep, o, "launches", "launches joined to GPU work", (int64_t)lr->n, NULL);
+    rep_int(ctx->rep, o, "short_kernels", "short kernels (gpu < cpu <= 50 us)", lr->short_kernels, NULL);
+    rep_int(ctx->rep, o, "runtime_outliers", "runtime outliers (cpu > 50 us)", lr->runtime_outliers, NULL);
+    rep_int(ctx->rep, o, "launch_delay_outliers", "launch delay outliers (> 100 us)", lr->delay_outliers, NULL);
+    double s[3] = { 0, 0, 0 };
+    for (size_t i = 0; i < lr->n; i++) {
+        s[0] += (double)lr->rows[i].cpu_ns;
+        s[1] += (double)lr->rows[i].gpu_ns;
+        s[2] += (double)lr->rows[i].delay_ns;
+    }
+    static const char *const keys[] = { "cpu_duration_mean_ns", "gpu_duration_mean_ns", "launch_delay_mean_ns" };
+    static const char *const titles[] = { "mean call duration", "mean GPU duration", "mean launch delay" };
+    for (int k = 0; k < 3; k++) {
+        if (lr->n)
+            rep_num(ctx->rep, o, keys[k], titles[k], s[k] / (double)lr->n, "ns");
+        else
+            rep_null(ctx->rep, o, keys[k], titles[k], "ns");
+    }
+    static const rep_col cols[] = {
+        { "correlation", "correlation", NULL, -1 },
+        { "cpu_duration_ns", "cpu duration", "ns", -1 },
+        { "gpu_duration_ns", "gpu duration", "ns", -1 },
+        { "launch_delay_ns", "launch delay", "ns", -1 },
+    };
+    rep_node *t = rep_table(ctx->rep, o, "by_correlation", "per launch", cols, CP_ARRAY_LEN(cols));
+    t->flags |= REP_F_NO_TEXT;
+    for (size_t i = 0; i < lr->n; i++) {
+        rep_node *row = rep_row(ctx->rep, t);
+        rep_cell_int(ctx->rep, row, lr->rows[i].corr);
+        rep_cell_int(ctx->rep, row, lr->rows[i].cpu_ns);
+        rep_cell_int(ctx->rep, row, lr->rows[i].gpu_ns);
+        rep_cell_int(ctx->rep, row, lr->rows[i].delay_ns);
+    }
+}
+
+static void compute(const an_ctx *ctx, const an_view *v, void *out)
+{
+    an_launch_compute(ctx, v, out);
+}
+
+static void free_rank(void *out) { free(((an_launch_rank *)out)->rows); }
+
+int an_launch_run(an_ctx *ctx)
+{
+    static const an_dual_ops ops = { sizeof(an_launch_rank), compute, emit, free_rank };
+    return an_run_dual(ctx, AN_launch, &ops);
+}

@@ -1,0 +1,271 @@
+/* an_results.h - typed results the trace analyzers leave in ctx->results,
+ * and the per-rank "views" every one of them reads.
+ *
+ * Design
+ * - Users compare our numbers with Meta's Holistic Trace Analysis (HTA), so
+ *   every analysis is computed twice from the same code: once on the
+ *   HTA-compatible view (HTA's preprocessing replayed: events rounded to
+ *   whole microseconds when the file has fractional timestamps, the last
+ *   profiler step dropped when there are two or more, "GPU kernel" meaning
+ *   any event with a stream argument) and once on the exact view (exact
+ *   nanoseconds, every event, only real GPU work: no sync events, no
+ *   annotations). A view is a set of per-event columns over one rank's
+ *   contiguous event range, so an analyzer is written once against an_view
+ *   and a few flags (an_view.exact) select the corrected definitions.
+ * - The `view` analyzer (first row of analyzers.def) builds both views for
+ *   every rank, in parallel over ranks, and owns them (an_views_result).
+ *   Later analyzers only read them. Two-view analyzers (temporal, overlap
+ *   into temporal's results, idle, kernels, launch, queue, annotations) run
+ *   through one driver, an_run_dual, and leave an an_dual_result; read one
+ *   rank's typed result with an_dual_get(ctx, AN_<name>, rank, exact).
+ *   Steps leave an_steps_result. The findings engine reuses all of these
+ *   (step boundaries, breakdowns) instead of recomputing them.
+ * - The last analyzer, `exact`, appends every rank's "exact" report object
+ *   (built detached) so the corrected numbers follow the HTA-compatible
+ *   ones; keep it the last row of analyzers.def.
+ * - Every results struct starts with `void (*free)(void *)` (see analysis.h).
+ *
+ * Ownership: everything hangs off ctx->results and is released by
+ * an_ctx_free through the structs' free functions.
+ */
+#ifndef CP_ANALYSIS_AN_RESULTS_H
+#define CP_ANALYSIS_AN_RESULTS_H
+
+#include "analysis.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Kernel types, as bits so that overlap combinations are masks. The order
+ * is HTA's (COMPUTATION, COMMUNICATION, MEMORY): labels of combinations
+ * list types in this order ("COMPUTATION overlapping MEMORY"). */
+enum { AN_KT_NONE = 0, AN_KT_COMPUTE = 1, AN_KT_COMM = 2, AN_KT_MEMORY = 4 };
+#define AN_KT_ALL (AN_KT_COMPUTE | AN_KT_COMM | AN_KT_MEMORY)
+
+/* One rank seen one way. Arrays are indexed by the rank-local event index
+ * i = event - base. */
+typedef struct an_view {
+    bool exact;            /* false: HTA-compatible; true: corrected */
+    size_t base, n;        /* events [base, base + n) of the timeline */
+    int64_t *t0, *t1;      /* start/end in ns (HTA: rounded to whole us when the file is fractional) */
+    int64_t *stream;       /* >= 0: GPU work on that stream in this view; -1 otherwise */
+    uint32_t *mult;        /* times the event appears in the view (0: filtered out; HTA may duplicate) */
+    uint8_t *ktype;        /* AN_KT_* of GPU work, AN_KT_NONE otherwise */
+    int64_t *partner;      /* rank-local index of the CPU call that launched this GPU work, -1 none */
+    size_t *gpu;           /* GPU work (local indices, repeated per mult) sorted by (t0, t1, index) */
+    size_t n_gpu;
+    /* preprocessing facts (HTA view), reported so users see why numbers differ */
+    bool rounded;          /* timestamps were rounded to whole us (start up, end down) */
+    bool dropped_last_step;/* events at or after the last ProfilerStep start were dropped */
+    int64_t last_step_start_ns;
+} an_view;
+
+typedef struct an_rank_views {
+    an_view hta, exact;
+} an_rank_views;
+
+typedef struct an_views_result {
+    void (*free)(void *self);
+    size_t n_ranks;
+    an_rank_views *ranks;
+    int n_step_names;      /* distinct ProfilerStep#N names over all ranks (HTA's test for the drop) */
+    rep_node **exact_nodes;/* per rank "exact" objects, detached until the `exact` analyzer appends them */
+    uint8_t *name_flags;   /* AN_NAME_* by string id, so per-event name tests are one load */
+    size_t n_names;
+} an_views_result;
+
+enum { AN_NAME_LAUNCH = 1, AN_NAME_SYNC = 2, AN_NAME_STEP = 4 };
+/* Whether string id `name` has flag AN_NAME_* (false before the view analyzer ran). */
+bool an_name_is(const an_ctx *ctx, uint32_t name, unsigned flag);
+
+/* Per-name aggregation (kernels, annotations). */
+typedef struct an_group {
+    uint32_t name;          /* string id */
+    int64_t count;
+    double sum_ns, sumsq;   /* of durations */
+    int64_t min_ns, max_ns;
+} an_group;
+
+/* ---- two-view analyzers (an_dual.c) ----
+ * temporal (an_temporal), idle (an_idle_rank), kernels (an_kernels_rank),
+ * launch (an_launch_rank), queue (an_queue_rank), annotations
+ * (an_annot_rank) leave an an_dual_result: one per-rank result per view. */
+typedef struct an_dual_ops {
+    size_t elem;            /* bytes of one per-rank result */
+    void (*compute)(const an_ctx *ctx, const an_view *v, void *out);  /* any thread */
+    void (*emit)(an_ctx *ctx, rep_node *parent, const void *out);     /* calling thread */
+    void (*free_rank)(void *out);                                     /* NULL: nothing owned */
+} an_dual_ops;
+
+typedef struct an_dual_result {
+    void (*free)(void *self);
+    size_t n_ranks;
+    void *hta, *exact;      /* n_ranks results each */
+    const an_dual_ops *ops;
+} an_dual_result;
+
+/* Compute both views of every rank (in parallel), emit them, and store the
+ * an_dual_result in ctx->results[id]. */
+int an_run_dual(an_ctx *ctx, an_id id, const an_dual_ops *ops);
+/* Rank r's result of analyzer id in one view (NULL if absent); cast it to
+ * the analyzer's per-rank type. */
+void *an_dual_get(const an_ctx *ctx, an_id id, size_t r, bool exact);
+
+/* ---- profiler steps ---- */
+typedef struct an_step {
+    int64_t id;            /* N of ProfilerStep#N */
+    int64_t start_ns, dur_ns;
+    bool hta_dropped;      /* HTA excludes this step (the last one, when there are >= 2) */
+} an_step;
+
+typedef struct an_rank_steps {
+    an_step *steps;        /* sorted by start */
+    size_t n;
+    double mean_ns, p50_ns, p95_ns, max_ns; /* NaN when no steps */
+} an_rank_steps;
+
+typedef struct an_steps_result {
+    void (*free)(void *self);
+    size_t n_ranks;
+    an_rank_steps *ranks;
+} an_steps_result;
+
+/* ---- temporal breakdown and overlap ---- */
+typedef struct an_temporal {
+    int64_t kernel_time_ns, idle_ns, compute_ns, noncompute_ns;
+    double idle_pct, compute_pct, noncompute_pct; /* NaN when no GPU work */
+    int64_t comm_ns, comm_compute_overlap_ns;
+    double overlap_pct;    /* NaN when the rank has no communication */
+    bool has_gpu;
+} an_temporal;
+
+/* ---- idle time breakdown ---- */
+enum { AN_IDLE_HOST = 0, AN_IDLE_KERNEL = 1, AN_IDLE_OTHER = 2, AN_IDLE__COUNT };
+typedef struct an_idle_stream {
+    int64_t stream;
+    int64_t idle_ns[AN_IDLE__COUNT];
+    int64_t total_ns;
+} an_idle_stream;
+
+typedef struct an_idle_rank {
+    an_idle_stream *streams;
+    size_t n;
+} an_idle_rank;
+
+/* ---- GPU kernel breakdown ---- */
+typedef struct an_kernel_row {
+    int ktype;              /* AN_KT_COMPUTE / COMM / MEMORY */
+    uint32_t name;          /* string id; UINT32_MAX for "others" */
+    int64_t count;
+    double sum_ns, mean_ns, min_ns, max_ns, std_ns;
+} an_kernel_row;
+
+typedef struct an_kernels_rank {
+    int64_t mask_ns[AN_KT_ALL + 1]; /* time with exactly this set of types running */
+    an_kernel_row *rows;    /* sorted by (type name, kernel name) as HTA sorts */
+    size_t n_rows;
+} an_kernels_rank;
+
+/* Top kernels kept per type; the rest become "others" (HTA's num_kernels
+ * and duration_ratio defaults). */
+#define AN_TOP_KERNELS 10
+#define AN_TOP_RATIO 0.8
+
+/* ---- launch statistics ---- */
+typedef struct an_launch {
+    int64_t corr;
+    int64_t cpu_ns, gpu_ns, delay_ns; /* call duration, GPU duration, GPU start - call end */
+} an_launch;
+
+typedef struct an_launch_rank {
+    an_launch *rows;        /* by correlation id */
+    size_t n;
+    int64_t short_kernels;  /* gpu < cpu <= 50 us */
+    int64_t runtime_outliers;   /* cpu > 50 us */
+    int64_t delay_outliers;     /* delay > 100 us */
+} an_launch_rank;
+
+#define AN_RUNTIME_CUTOFF_NS 50000
+#define AN_DELAY_CUTOFF_NS 100000
+
+/* Names of the runtime/driver calls that launch GPU work (HTA's list). */
+bool an_is_launch_name(const char *name);
+
+/* ---- queue length ---- */
+typedef struct an_queue_stream {
+    int64_t stream;
+    size_t count;           /* samples: one per enqueue and per dequeue */
+    double mean, std, min, p25, p50, p75, max;
+} an_queue_stream;
+
+typedef struct an_queue_rank {
+    an_queue_stream *streams;
+    size_t n;
+} an_queue_rank;
+
+/* ---- user annotations ---- */
+typedef struct an_annot_rank {
+    an_group *cpu, *gpu;    /* by name, sorted by descending total */
+    size_t n_cpu, n_gpu;
+    an_group *kernels;      /* GPU kernels attributed to their innermost GPU annotation (count only) */
+    size_t n_kernels_groups;
+    int64_t gpu_kernels, unattributed;
+} an_annot_rank;
+
+/* Kernel wait threshold: HTA's consecutive_kernel_delay default (30 us). */
+#define AN_KERNEL_WAIT_NS 30000
+
+/* (correlation id, rank-local index) pairs: sort, then find the run of an id. */
+typedef struct an_corr_idx {
+    int64_t corr;
+    size_t idx;
+} an_corr_idx;
+void an_corr_sort(an_corr_idx *v, size_t n);
+/* First position with corr >= key in a sorted array. */
+size_t an_corr_lower(const an_corr_idx *v, size_t n, int64_t key);
+
+/* Per-view computations (exposed for unit tests). */
+void an_temporal_compute(const an_view *v, an_temporal *t);
+void an_overlap_compute(const an_view *v, an_temporal *t);
+void an_idle_compute(const an_view *v, an_idle_rank *out);
+void an_kernels_compute(const an_ctx *ctx, const an_view *v, an_kernels_rank *out);
+void an_launch_compute(const an_ctx *ctx, const an_view *v, an_launch_rank *out);
+void an_queue_compute(const an_ctx *ctx, const an_view *v, an_queue_rank *out);
+void an_annotations_compute(const an_ctx *ctx, const an_view *v, an_annot_rank *out);
+const char *an_ktype_label(unsigned mask, char *buf, size_t size);
+
+/* ---- shared helpers (an_view.c) ---- */
+/* The HTA kernel type of a GPU event name: communication (nccl*, gloo:),
+ * memory (Memcpy, Memset, MTIA dma*), else computation. */
+int an_hta_ktype(const char *name);
+/* Union of the intervals of the view's GPU work whose type is in mask:
+ * writes merged [lo, hi) pairs (caller frees *out) and returns their count. */
+size_t an_union(const an_view *v, unsigned mask, int64_t **out);
+int64_t an_union_len(const int64_t *iv, size_t n);
+/* Length of the intersection of two merged interval lists. */
+int64_t an_intersect_len(const int64_t *a, size_t na, const int64_t *b, size_t nb);
+/* pandas-compatible statistics of n values: sample std (0 when n < 2),
+ * quantile by linear interpolation of the sorted values (q in 0..1). */
+double an_quantile_sorted(const double *sorted, size_t n, double q);
+double an_std(const double *v, size_t n, double mean);
+/* qsort comparator of doubles, ascending. */
+int an_cmp_double(const void *pa, const void *pb);
+/* Group n (name, duration) pairs by name; returns the number of groups,
+ * sorted by descending sum then name id. Caller frees *out. */
+size_t an_group_by_name(const uint32_t *names, const int64_t *durs, size_t n, an_group **out);
+double an_group_std(const an_group *g);
+
+/* Views of rank r (NULL if the view analyzer did not run). */
+const an_rank_views *an_views(const an_ctx *ctx, size_t r);
+/* The per-rank report object of a view: rank_nodes[r] itself for HTA; for
+ * the exact view an "exact" object that the last analyzer (`exact`) appends
+ * to the rank, so that the corrected numbers follow the HTA-compatible ones. */
+rep_node *an_view_node(an_ctx *ctx, size_t r, bool exact);
+/* An event's name. */
+static inline const char *an_name(const an_ctx *ctx, const an_view *v, size_t i)
+{
+    return tl_str(ctx->tl, ctx->tl->name[v->base + i]);
+}
+
+#endif

@@ -1,0 +1,556 @@
+/* an_view.c - the `view` analyzer: HTA-compatible and exact per-rank views
+ * of the timeline (see an_results.h), plus the interval and statistics
+ * helpers the other trace analyzers share.
+ *
+ * HTA's preprocessing, replayed (HolisticTraceAnalysis, trace parser and
+ * Trace._filter_irrelevant_gpu_kernels):
+ *  1. events without a duration (instants) and the "Trace" span are dropped;
+ *  2. when the file has a fractional timestamp, every event is rounded to
+ *     whole microseconds: start rounded up, end rounded down, so a sub-us
+ *     event gets a negative duration;
+ *  3. "stream" is the event's stream argument (-1 without one); a "GPU
+ *     kernel" is an event with stream >= 0 and a correlation id, or an
+ *     "Event Sync"/"Context Sync"; everything else is a "CPU" event;
+ *  4. when the trace set has two or more distinct ProfilerStep#N names, CPU
+ *     events starting at or after the start of the rank's last ProfilerStep
+ *     are dropped, and a GPU kernel is kept once per kept CPU event that
+ *     shares its correlation id (an inner join: usually once, sometimes
+ *     zero or several times).
+ * The exact view keeps every event with its exact nanoseconds and counts as
+ * GPU work only kernels, copies and memsets (no sync events, no
+ * annotations), classified by the timeline (or, for device types the
+ * timeline does not classify, by HTA's name rules).
+ */
+#include "an_results.h"
+#include "../base/par.h"
+#include "../base/util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const sync_names[] = { "Event Sync", "Context Sync" };
+
+int an_hta_ktype(const char *name)
+{
+    if (strncmp(name, "nccl", 4) == 0 || strstr(name, "gloo:"))
+        return AN_KT_COMM;
+    if (strstr(name, "Memcpy") || strstr(name, "Memset") || strncmp(name, "dma", 3) == 0)
+        return AN_KT_MEMORY;
+    return AN_KT_COMPUTE;
+}
+
+/* ---- interval and statistics helpers ---- */
+
+size_t an_union(const an_view *v, unsigned mask, int64_t **out)
+{
+    int64_t *iv = cp_xmalloc((2 * v->n_gpu + 2) * sizeof *iv);
+    size_t n = 0;
+    for (size_t k = 0; k < v->n_gpu; k++) {
+        size_t i = v->gpu[k];
+        if (!(v->ktype[i] & mask))
+            continue;
+        int64_t a = v->t0[i], b = v->t1[i];
+        if (n && a <= iv[2 * n - 1]) { /* gpu[] is sorted by start */
+            if (b > iv[2 * n - 1])
+                iv[2 * n - 1] = b;
+        } else {
+            iv[2 * n] = a;
+            iv[2 * n + 1] = b;
+            n++;
+        }
+    }
+    *out = iv;
+    return n;
+}
+
+int64_t an_union_len(const int64_t *iv, size_t n)
+{
+    int64_t s = 0;
+    for (size_t k = 0; k < n; k++)
+        s += iv[2 * k + 1] - iv[2 * k];
+    return s;
+}
+
+int64_t an_intersect_len(const int64_t *a, size_t na, const int64_t *b, size_t nb)
+{
+    int64_t s = 0;
+    size_t i = 0, j = 0;
+    while (i < na && j < nb) {
+        int64_t lo = CP_MAX(a[2 * i], b[2 * j]), hi = CP_MIN(a[2 * i + 1], b[2 * j + 1]);
+        if (hi > lo)
+            s += hi - lo;
+        if (a[2 * i + 1] < b[2 * j + 1])
+            i++;
+        else
+            j++;
+    }
+    return s;
+}
+
+double an_quantile_sorted(const double *s, size_t n, double q)
+{
+    if (n == 0)
+        return NAN;
+    double pos = (double)(n - 1) * q;
+    size_t lo = (size_t)floor(pos), hi = (size_t)ceil(pos);
+    return s[lo] + (s[hi] - s[lo]) * (pos - (double)lo);
+}
+
+int an_cmp_double(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+double an_std(const double *v, size_t n, double mean)
+{
+    if (n < 2)
+        return 0;
+    double ss = 0;
+    for (size_t i = 0; i < n; i++)
+        ss += (v[i] - mean) * (v[i] - mean);
+    return sqrt(ss / (double)(n - 1));
+}
+
+bool an_name_is(const an_ctx *ctx, uint32_t name, unsigned flag)
+{
+    const an_views_result *vr = ctx->results[AN_view];
+    return vr && name < vr->n_names && (vr->name_flags[name] & flag);
+}
+
+const an_rank_views *an_views(const an_ctx *ctx, size_t r)
+{
+    const an_views_result *vr = ctx->results[AN_view];
+    return vr && r < vr->n_ranks ? &vr->ranks[r] : NULL;
+}
+
+rep_node *an_view_node(an_ctx *ctx, size_t r, bool exact)
+{
+    if (!exact)
+        return ctx->rank_nodes[r];
+    an_views_result *vr = ctx->results[AN_view];
+    if (!vr->exact_nodes[r]) /* detached: parent NULL */
+        vr->exact_nodes[r] = rep_obj(ctx->rep, NULL, "exact", "exact (every event, exact ns, real GPU work only)");
+    return vr->exact_nodes[r];
+}
+
+/* ---- building the views ---- */
+
+typedef struct build_ctx {
+    const tl_timeline *tl;
+    const uint8_t *name_flags;   /* AN_NAME_* by string id */
+    int n_step_names;
+    uint32_t key_stream;         /* string id of "stream" (UINT32_MAX if absent) */
+    an_views_result *res;
+} build_ctx;
+
+static bool arg_int_id(const tl_timeline *tl, size_t ev, uint32_t key, int64_t *out)
+{
+    if (key == UINT32_MAX)
+        return false;
+    for (uint32_t a = tl->arg_begin[ev]; a < tl->arg_begin[ev + 1]; a++)
+        if (tl->args[a].key == key && (tl->args[a].type == TL_ARG_INT || tl->args[a].type == TL_ARG_BOOL)) {
+            *out = tl->args[a].v.i;
+            return true;
+        }
+    return false;
+}
+
+/* HTA's "stream" column: the event's stream argument, -1 without one.
+ * Readers move a GPU event's stream argument into its track key and flag
+ * the GPU events that had none (TL_F_NO_STREAM_ARG). */
+static int64_t hta_stream(const build_ctx *b, size_t ev)
+{
+    const tl_timeline *tl = b->tl;
+    int64_t s;
+    if (arg_int_id(tl, ev, b->key_stream, &s))
+        return s;
+    const tl_track *tr = &tl->tracks[tl->track[ev]];
+    if (tr->key.kind == TL_TRACK_GPU && !(tl->flags[ev] & TL_F_NO_STREAM_ARG))
+        return tr->key.stream;
+    return -1;
+}
+
+/* In HTA's dataframe at all (has a duration, not the Trace span). */
+static bool hta_row(const tl_timeline *tl, size_t ev)
+{
+    return !(tl->flags[ev] & (TL_F_INSTANT | TL_F_NO_DUR)) && tl->cat[ev] != TL_CAT_TRACE;
+}
+
+static int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+static int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+
+/* The exact view's notion of GPU work. */
+static int exact_ktype(const build_ctx *b, size_t ev)
+{
+    const tl_timeline *tl = b->tl;
+    tl_cat cat = (tl_cat)tl->cat[ev];
+    if (cat == TL_CAT_GPU_USER_ANNOTATION || cat == TL_CAT_CUDA_SYNC)
+        return AN_KT_NONE;
+    switch ((tl_kclass)tl->kclass[ev]) {
+    case TL_K_COMPUTE: return AN_KT_COMPUTE;
+    case TL_K_COMM: return AN_KT_COMM;
+    case TL_K_MEMCPY:
+    case TL_K_MEMSET: return AN_KT_MEMORY;
+    case TL_K_SYNC: return AN_KT_NONE;
+    case TL_K_NONE: break;
+    }
+    /* device types the timeline does not classify (MTIA "mtia_ccp_events") */
+    const char *cn = tl->cat_name[ev] ? tl_str(tl, tl->cat_name[ev]) : "";
+    bool kernel_cat = strncmp(cn, "kernel", 6) == 0 || strncmp(cn, "gpu_mem", 7) == 0 ||
+                      strncmp(cn, "mtia_ccp_events", 15) == 0;
+    if (!kernel_cat || tl->tracks[tl->track[ev]].key.kind != TL_TRACK_GPU)
+        return AN_KT_NONE;
+    const char *nm = tl_str(tl, tl->name[ev]);
+    if (cp_str_icontains(nm, "nccl") || cp_str_icontains(nm, "rccl"))
+        return AN_KT_COMM;
+    return an_hta_ktype(nm);
+}
+
+static void view_alloc(an_view *v, size_t base, size_t n, bool exact)
+{
+    size_t m = n ? n : 1;
+    v->exact = exact;
+    v->base = base;
+    v->n = n;
+    v->t0 = cp_xmalloc(m * sizeof *v->t0);
+    v->t1 = cp_xmalloc(m * sizeof *v->t1);
+    v->stream = cp_xmalloc(m * sizeof *v->stream);
+    v->mult = cp_xcalloc(m, sizeof *v->mult);
+    v->ktype = cp_xcalloc(m, sizeof *v->ktype);
+    v->partner = cp_xmalloc(m * sizeof *v->partner);
+    for (size_t i = 0; i < n; i++)
+        v->partner[i] = -1;
+}
+
+static void view_free(an_view *v)
+{
+    free(v->t0);
+    free(v->t1);
+    free(v->stream);
+    free(v->mult);
+    free(v->ktype);
+    free(v->partner);
+    free(v->gpu);
+}
+
+static int cmp_gpu(const void *pa, const void *pb, void *ctx)
+{
+    const an_view *v = ctx;
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    if (v->t0[a] != v->t0[b])
+        return v->t0[a] < v->t0[b] ? -1 : 1;
+    if (v->t1[a] != v->t1[b])
+        return v->t1[a] < v->t1[b] ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
+/* Fill v->gpu from stream/mult and sort it. */
+static void view_index_gpu(an_view *v)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < v->n; i++)
+        if (v->stream[i] >= 0)
+            n += v->mult[i];
+    v->gpu = cp_xmalloc((n ? n : 1) * sizeof *v->gpu);
+    v->n_gpu = 0;
+    for (size_t i = 0; i < v->n; i++)
+        if (v->stream[i] >= 0)
+            for (uint32_t k = 0; k < v->mult[i]; k++)
+                v->gpu[v->n_gpu++] = i;
+    if (v->n_gpu > 1)
+        qsort_r(v->gpu, v->n_gpu, sizeof *v->gpu, cmp_gpu, v);
+}
+
+static int cmp_corr_idx(const void *pa, const void *pb)
+{
+    const an_corr_idx *a = pa, *b = pb;
+    if (a->corr != b->corr)
+        return a->corr < b->corr ? -1 : 1;
+    return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+void an_corr_sort(an_corr_idx *v, size_t n)
+{
+    if (n > 1)
+        qsort(v, n, sizeof *v, cmp_corr_idx);
+}
+
+size_t an_corr_lower(const an_corr_idx *ci, size_t n, int64_t key)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (ci[mid].corr < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void build_hta(const build_ctx *b, const tl_rank *rk, an_view *v)
+{
+    const tl_timeline *tl = b->tl;
+    size_t n = v->n, base = v->base;
+    int64_t clock = rk->meta.has_base_time ? rk->meta.base_time_ns : 0;
+    bool *gk = cp_xcalloc(n ? n : 1, sizeof *gk);
+    bool *row = cp_xcalloc(n ? n : 1, sizeof *row);
+    for (size_t i = 0; i < n; i++) {
+        size_t ev = base + i;
+        row[i] = hta_row(tl, ev);
+        if (row[i] && (tl->ts_ns[ev] - clock) % 1000 != 0)
+            v->rounded = true;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t ev = base + i;
+        int64_t raw = tl->ts_ns[ev] - clock;
+        if (v->rounded) {
+            v->t0[i] = ceil_div(raw, 1000) * 1000 + clock;
+            v->t1[i] = floor_div(raw + tl->dur_ns[ev], 1000) * 1000 + clock;
+        } else {
+            v->t0[i] = tl->ts_ns[ev];
+            v->t1[i] = tl->ts_ns[ev] + tl->dur_ns[ev];
+        }
+        v->stream[i] = row[i] ? hta_stream(b, ev) : -1;
+        gk[i] = row[i] &&
+                ((v->stream[i] >= 0 && tl->corr[ev] >= 0) || (b->name_flags[tl->name[ev]] & AN_NAME_SYNC));
+        v->mult[i] = row[i] ? 1 : 0;
+    }
+    /* index_correlation: a GPU kernel's partner is the CPU row with its
+     * correlation id (computed before the step filter, as HTA does) */
+    size_t ncpu = 0;
+    an_corr_idx *ci = cp_xmalloc((n ? n : 1) * sizeof *ci);
+    for (size_t i = 0; i < n; i++)
+        if (row[i] && !gk[i] && tl->corr[base + i] != -1)
+            ci[ncpu++] = (an_corr_idx){ tl->corr[base + i], i };
+    an_corr_sort(ci, ncpu);
+    for (size_t i = 0; i < n; i++) {
+        if (!gk[i] || tl->corr[base + i] == -1)
+            continue;
+        int64_t c = tl->corr[base + i];
+        size_t p = an_corr_lower(ci, ncpu, c);
+        size_t last = SIZE_MAX;
+        for (; p < ncpu && ci[p].corr == c; p++)
+            last = ci[p].idx;
+        if (last != SIZE_MAX)
+            v->partner[i] = (int64_t)last;
+    }
+    /* the last-step drop */
+    if (b->n_step_names >= 2) {
+        bool any_cpu = false, any_step = false;
+        int64_t last = INT64_MAX, min_cpu = INT64_MAX;
+        for (size_t i = 0; i < n; i++) {
+            if (!row[i] || gk[i])
+                continue;
+            any_cpu = true;
+            min_cpu = CP_MIN(min_cpu, v->t0[i]);
+            if (b->name_flags[tl->name[base + i]] & AN_NAME_STEP) {
+                last = any_step ? CP_MAX(last, v->t0[i]) : v->t0[i];
+                any_step = true;
+            }
+        }
+        if (!any_step)
+            last = min_cpu;
+        if (any_cpu) {
+            v->dropped_last_step = true;
+            v->last_step_start_ns = last;
+            size_t nk = 0;
+            int64_t neg = 0; /* kept CPU rows with correlation -1 */
+            for (size_t i = 0; i < n; i++) {
+                if (!row[i] || gk[i])
+                    continue;
+                if (v->t0[i] >= last) {
+                    v->mult[i] = 0;
+                    continue;
+                }
+                if (tl->corr[base + i] == -1)
+                    neg++;
+                else
+                    ci[nk++] = (an_corr_idx){ tl->corr[base + i], i };
+            }
+            an_corr_sort(ci, nk);
+            for (size_t i = 0; i < n; i++) {
+                if (!gk[i])
+                    continue;
+                int64_t c = tl->corr[base + i];
+                if (c == -1) {
+                    v->mult[i] = (uint32_t)CP_MIN(neg, (int64_t)UINT32_MAX);
+                    continue;
+                }
+                size_t p = an_corr_lower(ci, nk, c), q = p;
+                while (q < nk && ci[q].corr == c)
+                    q++;
+                v->mult[i] = (uint32_t)(q - p);
+            }
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!v->mult[i])
+            v->stream[i] = -1;
+        if (v->stream[i] >= 0)
+            v->ktype[i] = (uint8_t)an_hta_ktype(tl_str(tl, tl->name[base + i]));
+    }
+    free(ci);
+    free(gk);
+    free(row);
+    view_index_gpu(v);
+}
+
+static void build_exact(const build_ctx *b, an_view *v)
+{
+    const tl_timeline *tl = b->tl;
+    for (size_t i = 0; i < v->n; i++) {
+        size_t ev = v->base + i;
+        v->t0[i] = tl->ts_ns[ev];
+        v->t1[i] = tl->ts_ns[ev] + tl->dur_ns[ev];
+        v->mult[i] = tl->cat[ev] == TL_CAT_TRACE ? 0 : 1;
+        v->ktype[i] = (uint8_t)(v->mult[i] ? exact_ktype(b, ev) : AN_KT_NONE);
+        v->stream[i] = -1;
+        if (v->ktype[i] != AN_KT_NONE) {
+            const tl_track *tr = &tl->tracks[tl->track[ev]];
+            int64_t s = tr->key.stream;
+            if (s < 0 && !arg_int_id(tl, ev, b->key_stream, &s))
+                s = 0;
+            v->stream[i] = s < 0 ? 0 : s;
+            int64_t l = tl->link[ev];
+            if (l >= (int64_t)v->base && l < (int64_t)(v->base + v->n) &&
+                tl->tracks[tl->track[l]].key.kind == TL_TRACK_CPU)
+                v->partner[i] = l - (int64_t)v->base;
+        }
+    }
+    view_index_gpu(v);
+}
+
+static void build_rank(void *ctx, size_t r)
+{
+    const build_ctx *b = ctx;
+    const tl_timeline *tl = b->tl;
+    const tl_rank *rk = &tl->ranks[r];
+    size_t b0 = 0, b1 = 0;
+    if (rk->track_end > rk->track_begin) {
+        b0 = tl->tracks[rk->track_begin].ev_begin;
+        b1 = tl->tracks[rk->track_end - 1].ev_end;
+    }
+    an_rank_views *rv = &b->res->ranks[r];
+    view_alloc(&rv->hta, b0, b1 - b0, false);
+    view_alloc(&rv->exact, b0, b1 - b0, true);
+    build_hta(b, rk, &rv->hta);
+    build_exact(b, &rv->exact);
+}
+
+static void views_free(void *self)
+{
+    an_views_result *r = self;
+    for (size_t i = 0; i < r->n_ranks; i++) {
+        view_free(&r->ranks[i].hta);
+        view_free(&r->ranks[i].exact);
+    }
+    free(r->ranks);
+    free(r->exact_nodes);
+    free(r->name_flags);
+    free(r);
+}
+
+static bool step_name(const char *s)
+{
+    return strncmp(s, "ProfilerStep#", 13) == 0 && s[13] >= '0' && s[13] <= '9';
+}
+
+int an_view_run(an_ctx *ctx)
+{
+    const tl_timeline *tl = ctx->tl;
+    size_t ns = cp_intern_count(&tl->strings);
+    uint8_t *flags = cp_xcalloc(ns ? ns : 1, 1), *used = cp_xcalloc(ns ? ns : 1, 1);
+    for (size_t s = 0; s < ns; s++) {
+        const char *nm = cp_intern_str(&tl->strings, (uint32_t)s);
+        flags[s] = (uint8_t)((step_name(nm) ? AN_NAME_STEP : 0) | (an_is_launch_name(nm) ? AN_NAME_LAUNCH : 0));
+        for (size_t k = 0; k < CP_ARRAY_LEN(sync_names); k++)
+            if (strcmp(nm, sync_names[k]) == 0)
+                flags[s] |= AN_NAME_SYNC;
+    }
+    for (size_t e = 0; e < tl->n_events; e++)
+        if (hta_row(tl, e))
+            used[tl->name[e]] = 1;
+    build_ctx b = { .tl = tl, .name_flags = flags };
+    for (size_t s = 0; s < ns; s++)
+        b.n_step_names += (flags[s] & AN_NAME_STEP) && used[s];
+    b.key_stream = cp_intern_find(&tl->strings, "stream", 6);
+    an_views_result *res = cp_xcalloc(1, sizeof *res);
+    res->free = views_free;
+    res->n_ranks = tl->n_ranks;
+    res->ranks = cp_xcalloc(tl->n_ranks ? tl->n_ranks : 1, sizeof *res->ranks);
+    res->n_step_names = b.n_step_names;
+    res->name_flags = flags;
+    res->n_names = ns;
+    res->exact_nodes = cp_xcalloc(tl->n_ranks ? tl->n_ranks : 1, sizeof *res->exact_nodes);
+    b.res = res;
+    cp_par_for(tl->n_ranks, ctx->opts && ctx->opts->nthreads > 0 ? ctx->opts->nthreads : 1, build_rank, &b);
+    ctx->results[AN_view] = res;
+    free(used);
+
+    for (size_t r = 0; r < tl->n_ranks; r++) {
+        const an_rank_views *rv = &res->ranks[r];
+        rep_node *o = rep_obj(ctx->rep, ctx->rank_nodes[r], "hta_preprocessing", "HTA-compatible preprocessing");
+        rep_bool(ctx->rep, o, "rounded_to_us", "timestamps rounded to whole us", rv->hta.rounded);
+        rep_bool(ctx->rep, o, "last_step_dropped", "last profiler step dropped", rv->hta.dropped_last_step);
+        rep_int(ctx->rep, o, "gpu_events", "GPU events (HTA view)", (int64_t)rv->hta.n_gpu, NULL);
+        rep_int(ctx->rep, o, "exact_gpu_events", "GPU work events (exact view)", (int64_t)rv->exact.n_gpu, NULL);
+    }
+    return 0;
+}
+
+/* ---- grouping by name ---- */
+
+typedef struct name_dur {
+    uint32_t name;
+    int64_t dur;
+} name_dur;
+
+static int cmp_name_dur(const void *pa, const void *pb)
+{
+    const name_dur *a = pa, *b = pb;
+    return (a->name > b->name) - (a->name < b->name);
+}
+
+static int cmp_group(const void *pa, const void *pb)
+{
+    const an_group *a = pa, *b = pb;
+    if (a->sum_ns != b->sum_ns)
+        return a->sum_ns > b->sum_ns ? -1 : 1;
+    return (a->name > b->name) - (a->name < b->name);
+}
+
+size_t an_group_by_name(const uint32_t *names, const int64_t *durs, size_t n, an_group **out)
+{
+    name_dur *v = cp_xmalloc((n ? n : 1) * sizeof *v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = (name_dur){ names[i], durs[i] };
+    qsort(v, n, sizeof *v, cmp_name_dur);
+    an_group *g = cp_xmalloc((n ? n : 1) * sizeof *g);
+    size_t ng = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!ng || g[ng - 1].name != v[i].name)
+            g[ng++] = (an_group){ v[i].name, 0, 0, 0, v[i].dur, v[i].dur };
+        an_group *x = &g[ng - 1];
+        x->count++;
+        x->sum_ns += (double)v[i].dur;
+        x->sumsq += (double)v[i].dur * (double)v[i].dur;
+        x->min_ns = CP_MIN(x->min_ns, v[i].dur);
+        x->max_ns = CP_MAX(x->max_ns, v[i].dur);
+    }
+    free(v);
+    qsort(g, ng, sizeof *g, cmp_group);
+    *out = g;
+    return ng;
+}
+
+double an_group_std(const an_group *g)
+{
+    if (g->count < 2)
+        return 0;
+    double mean = g->sum_ns / (double)g->count;
+    double var = (g->sumsq - (double)g->count * mean * mean) / (double)(g->count - 1);
+    return var > 0 ? sqrt(var) : 0;
+}

@@ -1,0 +1,1094 @@
+/* jsontok.c - streaming pull tokenizer for large JSON documents.
+ *
+ * Design (see jsontok.h for the contract):
+ *   - One input buffer [base, end) with a read cursor p. When a token runs
+ *     past `end`, refill() moves the bytes from the token start to the buffer
+ *     front and reads more after them, so a token is always contiguous and
+ *     can be returned without copying. The buffer doubles only when a single
+ *     token fills it (capped by max_token_bytes); memory is therefore
+ *     O(buffer + longest token), independent of the input size.
+ *   - A small explicit state machine (what may come next) replaces recursion;
+ *     the container stack is a byte array of the nesting cap.
+ *   - The hot loops (end of a string, whitespace runs, skipping a value) look
+ *     at 16 bytes at a time with SSE2, the x86-64 baseline; a portable byte
+ *     loop covers other targets (and builds with -DCP_JT_NO_SIMD) and the
+ *     tail of the buffer. No loop reads past `end`, so the zero-copy memory
+ *     mode needs no padding.
+ *   - Per token, the common case is decided without a trip through the
+ *     state machine: a string that ends within 16 bytes, the ':' after a key
+ *     and the ',' after a value when they are already buffered.
+ *   - Escaped strings are rare in traces: the scanner only notes that a
+ *     backslash was seen and a second pass decodes into the scratch buffer.
+ *   - Skipping a value does not tokenize it: it tracks only brackets and
+ *     strings, which is what makes skipping unneeded args cheap.
+ */
+#include "jsontok.h"
+
+#include "src.h"
+#include "util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#if defined(__SSE2__) && !defined(CP_JT_NO_SIMD)
+#include <emmintrin.h>
+#endif
+
+/* What the tokenizer expects next. */
+enum {
+    ST_TOP,       /* the top-level value */
+    ST_VALUE,     /* a member value, after ':' */
+    ST_ARR_FIRST, /* after '[': a value or ']' */
+    ST_ARR_NEXT,  /* after ',' in an array: a value, or ']' (trailing comma) */
+    ST_OBJ_FIRST, /* after '{': a key or '}' */
+    ST_OBJ_NEXT,  /* after ',' in an object: a key, or '}' (trailing comma) */
+    ST_COLON,     /* after a key */
+    ST_AFTER,     /* after a value inside a container: ',' or the close */
+    ST_DONE,      /* the top-level value is complete */
+};
+
+struct cp_jt {
+    const char *p;       /* next unread byte */
+    const char *end;     /* end of the bytes read so far */
+    const char *base;    /* start of the buffered bytes (buf, or the mem block) */
+    char *buf;           /* owned buffer; NULL in memory mode */
+    size_t cap;          /* size of buf */
+    long long base_off;  /* input offset of base[0] */
+    cp_jt_read_fn fn;    /* NULL in memory mode */
+    void *ctx;
+    bool eof;            /* no more input will arrive */
+    bool truncated;      /* last error was an end of input inside a value */
+    int state;           /* ST_* */
+    int status;          /* sticky error status, 0 while fine */
+    unsigned depth;
+    unsigned max_depth;
+    size_t max_token;
+    long long last_end;  /* offset just past the last complete value */
+    char *scratch;       /* decoded escaped strings */
+    size_t scratch_cap;
+    cp_jt_stats stats;
+    cp_error saved;      /* the sticky error, replayed by later calls */
+    char name[256];
+    uint8_t stack[CP_JT_DEPTH_LIMIT]; /* 1 = object, 0 = array */
+};
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static inline long long off_of(const cp_jt *jt, const char *q)
+{
+    return jt->base_off + (long long)(q - jt->base);
+}
+
+static int replay(const cp_jt *jt, cp_error *err)
+{
+    if (err)
+        *err = jt->saved;
+    return jt->status;
+}
+
+/* Record a sticky error at input offset `off` and copy it to err. */
+__attribute__((format(printf, 5, 6))) static int fail(cp_jt *jt, cp_error *err, int code,
+                                                      long long off, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    cp_error_set(&jt->saved, code, jt->name, 0, 0, off, "%s", msg);
+    jt->status = code;
+    return replay(jt, err);
+}
+
+static const char *container_name(const cp_jt *jt)
+{
+    if (jt->depth == 0)
+        return "the top-level value";
+    return jt->stack[jt->depth - 1] ? "an object" : "an array";
+}
+
+/* End of input inside a value: the one error a reader recovers from. */
+static int fail_trunc(cp_jt *jt, cp_error *err, const char *what)
+{
+    jt->truncated = true;
+    return fail(jt, err, CP_ERR_FORMAT, off_of(jt, jt->end),
+                "truncated input: ends inside %s%s%s at depth %u; last complete value ends at "
+                "offset %lld",
+                what, *what ? " in " : "", container_name(jt), jt->depth, jt->last_end);
+}
+
+static int fail_byte(cp_jt *jt, cp_error *err, const char *q, const char *expected)
+{
+    unsigned char c = (unsigned char)*q;
+    if (c >= 0x20 && c < 0x7f)
+        return fail(jt, err, CP_ERR_FORMAT, off_of(jt, q), "invalid json: expected %s, found '%c'",
+                    expected, c);
+    return fail(jt, err, CP_ERR_FORMAT, off_of(jt, q), "invalid json: expected %s, found byte 0x%02x",
+                expected, c);
+}
+
+/* Make more input available. The bytes from *keep to end survive (moved to
+ * the buffer front) and *keep is updated to their new place; callers hold
+ * other positions as distances from *keep. Returns 1 when bytes arrived, 0 at
+ * the end of input, or a negative status. */
+static int refill(cp_jt *jt, const char **keep, cp_error *err)
+{
+    if (jt->eof)
+        return 0;
+    if (!jt->fn) {
+        jt->eof = true;
+        return 0;
+    }
+    size_t keep_n = (size_t)(jt->end - *keep);
+    size_t lead = (size_t)(*keep - jt->buf);
+    if (lead > 0) {
+        memmove(jt->buf, *keep, keep_n);
+        jt->base_off += (long long)lead;
+        *keep = jt->buf;
+        jt->end = jt->buf + keep_n;
+    }
+    if (jt->cap - keep_n < jt->cap / 8) { /* one token fills the buffer: grow it */
+        if (keep_n >= jt->max_token)
+            return fail(jt, err, CP_ERR_NOMEM, jt->base_off,
+                        "token too long: more than %zu bytes", jt->max_token);
+        size_t ncap = jt->cap * 2;
+        char *nb = cp_xrealloc(jt->buf, ncap);
+        jt->buf = nb;
+        jt->base = nb;
+        jt->cap = ncap;
+        *keep = nb;
+        jt->end = nb + keep_n;
+    }
+    cp_error rerr;
+    cp_error_clear(&rerr);
+    long r = jt->fn(jt->ctx, jt->buf + keep_n, jt->cap - keep_n, &rerr);
+    if (r < 0) {
+        if (rerr.code == 0) /* a callback that did not say why */
+            cp_error_set(&rerr, (int)r, jt->name, 0, 0, jt->base_off + (long long)keep_n,
+                         "read failed");
+        jt->saved = rerr;
+        jt->status = (int)r;
+        return replay(jt, err);
+    }
+    if (r == 0) {
+        jt->eof = true;
+        return 0;
+    }
+    jt->end += r;
+    jt->stats.refills++;
+    return 1;
+}
+
+/* First '"' or '\\' in [p, end), or end. */
+static inline const char *find_quote_or_bs(const char *p, const char *end)
+{
+#if defined(__SSE2__) && !defined(CP_JT_NO_SIMD)
+    const __m128i vq = _mm_set1_epi8('"'), vb = _mm_set1_epi8('\\');
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        unsigned m = (unsigned)_mm_movemask_epi8(
+            _mm_or_si128(_mm_cmpeq_epi8(v, vq), _mm_cmpeq_epi8(v, vb)));
+        if (m)
+            return p + __builtin_ctz(m);
+        p += 16;
+    }
+#endif
+    while (p < end && *p != '"' && *p != '\\')
+        p++;
+    return p;
+}
+
+static inline bool is_ws(unsigned char c)
+{
+    const uint64_t ws = (1ull << ' ') | (1ull << '\n') | (1ull << '\r') | (1ull << '\t');
+    return c <= ' ' && ((ws >> c) & 1);
+}
+
+/* First non-whitespace byte in [p, end), or end. Runs in traces are a
+ * single space or a newline plus indentation: no run, one byte and short
+ * runs are decided before the 16-byte loop. */
+static inline __attribute__((always_inline)) const char *skip_ws(const char *p, const char *end)
+{
+    if (p == end || !is_ws((unsigned char)*p))
+        return p;
+    p++;
+    if (p == end || !is_ws((unsigned char)*p))
+        return p;
+#if defined(__SSE2__) && !defined(CP_JT_NO_SIMD)
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
+                                               _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+                                  _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')),
+                                               _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
+        unsigned m = ~(unsigned)_mm_movemask_epi8(ws) & 0xFFFFu;
+        if (m)
+            return p + __builtin_ctz(m);
+        p += 16;
+    }
+#endif
+    while (p < end && is_ws((unsigned char)*p))
+        p++;
+    return p;
+}
+
+static inline bool is_digit(unsigned char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* Longest prefix of [p, end) that follows the JSON number grammar
+ * -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? ; returns where it stops.
+ * *ok is false when the text stopped inside a part that needs more digits
+ * ("-", "1.", "1e+"); *flags gets CP_JT_F_INT/CP_JT_F_NEG. */
+static inline __attribute__((always_inline)) const char *
+number_prefix(const char *p, const char *end, unsigned *flags, bool *ok)
+{
+    unsigned f = CP_JT_F_INT;
+    bool good = false;
+    if (p < end && *p == '-') {
+        p++;
+        f |= CP_JT_F_NEG;
+    }
+    if (p < end && is_digit((unsigned char)*p)) {
+        if (*p++ != '0') /* no leading zeros */
+            while (p < end && is_digit((unsigned char)*p))
+                p++;
+        good = true;
+        if (p < end && *p == '.') {
+            f &= ~(unsigned)CP_JT_F_INT;
+            p++;
+            good = p < end && is_digit((unsigned char)*p);
+            while (p < end && is_digit((unsigned char)*p))
+                p++;
+        }
+        if (good && p < end && (*p == 'e' || *p == 'E')) {
+            f &= ~(unsigned)CP_JT_F_INT;
+            p++;
+            if (p < end && (*p == '+' || *p == '-'))
+                p++;
+            good = p < end && is_digit((unsigned char)*p);
+            while (p < end && is_digit((unsigned char)*p))
+                p++;
+        }
+    }
+    *flags = f;
+    *ok = good;
+    return p;
+}
+
+/* Whether [s, e) is exactly one JSON number; sets CP_JT_F_* flags. */
+static bool number_syntax(const char *s, const char *e, unsigned *flags)
+{
+    bool ok;
+    return number_prefix(s, e, flags, &ok) == e && ok;
+}
+
+/* ---- string decoding ---------------------------------------------------- */
+
+static int hex4(const char *s)
+{
+    int v = 0;
+    for (int i = 0; i < 4; i++) {
+        unsigned char c = (unsigned char)s[i];
+        int d;
+        if (c >= '0' && c <= '9')
+            d = c - '0';
+        else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+            d = (c | 0x20) - 'a' + 10;
+        else
+            return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+static char *put_utf8(char *o, unsigned cp)
+{
+    if (cp < 0x80) {
+        *o++ = (char)cp;
+    } else if (cp < 0x800) {
+        *o++ = (char)(0xC0 | (cp >> 6));
+        *o++ = (char)(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        *o++ = (char)(0xE0 | (cp >> 12));
+        *o++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+        *o++ = (char)(0x80 | (cp & 0x3F));
+    } else {
+        *o++ = (char)(0xF0 | (cp >> 18));
+        *o++ = (char)(0x80 | ((cp >> 12) & 0x3F));
+        *o++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+        *o++ = (char)(0x80 | (cp & 0x3F));
+    }
+    return o;
+}
+
+/* Decode the escapes of the string body s[0..n) into jt->scratch. Every
+ * backslash in the body has its escaped byte inside the body (the scanner
+ * skipped it), so s[i + 1] after a backslash is always valid. The output is
+ * at most 3/2 of n (a bad "\u" of 2 bytes becomes 3-byte U+FFFD). */
+static int decode_escapes(cp_jt *jt, const char *s, size_t n, size_t *out_n, cp_error *err)
+{
+    (void)err;
+    size_t need = n + n / 2 + 4;
+    if (need > jt->scratch_cap) {
+        jt->scratch = cp_xrealloc(jt->scratch, need);
+        jt->scratch_cap = need;
+    }
+    char *o = jt->scratch;
+    size_t i = 0;
+    while (i < n) {
+        const char *b = memchr(s + i, '\\', n - i);
+        size_t run = b ? (size_t)(b - (s + i)) : n - i;
+        memcpy(o, s + i, run);
+        o += run;
+        if (!b)
+            break;
+        i = (size_t)(b - s) + 1; /* the escaped byte */
+        char c = s[i++];
+        switch (c) {
+        case '"': case '\\': case '/': *o++ = c; break;
+        case 'b': *o++ = '\b'; break;
+        case 'f': *o++ = '\f'; break;
+        case 'n': *o++ = '\n'; break;
+        case 'r': *o++ = '\r'; break;
+        case 't': *o++ = '\t'; break;
+        case 'u': {
+            int cp = i + 4 <= n ? hex4(s + i) : -1;
+            if (cp < 0) {
+                jt->stats.bad_escapes++;
+                o = put_utf8(o, 0xFFFD);
+                break; /* resume right after "\u" */
+            }
+            i += 4;
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                int lo = (i + 6 <= n && s[i] == '\\' && s[i + 1] == 'u') ? hex4(s + i + 2) : -1;
+                if (lo >= 0xDC00 && lo <= 0xDFFF) {
+                    i += 6;
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                } else {
+                    jt->stats.bad_escapes++;
+                    cp = 0xFFFD;
+                }
+            } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+                jt->stats.bad_escapes++;
+                cp = 0xFFFD;
+            }
+            o = put_utf8(o, (unsigned)cp);
+            break;
+        }
+        default:
+            jt->stats.bad_escapes++;
+            *o++ = c;
+            break;
+        }
+    }
+    *out_n = (size_t)(o - jt->scratch);
+    return 0;
+}
+
+/* ---- token scanners ------------------------------------------------------ */
+
+/* *pp points at an opening quote. Fill tok->s/n/flags with the string body
+ * and move *pp past the closing quote. */
+static int scan_string_slow(cp_jt *jt, const char **pp, cp_jt_tok *tok, cp_error *err)
+{
+    const char *start = *pp;
+    size_t i = 1;
+    bool esc = false;
+    const char *close;
+    for (;;) {
+        const char *q = find_quote_or_bs(start + i, jt->end);
+        if (q < jt->end) {
+            if (*q == '"') {
+                close = q;
+                break;
+            }
+            esc = true;
+            if (q + 1 < jt->end) {
+                i = (size_t)(q + 2 - start);
+                continue;
+            }
+            i = (size_t)(q - start); /* look at the backslash again after the refill */
+        } else {
+            i = (size_t)(jt->end - start);
+        }
+        int r = refill(jt, &start, err);
+        if (r < 0)
+            return r;
+        if (r == 0) {
+            jt->p = start;
+            return fail_trunc(jt, err, "a string");
+        }
+    }
+    tok->offset = off_of(jt, start);
+    *pp = close + 1;
+    size_t n = (size_t)(close - start - 1);
+    if (!esc) {
+        tok->s = start + 1;
+        tok->n = n;
+        tok->flags = 0;
+        return 0;
+    }
+    int r = decode_escapes(jt, start + 1, n, &tok->n, err);
+    if (r < 0)
+        return r;
+    tok->s = jt->scratch;
+    tok->flags = CP_JT_F_ESCAPED;
+    return 0;
+}
+
+/* *pp points at the first byte of the literal word (true, false, null, NaN,
+ * Infinity, or "-Infinity" when the number scanner found only '-'). */
+static int scan_literal(cp_jt *jt, const char **pp, const char *word, size_t len, cp_error *err)
+{
+    const char *start = *pp;
+    while ((size_t)(jt->end - start) < len) {
+        int r = refill(jt, &start, err);
+        if (r < 0)
+            return r;
+        if (r == 0)
+            break;
+    }
+    size_t avail = (size_t)(jt->end - start);
+    if (avail >= len && memcmp(start, word, len) == 0) {
+        *pp = start + len;
+        return 0;
+    }
+    if (avail < len && memcmp(start, word, avail) == 0) {
+        jt->p = start;
+        return fail_trunc(jt, err, "a literal");
+    }
+    *pp = start;
+    return fail(jt, err, CP_ERR_FORMAT, off_of(jt, start), "invalid json: bad literal, expected '%s'",
+                word);
+}
+
+/* scan_string_slow() with the common case inlined: the string ends within
+ * the next 16 bytes and has no backslash before its closing quote. */
+static inline int scan_string(cp_jt *jt, const char **pp, cp_jt_tok *tok, cp_error *err)
+{
+#if defined(__SSE2__) && !defined(CP_JT_NO_SIMD)
+    const char *s = *pp + 1;
+    if (jt->end - s >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
+        unsigned mq = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
+        unsigned mb = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+        if (mq && (mb == 0 || (mq & -mq) < (mb & -mb))) {
+            unsigned n = (unsigned)__builtin_ctz(mq);
+            tok->offset = off_of(jt, *pp);
+            tok->s = s;
+            tok->n = n;
+            tok->flags = 0;
+            *pp = s + n + 1;
+            return 0;
+        }
+    }
+#endif
+    return scan_string_slow(jt, pp, tok, err);
+}
+
+/* *pp points at '-' or a digit. One pass checks the JSON number grammar and
+ * finds the end; it stops at the first byte the grammar does not allow (that
+ * byte is then judged by the state machine: "1.5.3" fails at the second '.'). */
+static int scan_number(cp_jt *jt, const char **pp, cp_jt_tok *tok, cp_error *err)
+{
+    const char *start = *pp, *q, *end;
+    unsigned f;
+    bool ok, final = false;
+    for (;;) {
+        end = jt->end;
+        q = number_prefix(start, end, &f, &ok);
+        if (q < end || final)
+            break;
+        /* The number may go on: refill (which may move it) and rescan. */
+        int r = refill(jt, &start, err);
+        if (r < 0)
+            return r;
+        if (r == 0) {
+            /* A number cut by the end of input may be incomplete ("12" of
+             * "123"); only a top-level number may end the input. */
+            if (jt->depth > 0) {
+                jt->p = start;
+                return fail_trunc(jt, err, "a number");
+            }
+            final = true;
+        }
+    }
+    if (!ok) {
+        if (q == start + 1 && f == (CP_JT_F_INT | CP_JT_F_NEG) && q < end && *q == 'I') {
+            q = start;
+            int r = scan_literal(jt, &q, "-Infinity", 9, err);
+            if (r < 0)
+                return r;
+            start = q - 9;
+            f = CP_JT_F_NEG | CP_JT_F_NONFINITE;
+        } else {
+            size_t bad = (size_t)(q - start); /* up to the byte that broke the grammar */
+            jt->p = start;
+            return fail(jt, err, CP_ERR_FORMAT, off_of(jt, start), "invalid json: bad number '%.*s'",
+                        (int)(bad > 40 ? 40 : bad), start);
+        }
+    }
+    tok->type = CP_JT_NUMBER;
+    tok->flags = f;
+    tok->s = start;
+    tok->n = (size_t)(q - start);
+    tok->offset = off_of(jt, start);
+    *pp = q;
+    return 0;
+}
+
+/* ---- public API ------------------------------------------------------- */
+
+static cp_jt *jt_new(const cp_jt_opts *opts)
+{
+    cp_jt *jt = cp_xcalloc(1, sizeof *jt);
+    snprintf(jt->name, sizeof jt->name, "%s", opts && opts->name ? opts->name : "<json>");
+    jt->max_depth = opts && opts->max_depth ? opts->max_depth : 256;
+    if (jt->max_depth > CP_JT_DEPTH_LIMIT)
+        jt->max_depth = CP_JT_DEPTH_LIMIT;
+    jt->max_token = opts && opts->max_token_bytes ? opts->max_token_bytes : (size_t)64 << 20;
+    jt->state = ST_TOP;
+    jt->last_end = -1;
+    cp_error_clear(&jt->saved);
+    return jt;
+}
+
+cp_jt *cp_jt_open(cp_jt_read_fn fn, void *ctx, const cp_jt_opts *opts)
+{
+    cp_jt *jt = jt_new(opts);
+    size_t cap = opts && opts->buf_bytes ? opts->buf_bytes : (size_t)1 << 20;
+    if (cap < 16)
+        cap = 16;
+    jt->buf = cp_xmalloc(cap);
+    jt->cap = cap;
+    jt->base = jt->p = jt->end = jt->buf;
+    jt->fn = fn;
+    jt->ctx = ctx;
+    return jt;
+}
+
+static long src_read(void *ctx, char *buf, size_t cap, cp_error *err)
+{
+    return (long)cp_src_read(ctx, buf, cap, err);
+}
+
+cp_jt *cp_jt_open_src(cp_src *src, const cp_jt_opts *opts)
+{
+    cp_jt_opts o = opts ? *opts : (cp_jt_opts){0};
+    if (!o.name)
+        o.name = cp_src_name(src);
+    return cp_jt_open(src_read, src, &o);
+}
+
+cp_jt *cp_jt_open_mem(const char *data, size_t n, const cp_jt_opts *opts)
+{
+    cp_jt *jt = jt_new(opts);
+    jt->base = jt->p = data ? data : "";
+    jt->end = jt->base + (data ? n : 0);
+    jt->eof = true;
+    return jt;
+}
+
+void cp_jt_close(cp_jt *jt)
+{
+    if (!jt)
+        return;
+    free(jt->buf);
+    free(jt->scratch);
+    free(jt);
+}
+
+unsigned cp_jt_depth(const cp_jt *jt) { return jt->depth; }
+long long cp_jt_offset(const cp_jt *jt) { return off_of(jt, jt->p); }
+long long cp_jt_last_complete_end(const cp_jt *jt) { return jt->last_end; }
+bool cp_jt_truncated(const cp_jt *jt) { return jt->truncated; }
+cp_jt_stats cp_jt_get_stats(const cp_jt *jt) { return jt->stats; }
+
+/* After a complete value that ends just before q; returns the new read
+ * position. The ',' that usually follows is consumed here when it is already
+ * buffered, which saves a trip through the state machine per value. */
+static inline __attribute__((always_inline)) const char *value_done(cp_jt *jt, const char *q)
+{
+    jt->last_end = off_of(jt, q);
+    if (!jt->depth) {
+        jt->state = ST_DONE;
+        return q;
+    }
+    jt->state = ST_AFTER;
+    q = skip_ws(q, jt->end);
+    if (q < jt->end && *q == ',') {
+        jt->state = jt->stack[jt->depth - 1] ? ST_OBJ_NEXT : ST_ARR_NEXT;
+        q++;
+    }
+    return q;
+}
+
+/* End of input reached where a token should start. */
+static int at_eof(cp_jt *jt, cp_jt_tok *tok, cp_error *err)
+{
+    if (jt->state == ST_DONE) {
+        tok->type = CP_JT_EOF;
+        tok->s = NULL;
+        tok->n = 0;
+        tok->flags = 0;
+        tok->offset = off_of(jt, jt->p);
+        tok->depth = 0;
+        return CP_JT_EOF;
+    }
+    if (jt->state == ST_TOP)
+        return fail(jt, err, CP_ERR_FORMAT, off_of(jt, jt->p), "invalid json: empty input");
+    return fail_trunc(jt, err, "");
+}
+
+int cp_jt_next(cp_jt *jt, cp_jt_tok *tok, cp_error *err)
+{
+    if (jt->status)
+        return replay(jt, err);
+    const char *p = jt->p;
+    int r;
+    for (;;) {
+        const char *end = jt->end;
+        p = skip_ws(p, end);
+        if (p == end) {
+            r = refill(jt, &p, err);
+            if (r > 0)
+                continue;
+            jt->p = p;
+            if (r < 0)
+                return r;
+            return at_eof(jt, tok, err);
+        }
+        char c = *p;
+        if (c == '\0' && jt->state != ST_TOP) {
+            /* zero padding left by a crash: the input ends here */
+            jt->end = p;
+            jt->eof = true;
+            continue;
+        }
+        switch (jt->state) {
+        case ST_AFTER:
+            if (c == ',') {
+                p++;
+                jt->state = jt->stack[jt->depth - 1] ? ST_OBJ_NEXT : ST_ARR_NEXT;
+                continue;
+            }
+            if (c == '}' || c == ']')
+                goto close;
+            jt->p = p;
+            return fail_byte(jt, err, p, jt->stack[jt->depth - 1] ? "',' or '}'" : "',' or ']'");
+        case ST_COLON:
+            if (c == ':') {
+                p++;
+                jt->state = ST_VALUE;
+                continue;
+            }
+            jt->p = p;
+            return fail_byte(jt, err, p, "':'");
+        case ST_OBJ_FIRST:
+        case ST_OBJ_NEXT:
+            if (c == '"') {
+                r = scan_string(jt, &p, tok, err);
+                if (r < 0)
+                    return r;
+                jt->state = ST_COLON; /* the ':' is usually right there: take it */
+                p = skip_ws(p, jt->end);
+                if (p < jt->end && *p == ':') {
+                    p++;
+                    jt->state = ST_VALUE;
+                }
+                jt->p = p;
+                tok->type = CP_JT_KEY;
+                tok->depth = jt->depth;
+                return CP_JT_KEY;
+            }
+            if (c == '}') {
+                if (jt->state == ST_OBJ_NEXT)
+                    jt->stats.trailing_commas++;
+                goto close;
+            }
+            jt->p = p;
+            return fail_byte(jt, err, p, "a string key or '}'");
+        case ST_ARR_FIRST:
+        case ST_ARR_NEXT:
+            if (c == ']') {
+                if (jt->state == ST_ARR_NEXT)
+                    jt->stats.trailing_commas++;
+                goto close;
+            }
+            goto value;
+        case ST_TOP:
+            if ((unsigned char)c == 0xEF && off_of(jt, p) == 0) { /* UTF-8 byte order mark? */
+                while (jt->end - p < 3 && (r = refill(jt, &p, err)) > 0)
+                    ;
+                if (jt->status)
+                    return jt->status;
+                if (jt->end - p >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0) {
+                    p += 3;
+                    continue;
+                }
+            }
+            goto value;
+        case ST_VALUE:
+            goto value;
+        default: /* ST_DONE */
+            jt->p = p;
+            return fail_byte(jt, err, p, "the end of input after the top-level value");
+        }
+
+    value:
+        tok->depth = jt->depth;
+        switch (c) {
+        case '{':
+        case '[':
+            if (jt->depth >= jt->max_depth) {
+                jt->p = p;
+                return fail(jt, err, CP_ERR_FORMAT, off_of(jt, p),
+                            "invalid json: nesting deeper than %u", jt->max_depth);
+            }
+            jt->stack[jt->depth++] = c == '{';
+            jt->state = c == '{' ? ST_OBJ_FIRST : ST_ARR_FIRST;
+            tok->type = c == '{' ? CP_JT_OBJ_BEGIN : CP_JT_ARR_BEGIN;
+            tok->s = NULL;
+            tok->n = 0;
+            tok->flags = 0;
+            tok->offset = off_of(jt, p);
+            jt->p = p + 1;
+            return tok->type;
+        case '"':
+            r = scan_string(jt, &p, tok, err);
+            if (r < 0)
+                return r;
+            tok->type = CP_JT_STRING;
+            break;
+        case '-': case '0': case '1': case '2': case '3': case '4':
+        case '5': case '6': case '7': case '8': case '9':
+            r = scan_number(jt, &p, tok, err);
+            if (r < 0)
+                return r;
+            break;
+        case 't': case 'f': case 'n': case 'N': case 'I': {
+            static const struct { const char *w; int type; unsigned flags; } lits[] = {
+                {"true", CP_JT_TRUE, 0}, {"false", CP_JT_FALSE, 0}, {"null", CP_JT_NULL, 0},
+                {"NaN", CP_JT_NUMBER, CP_JT_F_NONFINITE},
+                {"Infinity", CP_JT_NUMBER, CP_JT_F_NONFINITE},
+            };
+            int k = c == 't' ? 0 : c == 'f' ? 1 : c == 'n' ? 2 : c == 'N' ? 3 : 4;
+            size_t len = strlen(lits[k].w);
+            r = scan_literal(jt, &p, lits[k].w, len, err);
+            if (r < 0)
+                return r;
+            tok->type = lits[k].type;
+            tok->flags = lits[k].flags;
+            tok->s = lits[k].type == CP_JT_NUMBER ? p - len : NULL;
+            tok->n = lits[k].type == CP_JT_NUMBER ? len : 0;
+            tok->offset = off_of(jt, p - len);
+            break;
+        }
+        default:
+            jt->p = p;
+            return fail_byte(jt, err, p, "a value");
+        }
+        jt->p = value_done(jt, p);
+        return tok->type;
+
+    close:
+        if ((c == '}') != (jt->stack[jt->depth - 1] == 1)) {
+            jt->p = p;
+            return fail_byte(jt, err, p, jt->stack[jt->depth - 1] ? "'}'" : "']'");
+        }
+        jt->depth--;
+        tok->type = c == '}' ? CP_JT_OBJ_END : CP_JT_ARR_END;
+        tok->s = NULL;
+        tok->n = 0;
+        tok->flags = 0;
+        tok->offset = off_of(jt, p);
+        tok->depth = jt->depth;
+        jt->p = value_done(jt, p + 1);
+        return tok->type;
+    }
+}
+
+/* One bracket met while skipping (outside strings). Returns 1 when the
+ * container open at depth target+1 just closed, 0 to go on, or an error. */
+static inline int skip_bracket(cp_jt *jt, const char *q, unsigned target, cp_error *err)
+{
+    char c = *q;
+    if (c == '{' || c == '[') {
+        if (jt->depth >= jt->max_depth) {
+            jt->p = q;
+            return fail(jt, err, CP_ERR_FORMAT, off_of(jt, q), "invalid json: nesting deeper than %u",
+                        jt->max_depth);
+        }
+        jt->stack[jt->depth++] = c == '{';
+        return 0;
+    }
+    if ((c == '}') != (jt->stack[jt->depth - 1] == 1)) {
+        jt->p = q;
+        return fail_byte(jt, err, q, jt->stack[jt->depth - 1] ? "'}'" : "']'");
+    }
+    jt->depth--;
+    return jt->depth == target;
+}
+
+/* Skip forward until the container open at depth target+1 closes. Only
+ * brackets and strings are looked at. With SSE2, 16 bytes are classified at
+ * once: a prefix XOR of the quote mask marks the bytes inside strings, so
+ * only brackets outside strings are visited one by one. Blocks holding a
+ * backslash (rare in traces) go through the byte loop, which tracks escapes.
+ * The string state lives in two flags, so nothing needs keeping on refill. */
+static int skip_to_depth(cp_jt *jt, unsigned target, cp_error *err)
+{
+    const char *p = jt->p;
+    bool in_str = false, esc = false;
+    int r;
+    for (;;) {
+        const char *end = jt->end;
+#if defined(__SSE2__) && !defined(CP_JT_NO_SIMD)
+        const __m128i vq = _mm_set1_epi8('"'), vb = _mm_set1_epi8('\\');
+        const __m128i v20 = _mm_set1_epi8(0x20), vo = _mm_set1_epi8('{'), vc = _mm_set1_epi8('}');
+        while (end - p >= 16 && !esc) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+            if (_mm_movemask_epi8(_mm_cmpeq_epi8(v, vb)))
+                break;
+            unsigned q = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, vq));
+            __m128i l = _mm_or_si128(v, v20); /* '[' -> '{', ']' -> '}' */
+            unsigned br = (unsigned)_mm_movemask_epi8(
+                _mm_or_si128(_mm_cmpeq_epi8(l, vo), _mm_cmpeq_epi8(l, vc)));
+            /* bit i of x: odd number of quotes at positions <= i, i.e. byte i
+             * is inside a string (an opening quote counts as inside) */
+            unsigned x = q;
+            x ^= x << 1;
+            x ^= x << 2;
+            x ^= x << 4;
+            x ^= x << 8;
+            if (in_str)
+                x = ~x;
+            x &= 0xFFFFu;
+            unsigned outside = br & ~x;
+            while (outside) {
+                const char *b = p + __builtin_ctz(outside);
+                if ((r = skip_bracket(jt, b, target, err)) != 0) {
+                    if (r < 0)
+                        return r;
+                    jt->p = value_done(jt, b + 1);
+                    return *b == '}' ? CP_JT_OBJ_END : CP_JT_ARR_END;
+                }
+                outside &= outside - 1;
+            }
+            in_str = (x >> 15) & 1;
+            p += 16;
+        }
+#endif
+        const char *stop = end - p > 16 ? p + 16 : end;
+        for (; p < stop; p++) {
+            char c = *p;
+            if (in_str) {
+                if (esc)
+                    esc = false;
+                else if (c == '\\')
+                    esc = true;
+                else if (c == '"')
+                    in_str = false;
+            } else if (c == '"') {
+                in_str = true;
+            } else if ((c | 0x20) == '{' || (c | 0x20) == '}') {
+                if ((r = skip_bracket(jt, p, target, err)) != 0) {
+                    if (r < 0)
+                        return r;
+                    jt->p = value_done(jt, p + 1);
+                    return c == '}' ? CP_JT_OBJ_END : CP_JT_ARR_END;
+                }
+            }
+        }
+        if (p == jt->end) {
+            r = refill(jt, &p, err);
+            if (r < 0)
+                return r;
+            if (r == 0) {
+                jt->p = p;
+                return fail_trunc(jt, err, in_str ? "a string in a skipped value" : "a skipped value");
+            }
+        }
+    }
+}
+
+int cp_jt_skip_rest(cp_jt *jt, cp_error *err)
+{
+    if (jt->status)
+        return replay(jt, err);
+    if (jt->depth == 0)
+        return cp_error_set(err, CP_ERR_USAGE, jt->name, 0, 0, off_of(jt, jt->p),
+                            "json skip: no open container to skip");
+    return skip_to_depth(jt, jt->depth - 1, err);
+}
+
+int cp_jt_skip(cp_jt *jt, cp_error *err)
+{
+    cp_jt_tok tok;
+    int t = cp_jt_next(jt, &tok, err);
+    if (t == CP_JT_OBJ_BEGIN || t == CP_JT_ARR_BEGIN) {
+        int r = skip_to_depth(jt, jt->depth - 1, err);
+        if (r < 0)
+            return r;
+    }
+    return t;
+}
+
+/* ---- number parsers ---------------------------------------------------- */
+
+/* Drop surrounding quotes (and spaces inside them): "string timestamps". */
+static void unquote(const char **s, size_t *n)
+{
+    if (*n >= 2 && (*s)[0] == '"' && (*s)[*n - 1] == '"') {
+        const char *b = *s + 1, *e = *s + *n - 1;
+        while (b < e && is_ws((unsigned char)*b))
+            b++;
+        while (e > b && is_ws((unsigned char)e[-1]))
+            e--;
+        *s = b;
+        *n = (size_t)(e - b);
+    }
+}
+
+/* Clamp helper: magnitude mag (may exceed 2^63) with sign -> int64. */
+static int to_i64(uint64_t mag, bool neg, bool overflow, int64_t *out)
+{
+    const uint64_t lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    if (overflow || mag > lim) {
+        *out = neg ? INT64_MIN : INT64_MAX;
+        return CP_JT_RANGE;
+    }
+    *out = neg ? (mag == lim ? INT64_MIN : -(int64_t)mag) : (int64_t)mag;
+    return 0;
+}
+
+/* The common timestamp shape, "-?D{1,16}(.D+)?" without leading zeros (16
+ * integer digits: microseconds since 1970 are 1.7e15): one pass; 16 + 3
+ * digits fit in uint64, and values past INT64 take the general path. Returns
+ * false when the text needs the general path. */
+static bool parse_ns_fast(const char *s, size_t n, int64_t *out_ns)
+{
+    const char *p = s, *e = s + n;
+    bool neg = p < e && *p == '-';
+    p += neg;
+    const char *ib = p;
+    uint64_t v = 0;
+    while (p < e && is_digit((unsigned char)*p))
+        v = v * 10 + (uint64_t)(*p++ - '0');
+    size_t nint = (size_t)(p - ib);
+    if (nint == 0 || nint > 16 || (nint > 1 && *ib == '0'))
+        return false;
+    unsigned frac = 0;
+    if (p < e && *p == '.') {
+        p++;
+        if (p == e)
+            return false;
+        for (; p < e && is_digit((unsigned char)*p); p++)
+            if (frac < 3) {
+                v = v * 10 + (uint64_t)(*p - '0');
+                frac++;
+            }
+        if (p[-1] == '.')
+            return false;
+    }
+    if (p != e)
+        return false;
+    for (; frac < 3; frac++)
+        v *= 10;
+    if (v > (uint64_t)INT64_MAX)
+        return false;
+    *out_ns = neg ? -(int64_t)v : (int64_t)v;
+    return true;
+}
+
+int cp_jt_parse_ns(const char *s, size_t n, int64_t *out_ns)
+{
+    unsigned flags;
+    unquote(&s, &n);
+    if (parse_ns_fast(s, n, out_ns))
+        return 0;
+    if (!number_syntax(s, s + n, &flags))
+        return CP_ERR_FORMAT;
+    const char *p = s, *e = s + n;
+    bool neg = *p == '-';
+    p += neg;
+    const char *ib = p;
+    while (p < e && is_digit((unsigned char)*p))
+        p++;
+    const char *ie = p, *fb = p, *fe = p;
+    if (p < e && *p == '.') {
+        fb = ++p;
+        while (p < e && is_digit((unsigned char)*p))
+            p++;
+        fe = p;
+    }
+    long long ex = 0;
+    if (p < e) { /* exponent; syntax already checked */
+        p++;
+        bool eneg = *p == '-';
+        if (*p == '-' || *p == '+')
+            p++;
+        for (; p < e; p++)
+            if (ex < 1000000)
+                ex = ex * 10 + (*p - '0');
+        if (eneg)
+            ex = -ex;
+    }
+    /* value_us = D * 10^(nint + ex) with D = 0.d1d2...; ns keeps the first
+     * K = nint + ex + 3 digits and scales by 10^(K - ndigits) when K is larger. */
+    long long nint = ie - ib, nfrac = fe - fb, nd = nint + nfrac;
+    long long k = nint + ex + 3;
+    uint64_t mag = 0;
+    bool ovf = false;
+    for (long long j = 0; j < nd && j < k; j++) {
+        unsigned d = (unsigned)((j < nint ? ib[j] : fb[j - nint]) - '0');
+        ovf |= __builtin_mul_overflow(mag, (uint64_t)10, &mag);
+        ovf |= __builtin_add_overflow(mag, (uint64_t)d, &mag);
+    }
+    for (long long j = nd; j < k && mag != 0 && !ovf; j++)
+        ovf |= __builtin_mul_overflow(mag, (uint64_t)10, &mag);
+    return to_i64(mag, neg, ovf, out_ns);
+}
+
+int cp_jt_parse_i64(const char *s, size_t n, int64_t *out)
+{
+    unsigned flags;
+    unquote(&s, &n);
+    if (!number_syntax(s, s + n, &flags) || !(flags & CP_JT_F_INT))
+        return CP_ERR_FORMAT;
+    bool neg = *s == '-';
+    uint64_t mag = 0;
+    bool ovf = false;
+    for (size_t i = neg; i < n; i++) {
+        ovf |= __builtin_mul_overflow(mag, (uint64_t)10, &mag);
+        ovf |= __builtin_add_overflow(mag, (uint64_t)(s[i] - '0'), &mag);
+    }
+    return to_i64(mag, neg, ovf, out);
+}
+
+int cp_jt_parse_double(const char *s, size_t n, double *out)
+{
+    unsigned flags;
+    unquote(&s, &n);
+    if (!number_syntax(s, s + n, &flags))
+        return CP_ERR_FORMAT;
+    char small[128];
+    char *tmp = n < sizeof small ? small : malloc(n + 1);
+    if (!tmp)
+        return CP_ERR_NOMEM;
+    memcpy(tmp, s, n);
+    tmp[n] = '\0';
+    errno = 0;
+    /* The C locale is assumed (chainprof never calls setlocale for numbers). */
+    double v = strtod(tmp, NULL);
+    int overflow = errno == ERANGE && (v > 1.0 || v < -1.0);
+    if (tmp != small)
+        free(tmp);
+    *out = v;
+    return overflow ? CP_JT_RANGE : 0;
+}

@@ -1,0 +1,106 @@
+/* log_prefix.h - the prefixes that launchers, NCCL and the kernel put in front
+ * of a log line, peeled off once so every log reader sees the bare message.
+ *
+ * Real failure logs are rarely one format: torchrun prepends "[rank3]:" or
+ * "[default0]:", srun --label prepends "0: ", some launchers prepend their own
+ * pid "[80746] ", NCCL prepends "host:pid:tid [dev] ", PyTorch's C++ logging
+ * prepends "[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] ", Python
+ * logging an ISO date, the kernel "[ 1843.308145] " or a syslog date. The
+ * readers (nccl_log, torch_log, dmesg_log) all call rd_prefix_parse() on each
+ * line, so the rank, host and time of a line are found the same way for every
+ * format, and the message they match against starts at the real text.
+ *
+ * Times: a line's time is kept as nanoseconds since the start of its year
+ * (wall clocks; `year` is 0 when the format has no year, as glog's) or since
+ * boot (dmesg). rd_time_cmp() orders two times only when they are on the same
+ * clock; the diagnose engine uses it to find the first failure across ranks.
+ * An ISO stamp's explicit zone offset is applied (it becomes UTC); other
+ * stamps carry no zone and are taken as they are (all files of one job are
+ * assumed to be written in one zone). Days are counted without a leap
+ * day so that a stamp with a year and one without compare within the year.
+ * When a line has several stamps (a log collector's ISO time in front of a
+ * glog stamp) the outermost one is kept: it is the one every line has.
+ *
+ * Everything here is pure: no allocation, no globals; out-structs are plain
+ * data owned by the caller and point into the caller's line buffer.
+ */
+#ifndef CP_READERS_LOG_PREFIX_H
+#define CP_READERS_LOG_PREFIX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum rd_clock {
+    RD_CLOCK_NONE = 0, /* the line carries no time */
+    RD_CLOCK_WALL = 1, /* calendar time: ns since Jan 1 00:00 of `year` */
+    RD_CLOCK_BOOT = 2, /* kernel time: ns since boot (dmesg without -T) */
+} rd_clock;
+
+typedef struct rd_time {
+    int64_t ns;   /* see rd_clock */
+    int16_t year; /* 4-digit year, 0 when the stamp has none (glog) */
+    uint8_t clock; /* an rd_clock */
+} rd_time;
+
+/* -1/0/+1 when a is before/equal/after b; 2 when they cannot be compared
+ * (different clocks or a time missing). Two wall times with a known and an
+ * unknown year are compared within the year. */
+int rd_time_cmp(rd_time a, rd_time b);
+
+/* Format as "MM-DD HH:MM:SS.mmm" (wall, year prefixed when known) or
+ * "boot+SSSS.ssssss"; "" when there is no time. Returns buf. */
+const char *rd_time_format(rd_time t, char *buf, size_t size);
+
+typedef struct rd_prefix {
+    int rank;        /* global rank: "[rank3]:", "3: " (srun), "[Rank 3]"; -1 */
+    int local_rank;  /* "[default3]:" (torchrun local rank); -1 */
+    char host[64];   /* NCCL "host:pid:tid [dev]" or syslog host; "" */
+    long pid;        /* from the NCCL prefix; -1 */
+    long tid;        /* from the NCCL prefix; -1 */
+    int dev;         /* CUDA device in the NCCL prefix "[dev]"; -1 */
+    char level;      /* 'I','W','E','F' from glog/NCCL/Python levels; 0 */
+    rd_time ts;      /* time of the line, clock NONE when absent */
+    const char *msg; /* the line after all prefixes (points into the input) */
+    size_t msg_len;
+} rd_prefix;
+
+/* Peel every known prefix off line[0..len) (no newline) and fill out. Never
+ * fails: an unknown line is returned whole as msg. */
+void rd_prefix_parse(const char *line, size_t len, rd_prefix *out);
+
+/* The rank a log file's name gives: "rank3.log", "rank_3.out", "rank-3",
+ * "worker3.txt", "node0-rank12.err", or torchrun --log-dir's ".../3/stdout.log"
+ * (a local rank). -1 when the name says nothing. */
+int rd_rank_from_name(const char *path);
+
+/* Call fn for each line of buf[0..len) with its 1-based number; the line
+ * excludes "\n" and a trailing "\r". Used by the readers' *_parse_buf(). */
+typedef void (*rd_line_fn)(void *ctx, const char *line, size_t len, long lineno);
+void rd_each_line(const char *buf, size_t len, rd_line_fn fn, void *ctx);
+
+/* A set of up to 32 needles (each >= 3 bytes) found in one pass over a line:
+ * rd_keyset_scan() returns a bit per needle present. Readers use it as a
+ * gate so a line that holds none of their phrases costs one pass instead of
+ * one search per phrase (logs are mostly lines nobody cares about). The
+ * tables are plain data built by rd_keyset_init into caller storage. */
+typedef struct rd_keyset {
+    uint32_t t0[256], t1[256], t2[256]; /* keys with byte b at offset 0/1/2 */
+    const char *keys[32];
+    uint8_t lens[32];
+    int n;
+} rd_keyset;
+void rd_keyset_init(rd_keyset *ks, const char *const *keys, int n);
+uint32_t rd_keyset_scan(const rd_keyset *ks, const char *s, size_t n);
+
+/* Small scanning helpers shared by the log readers (all bounded by len). */
+const char *rd_memmem(const char *hay, size_t n, const char *needle);
+/* Parse a decimal integer at *p (optional sign); advances *p. 0 on success. */
+int rd_scan_long(const char **p, const char *end, long *out);
+/* The integer after the first `key` in [s, end) (spaces skipped), or -1. */
+long rd_long_after(const char *s, const char *end, const char *key);
+/* Parse a decimal number with optional fraction; advances *p. 0 on success. */
+int rd_scan_double(const char **p, const char *end, double *out);
+/* Copy at most size-1 bytes of s[0..n), trimming spaces, always terminated. */
+void rd_copy_trim(char *dst, size_t size, const char *s, size_t n);
+
+#endif
