@@ -89,7 +89,8 @@ int gpu_open(gpu_rt *rt, char *why, size_t why_size)
     const char *missing = resolve(rt->cudart, rt, cudart_syms, CP_ARRAY_LEN(cudart_syms));
     if (missing) {
         snprintf(why, why_size, "symbol missing: %s in %s", missing, rt->cudart_path);
-        gpu_close(rt);
+        dlclose(rt->cudart); /* nothing of it ran yet: safe to unload */
+        rt->cudart = NULL;
         return -1;
     }
     int n = 0, e = rt->GetDeviceCount(&n);
@@ -107,16 +108,13 @@ int gpu_open(gpu_rt *rt, char *why, size_t why_size)
     return 0;
 }
 
+/* The vendor libraries stay loaded once opened: the CUDA runtime registers
+ * exit handlers and keeps internal state that unloading would strand (and
+ * LeakSanitizer then reports their allocations from an unknown module). */
 void gpu_close(gpu_rt *rt)
 {
-    if (rt->cublaslt)
-        dlclose(rt->cublaslt);
     if (rt->nvml_ok)
         rt->nvmlShutdown();
-    if (rt->nvml)
-        dlclose(rt->nvml);
-    if (rt->cudart)
-        dlclose(rt->cudart);
     memset(rt, 0, sizeof *rt);
 }
 
