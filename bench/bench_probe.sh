@@ -26,7 +26,8 @@ done
 
 if ! command -v fio >/dev/null; then echo "fio not installed: storage comparison skipped"; exit 0; fi
 get() { echo "$ours" | python3 -c "import json,sys; print(round([r['value'] for r in json.load(sys.stdin)['results'] if r['metric']=='$1'][0],3))"; }
-fiobw() { # rw direct extra-options -> GB/s
+fiobw() { # rw direct extra-options -> GB/s; a write starts from a fresh file, as chainprof's does
+    [ "$1" = write ] && rm -f "$dir/cp_bench_fio"
     fio --name=b --directory="$dir" --filename=cp_bench_fio --rw=$1 --bs=1M --size=${file_mib}M --direct=$2 \
         --ioengine=psync --numjobs=1 --fallocate=none $3 --output-format=json 2>/dev/null |
         python3 -c "import json,sys; j=json.load(sys.stdin)['jobs'][0]; print(round(j['$1']['bw_bytes']/1e9,3))"
