@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { O_GPUS_PER_NODE = 100, O_RANK_MAP, O_FAIL_ON, O_NIC_GBPS, O_NVLINK_GBPS, O_DETAIL };
+enum { O_GPUS_PER_NODE = 100, O_RANK_MAP, O_FAIL_ON, O_NIC_GBPS, O_NVLINK_GBPS, O_DETAIL, O_DB, O_NO_HISTORY };
 
 static const cli_opt opts[] = {
     { "gpus-per-node", 0, "N", O_GPUS_PER_NODE, 0,
@@ -40,6 +40,8 @@ static const cli_opt opts[] = {
       "NIC line rate per GPU in Gb/s, the expected inter-node busbw (default: hardware catalog)" },
     { "nvlink-gbps", 0, "GBYTE", O_NVLINK_GBPS, 0,
       "NVLink bandwidth per GPU per direction in GB/s, the expected intra-node busbw (default: catalog)" },
+    { "db", 0, "PATH", O_DB, 0, "history database (default $XDG_DATA_HOME/chainprof/history.db)" },
+    { "no-history", 0, NULL, O_NO_HISTORY, 0, "do not record this run in the history database" },
 };
 
 typedef struct input {
@@ -343,6 +345,9 @@ int cmd_analyze(cli_ctx *ctx)
                     tl->diag.first[DIAG_TRUNCATED_FILE]);
     order_for_people(rep, cli_has(ctx, O_DETAIL));
     rc = cli_emit(ctx, rep, paths.v, paths.n);
+    /* the run is recorded even when --fail-on trips: a failing run is history too */
+    if (rc == 0)
+        cli_history_record(ctx, rep, NULL, cli_get(ctx, O_DB), cli_has(ctx, O_NO_HISTORY));
     if (rc == 0 && fail_on >= 0) {
         const an_findings_result *fr = an.results[AN_findings];
         for (size_t i = 0; fr && i < fr->n; i++)
