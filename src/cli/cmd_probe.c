@@ -1,0 +1,167 @@
+/* cmd_probe.c - `chainprof probe`: measure this machine layer by layer.
+ *
+ * `chainprof probe` alone runs a quick pass of every probe that applies;
+ * naming probes or layers runs those in full. The probes themselves live in
+ * src/probe (one file each, table in probes.def); this file only maps
+ * options to probe_opts, runs the selection, renders the chainprof.probe/1
+ * report through cli_emit and records the run in the history database.
+ *
+ * Exit status: 0 when every selected probe that applies ran; 1 when one
+ * failed (its rows so far and its error are still reported); 2 usage;
+ * 5 when a probe was named explicitly and cannot run here.
+ */
+#include "cli.h"
+#include "../base/util.h"
+#include "../probe/probe.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    O_LIST = 100, O_QUICK, O_FULL, O_DIR, O_SIZE, O_SECONDS, O_LISTEN, O_CONNECT, O_STREAMS, O_MIN_BYTES,
+    O_MAX_BYTES, O_ITERS, O_WARMUP, O_TIMEOUT,
+};
+
+static const cli_opt opts[] = {
+    { "list", 0, NULL, O_LIST, 0, "list the probes and their layers, then exit" },
+    { "quick", 0, NULL, O_QUICK, 0, "quick pass (a few seconds per probe) even for named probes" },
+    { "full", 0, NULL, O_FULL, 0, "full measurements even when no probe is named" },
+    { "dir", 0, "DIR", O_DIR, 0, "storage: directory to test (default: the current directory)" },
+    { "size", 0, "BYTES", O_SIZE, 0, "memory/storage working size, e.g. 512M, 4G (default: per probe)" },
+    { "seconds", 0, "S", O_SECONDS, 0, "time budget per measurement (default: per probe)" },
+    { "listen", 0, "[ADDR:]PORT", O_LISTEN, 0, "net: serve a peer on this address" },
+    { "connect", 0, "HOST:PORT", O_CONNECT, 0, "net: measure towards a peer serving with --listen" },
+    { "streams", 0, "N", O_STREAMS, 0, "net: parallel TCP streams / RDMA QPs (default 1)" },
+    { "min-bytes", 0, "BYTES", O_MIN_BYTES, 0, "coll: smallest message size (default 8)" },
+    { "max-bytes", 0, "BYTES", O_MAX_BYTES, 0, "coll: largest message size (default 64M; quick 1M)" },
+    { "iters", 0, "N", O_ITERS, 0, "coll: timed iterations per size (default 20)" },
+    { "warmup", 0, "N", O_WARMUP, 0, "coll: untimed warm-up iterations per size (default 5)" },
+    { "timeout", 0, "S", O_TIMEOUT, 0, "every network wait gives up after S seconds (default 30)" },
+};
+
+/* "4G", "512M", "64k", "1000" -> bytes (binary multiples). -1 when bad. */
+static int parse_size(const char *s, uint64_t *out)
+{
+    errno = 0;
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || errno || !(v >= 0))
+        return -1;
+    double mul = 1;
+    switch (tolower((unsigned char)*end)) {
+    case 'k': mul = 1024.0; end++; break;
+    case 'm': mul = 1024.0 * 1024; end++; break;
+    case 'g': mul = 1024.0 * 1024 * 1024; end++; break;
+    case 't': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
+    default: break;
+    }
+    if (*end == 'i' || *end == 'I')
+        end++;
+    if (*end == 'b' || *end == 'B')
+        end++;
+    if (*end || v * mul > 1e18)
+        return -1;
+    *out = (uint64_t)(v * mul);
+    return 0;
+}
+
+static int size_opt(cli_ctx *ctx, int id, uint64_t *out)
+{
+    const char *v = cli_get(ctx, id);
+    if (v && parse_size(v, out) < 0)
+        return cli_usage_error(ctx, "bad size '%s' (a number with an optional k, M, G or T suffix)", v);
+    return 0;
+}
+
+static int list_probes(void)
+{
+    size_t n;
+    const probe_def *t = probe_table(&n);
+    for (size_t i = 0; i < n; i++)
+        printf("%-10s %-8s %s\n", t[i].name, probe_layer_name(t[i].layer), t[i].summary);
+    return CLI_EXIT_OK;
+}
+
+int cmd_probe(cli_ctx *ctx)
+{
+    bool done;
+    int rc = cli_parse_cmd(ctx, opts, CP_ARRAY_LEN(opts), true, &done);
+    if (rc || done)
+        return rc;
+    if (cli_has(ctx, O_LIST))
+        return list_probes();
+
+    probe_opts po = { 0 };
+    po.quick = ctx->args.n_pos == 0 ? !cli_has(ctx, O_FULL) : cli_has(ctx, O_QUICK);
+    po.dir = cli_get(ctx, O_DIR);
+    po.listen = cli_get(ctx, O_LISTEN);
+    po.connect = cli_get(ctx, O_CONNECT);
+    long streams, iters, warmup;
+    if (size_opt(ctx, O_SIZE, &po.size_bytes) || size_opt(ctx, O_MIN_BYTES, &po.min_bytes) ||
+        size_opt(ctx, O_MAX_BYTES, &po.max_bytes))
+        return CLI_EXIT_USAGE;
+    if (cli_get_double(ctx, O_SECONDS, 0, 0, 3600, &po.seconds) < 0 ||
+        cli_get_double(ctx, O_TIMEOUT, 0, 0, 86400, &po.timeout_s) < 0 ||
+        cli_get_long(ctx, O_STREAMS, 0, 0, 1024, &streams) < 0 ||
+        cli_get_long(ctx, O_ITERS, 0, 0, 1000000, &iters) < 0 ||
+        cli_get_long(ctx, O_WARMUP, 0, 0, 1000000, &warmup) < 0)
+        return CLI_EXIT_USAGE;
+    po.streams = (int)streams;
+    po.iters = (int)iters;
+    po.warmup = (int)warmup;
+    if (cli_has(ctx, CLI_O_THREADS)) {
+        po.threads = cli_threads(ctx);
+        if (po.threads < 0)
+            return CLI_EXIT_USAGE;
+    }
+    if (po.min_bytes && po.max_bytes && po.min_bytes > po.max_bytes)
+        return cli_usage_error(ctx, "--min-bytes is larger than --max-bytes");
+
+    size_t n_probes;
+    probe_table(&n_probes);
+    bool *sel = cp_xcalloc(n_probes, sizeof *sel);
+    probe_outcome *out = cp_xcalloc(n_probes, sizeof *out);
+    cp_error err;
+    cp_error_clear(&err);
+    if (probe_select((const char *const *)ctx->args.pos, ctx->args.n_pos, sel, &err) < 0) {
+        rc = err.code == CP_ERR_USAGE ? cli_usage_error(ctx, "%s", err.msg) : cli_fail(&err);
+        free(sel);
+        free(out);
+        return rc;
+    }
+
+    rep_report *rep = rep_new("chainprof.probe/1", ctx->argc, ctx->argv);
+    rep_str(rep, rep->root, "mode", "mode", po.quick ? "quick" : "full");
+    probe_ctx pc;
+    probe_ctx_init(&pc, &po, rep);
+    size_t failed = probe_run_selected(&pc, sel, out);
+    probe_report(&pc, out, n_probes);
+    rc = cli_emit(ctx, rep, NULL, 0);
+
+    /* a probe named explicitly that cannot run here is worth an exit code */
+    for (size_t i = 0; i < n_probes; i++) {
+        if (out[i].ran && out[i].status < 0)
+            cp_error_set(&err, out[i].status, NULL, 0, 0, -1, "probe %s: %s", out[i].def->name, out[i].reason);
+        if (!rc && ctx->args.n_pos && sel[i] && !out[i].ran)
+            cp_error_set(&err, CP_ERR_UNAVAILABLE, NULL, 0, 0, -1, "probe %s skipped: %s", out[i].def->name,
+                         out[i].reason);
+    }
+    if (!rc && failed) {
+        rc = cli_fail(&err);
+    } else if (!rc && err.code == CP_ERR_UNAVAILABLE) {
+        bool any_ran = false;
+        for (size_t i = 0; i < n_probes; i++)
+            any_ran |= out[i].ran;
+        if (!any_ran)
+            rc = cli_fail(&err);
+    }
+    probe_ctx_free(&pc);
+    rep_free(rep);
+    free(sel);
+    free(out);
+    return rc;
+}

@@ -1,0 +1,247 @@
+/* probe.c - the probe registry, selection, running and the results report.
+ *
+ * Rows are collected in the context (not written straight into the report)
+ * so the CLI can also hand them to the history database and so a probe that
+ * fails halfway still contributes what it measured. The report is built once
+ * at the end: results[] as a table, skipped[] with the reason each probe did
+ * not run, errors[] for probes that started and failed.
+ */
+#include "probe.h"
+#include "../base/util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const layer_names[PROBE_L_COUNT] = { "compute", "memory", "intra", "inter", "storage" };
+
+const char *probe_layer_name(probe_layer l)
+{
+    return (unsigned)l < PROBE_L_COUNT ? layer_names[l] : "?";
+}
+
+int probe_layer_find(const char *name)
+{
+    for (int i = 0; i < PROBE_L_COUNT; i++)
+        if (!strcmp(name, layer_names[i]))
+            return i;
+    return -1;
+}
+
+static const probe_def probes[] = {
+#define X(name, layer, summary) { #name, layer, summary, probe_##name##_applies, probe_##name##_run },
+#include "probes.def"
+#undef X
+};
+
+const probe_def *probe_table(size_t *n)
+{
+    *n = CP_ARRAY_LEN(probes);
+    return probes;
+}
+
+const probe_def *probe_find(const char *name)
+{
+    for (size_t i = 0; i < CP_ARRAY_LEN(probes); i++)
+        if (!strcmp(probes[i].name, name))
+            return &probes[i];
+    return NULL;
+}
+
+void probe_ctx_init(probe_ctx *ctx, const probe_opts *opts, rep_report *rep)
+{
+    memset(ctx, 0, sizeof *ctx);
+    if (opts)
+        ctx->opts = *opts;
+    ctx->rep = rep;
+    cp_arena_init(&ctx->arena);
+    if (rep)
+        ctx->topology = rep_obj(rep, rep->root, "topology", "topology");
+}
+
+void probe_ctx_free(probe_ctx *ctx)
+{
+    cp_arena_free(&ctx->arena);
+    free(ctx->results);
+    memset(ctx, 0, sizeof *ctx);
+}
+
+static const char *dup_or_null(probe_ctx *ctx, const char *s)
+{
+    return s ? cp_arena_strdup(&ctx->arena, s) : NULL;
+}
+
+void probe_emit(probe_ctx *ctx, const probe_row *row)
+{
+    cp_xgrow((void **)&ctx->results, &ctx->cap_results, ctx->n_results + 1, sizeof *ctx->results);
+    probe_result *r = &ctx->results[ctx->n_results++];
+    r->probe = ctx->current ? ctx->current->name : "?";
+    r->layer = ctx->current ? ctx->current->layer : PROBE_L_COMPUTE;
+    r->row = *row;
+    r->row.metric = dup_or_null(ctx, row->metric);
+    r->row.unit = dup_or_null(ctx, row->unit);
+    r->row.method = dup_or_null(ctx, row->method);
+    r->row.op = dup_or_null(ctx, row->op);
+}
+
+void probe_emit_value(probe_ctx *ctx, const char *metric, double value, const char *unit, double peak,
+                      const char *method)
+{
+    probe_row r = { .metric = metric, .value = value, .unit = unit, .peak = peak, .method = method, .wrong = -1 };
+    probe_emit(ctx, &r);
+}
+
+int probe_select(const char *const *names, size_t n_names, bool *sel, cp_error *err)
+{
+    size_t n = CP_ARRAY_LEN(probes);
+    for (size_t i = 0; i < n; i++)
+        sel[i] = n_names == 0;
+    for (size_t k = 0; k < n_names; k++) {
+        int layer = probe_layer_find(names[k]);
+        bool hit = false;
+        for (size_t i = 0; i < n; i++)
+            if (!strcmp(probes[i].name, names[k]) || (int)probes[i].layer == layer) {
+                sel[i] = true;
+                hit = true;
+            }
+        if (!hit) {
+            /* a layer with no probe in this build is not a typo: say so */
+            if (layer >= 0)
+                return cp_error_set(err, CP_ERR_UNAVAILABLE, NULL, 0, 0, -1,
+                                    "layer '%s': no probe for it in this build", names[k]);
+            return cp_error_set(err, CP_ERR_USAGE, NULL, 0, 0, -1,
+                                "unknown probe or layer '%s' (chainprof probe --list names them)", names[k]);
+        }
+    }
+    return 0;
+}
+
+size_t probe_run_selected(probe_ctx *ctx, const bool *sel, probe_outcome *out)
+{
+    size_t failed = 0;
+    for (size_t i = 0; i < CP_ARRAY_LEN(probes); i++) {
+        probe_outcome *o = &out[i];
+        memset(o, 0, sizeof *o);
+        o->def = &probes[i];
+        if (!sel[i])
+            continue;
+        if (!probes[i].applies(ctx, o->reason, sizeof o->reason)) {
+            if (!o->reason[0])
+                strcpy(o->reason, "does not apply to this machine");
+            continue;
+        }
+        ctx->current = &probes[i];
+        cp_error err;
+        cp_error_clear(&err);
+        int64_t t0 = cp_now_ns();
+        o->ran = true;
+        o->status = probes[i].run(ctx, &err);
+        o->seconds = (double)(cp_now_ns() - t0) / 1e9;
+        ctx->current = NULL;
+        if (o->status < 0) {
+            cp_error_format(&err, o->reason, sizeof o->reason);
+            failed++;
+        }
+    }
+    return failed;
+}
+
+double probe_efficiency(double value, double peak)
+{
+    if (!isfinite(value) || !isfinite(peak) || peak <= 0)
+        return NAN;
+    return value / peak;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double probe_percentile(double *v, size_t n, double p)
+{
+    if (n == 0)
+        return NAN;
+    qsort(v, n, sizeof *v, cmp_double);
+    if (p <= 0)
+        return v[0];
+    if (p >= 100)
+        return v[n - 1];
+    /* linear interpolation between closest ranks (numpy's default) */
+    double pos = p / 100.0 * (double)(n - 1);
+    size_t lo = (size_t)pos;
+    double frac = pos - (double)lo;
+    return lo + 1 < n ? v[lo] + frac * (v[lo + 1] - v[lo]) : v[lo];
+}
+
+double probe_median(double *v, size_t n)
+{
+    return probe_percentile(v, n, 50);
+}
+
+void probe_report(probe_ctx *ctx, const probe_outcome *out, size_t n_out)
+{
+    rep_report *r = ctx->rep;
+    static const rep_col cols[] = {
+        { "probe", "probe", NULL, -1 },       { "layer", "layer", NULL, -1 },
+        { "metric", "metric", NULL, -1 },     { "value", "value", NULL, 3 },
+        { "unit", "unit", NULL, -1 },         { "peak", "peak", NULL, 3 },
+        { "efficiency", "eff", NULL, 3 },     { "method", "method", NULL, -1 },
+        { "op", "op", NULL, -1 },             { "size_bytes", "size", "bytes", -1 },
+        { "time_us", "time", "us", 2 },       { "algbw_gbps", "algbw", "GB/s", 2 },
+        { "busbw_gbps", "busbw", "GB/s", 2 }, { "in_place", "in place", NULL, -1 },
+        { "wrong", "wrong", NULL, -1 },
+    };
+    rep_node *t = rep_table(r, r->root, "results", "results", cols, CP_ARRAY_LEN(cols));
+    for (size_t i = 0; i < ctx->n_results; i++) {
+        const probe_result *pr = &ctx->results[i];
+        const probe_row *w = &pr->row;
+        rep_node *row = rep_row(r, t);
+        rep_cell_str(r, row, pr->probe);
+        rep_cell_str(r, row, probe_layer_name(pr->layer));
+        rep_cell_str(r, row, w->metric);
+        rep_cell_num(r, row, w->value);
+        rep_cell_str(r, row, w->unit);
+        rep_cell_num(r, row, w->peak);
+        rep_cell_num(r, row, probe_efficiency(w->value, w->peak));
+        rep_cell_str(r, row, w->method);
+        if (w->is_coll) {
+            rep_cell_str(r, row, w->op);
+            rep_cell_int(r, row, (int64_t)w->size_bytes);
+            rep_cell_num(r, row, w->time_us);
+            rep_cell_num(r, row, w->algbw_gbps);
+            rep_cell_num(r, row, w->busbw_gbps);
+            rep_cell_bool(r, row, w->in_place);
+            if (w->wrong >= 0)
+                rep_cell_int(r, row, w->wrong);
+            else
+                rep_cell_null(r, row);
+        } else {
+            for (int k = 0; k < 7; k++)
+                rep_cell_null(r, row);
+        }
+    }
+    static const rep_col skip_cols[] = { { "probe", "probe", NULL, -1 }, { "reason", "reason", NULL, -1 } };
+    rep_node *sk = rep_table(r, r->root, "skipped", "skipped", skip_cols, 2);
+    rep_node *er = rep_table(r, r->root, "errors", "errors", skip_cols, 2);
+    static const rep_col ran_cols[] = { { "probe", "probe", NULL, -1 }, { "layer", "layer", NULL, -1 },
+                                        { "seconds", "seconds", "s", 2 } };
+    rep_node *ran = rep_table(r, r->root, "probes", "probes run", ran_cols, 3);
+    for (size_t i = 0; i < n_out; i++) {
+        const probe_outcome *o = &out[i];
+        if (!o->def)
+            continue;
+        if (o->ran) {
+            rep_node *row = rep_row(r, ran);
+            rep_cell_str(r, row, o->def->name);
+            rep_cell_str(r, row, probe_layer_name(o->def->layer));
+            rep_cell_num(r, row, o->seconds);
+        }
+        if (o->reason[0]) {
+            rep_node *row = rep_row(r, o->ran ? er : sk);
+            rep_cell_str(r, row, o->def->name);
+            rep_cell_str(r, row, o->reason);
+        }
+    }
+}

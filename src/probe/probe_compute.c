@@ -1,0 +1,281 @@
+/* probe_compute.c - CPU peak FLOP/s with FMA microkernels, one core and all.
+ *
+ * The kernel keeps CP_FMA_CHAINS independent accumulator registers, each
+ * updated acc = acc * a + b with a fused multiply-add, so the loop is bound
+ * by FMA throughput, not latency (12 chains cover a 4-cycle latency on two
+ * FMA ports with room to spare) and touches no memory. The ISA is picked at
+ * run time: AVX-512F, else AVX2+FMA (x86-64, through target attributes and
+ * __builtin_cpu_supports so the binary runs on any x86-64), NEON on arm64,
+ * else a scalar fma() loop. FP64 and FP32 are measured.
+ *
+ * Theoretical peak = cores x GHz x FLOP/cycle/core, where FLOP/cycle/core =
+ * FMA units x lanes x 2 (an FMA is two FLOPs). The clock is the maximum
+ * frequency from cpufreq, else /proc/cpuinfo "cpu MHz" (the nominal clock
+ * of a VM); FMA units per core are assumed 2 for AVX-512/AVX2/NEON (true of
+ * current server cores; a 1-unit part shows up as ~50 % efficiency, which is
+ * the honest reading). Turbo can lift the one-core value above its peak.
+ *
+ * The GPU GEMM row comes from src/gpu (cuBLASLt through dlopen) when a GPU
+ * is present.
+ */
+#include "probe.h"
+#include "probe_cpu.h"
+#include "../base/util.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
+#endif
+
+#define CP_FMA_CHAINS 12
+
+/* Each kernel returns a value derived from every accumulator so the
+ * compiler cannot drop the loop; it runs `iters` iterations. */
+typedef double (*fma_kernel)(uint64_t iters);
+
+#define SCALAR_KERNEL(name, T, FMA)                                   \
+    static double name(uint64_t iters)                                \
+    {                                                                 \
+        T acc[CP_FMA_CHAINS];                                         \
+        for (int k = 0; k < CP_FMA_CHAINS; k++)                       \
+            acc[k] = (T)(1.0 + k * 1e-3);                             \
+        const T a = (T)0.999999, b = (T)1e-6;                         \
+        for (uint64_t i = 0; i < iters; i++)                          \
+            for (int k = 0; k < CP_FMA_CHAINS; k++)                   \
+                acc[k] = FMA(acc[k], a, b);                           \
+        double s = 0;                                                 \
+        for (int k = 0; k < CP_FMA_CHAINS; k++)                       \
+            s += (double)acc[k];                                      \
+        return s;                                                     \
+    }
+SCALAR_KERNEL(k_scalar_f64, double, fma)
+SCALAR_KERNEL(k_scalar_f32, float, fmaf)
+
+#if defined(__x86_64__)
+/* VT vector type, SET1/FMA/ST intrinsics, L lanes, T element */
+#define X86_KERNEL(name, TGT, VT, T, L, SET1, FMA, ST)                                \
+    __attribute__((target(TGT))) static double name(uint64_t iters)                   \
+    {                                                                                     \
+        VT acc[CP_FMA_CHAINS];                                                            \
+        for (int k = 0; k < CP_FMA_CHAINS; k++)                                           \
+            acc[k] = SET1((T)(1.0 + k * 1e-3));                                           \
+        const VT a = SET1((T)0.999999), b = SET1((T)1e-6);                                \
+        for (uint64_t i = 0; i < iters; i++) {                                            \
+            acc[0] = FMA(acc[0], a, b); acc[1] = FMA(acc[1], a, b);                       \
+            acc[2] = FMA(acc[2], a, b); acc[3] = FMA(acc[3], a, b);                       \
+            acc[4] = FMA(acc[4], a, b); acc[5] = FMA(acc[5], a, b);                       \
+            acc[6] = FMA(acc[6], a, b); acc[7] = FMA(acc[7], a, b);                       \
+            acc[8] = FMA(acc[8], a, b); acc[9] = FMA(acc[9], a, b);                       \
+            acc[10] = FMA(acc[10], a, b); acc[11] = FMA(acc[11], a, b);                   \
+        }                                                                                 \
+        T out[L];                                                                         \
+        double s = 0;                                                                     \
+        for (int k = 0; k < CP_FMA_CHAINS; k++) {                                         \
+            ST(out, acc[k]);                                                              \
+            for (int j = 0; j < L; j++)                                                   \
+                s += (double)out[j];                                                      \
+        }                                                                                 \
+        return s;                                                                         \
+    }
+X86_KERNEL(k_avx512_f64, "avx512f", __m512d, double, 8, _mm512_set1_pd, _mm512_fmadd_pd, _mm512_storeu_pd)
+X86_KERNEL(k_avx512_f32, "avx512f", __m512, float, 16, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_storeu_ps)
+X86_KERNEL(k_avx2_f64, "avx2,fma", __m256d, double, 4, _mm256_set1_pd, _mm256_fmadd_pd, _mm256_storeu_pd)
+X86_KERNEL(k_avx2_f32, "avx2,fma", __m256, float, 8, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_storeu_ps)
+#elif defined(__aarch64__)
+#define NEON_KERNEL(name, VT, T, L, DUP, FMA, ST)                                         \
+    static double name(uint64_t iters)                                                    \
+    {                                                                                     \
+        VT acc[CP_FMA_CHAINS];                                                            \
+        for (int k = 0; k < CP_FMA_CHAINS; k++)                                           \
+            acc[k] = DUP((T)(1.0 + k * 1e-3));                                            \
+        const VT a = DUP((T)0.999999), b = DUP((T)1e-6);                                  \
+        for (uint64_t i = 0; i < iters; i++)                                              \
+            for (int k = 0; k < CP_FMA_CHAINS; k++)                                       \
+                acc[k] = FMA(b, acc[k], a);                                               \
+        T out[L];                                                                         \
+        double s = 0;                                                                     \
+        for (int k = 0; k < CP_FMA_CHAINS; k++) {                                         \
+            ST(out, acc[k]);                                                              \
+            for (int j = 0; j < L; j++)                                                   \
+                s += (double)out[j];                                                      \
+        }                                                                                 \
+        return s;                                                                         \
+    }
+NEON_KERNEL(k_neon_f64, float64x2_t, double, 2, vdupq_n_f64, vfmaq_f64, vst1q_f64)
+NEON_KERNEL(k_neon_f32, float32x4_t, float, 4, vdupq_n_f32, vfmaq_f32, vst1q_f32)
+#endif
+
+typedef struct isa_kernels {
+    const char *isa;
+    int lanes_f64;          /* FP64 lanes per vector */
+    int fma_units;          /* assumed FMA pipes per core (see the file comment) */
+    fma_kernel f64, f32;
+} isa_kernels;
+
+static isa_kernels pick_isa(void)
+{
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f"))
+        return (isa_kernels){ "avx512", 8, 2, k_avx512_f64, k_avx512_f32 };
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return (isa_kernels){ "avx2", 4, 2, k_avx2_f64, k_avx2_f32 };
+#elif defined(__aarch64__)
+    return (isa_kernels){ "neon", 2, 2, k_neon_f64, k_neon_f32 };
+#endif
+    return (isa_kernels){ "scalar", 1, 2, k_scalar_f64, k_scalar_f32 };
+}
+
+double probe_cpu_peak_gflops(int cores, double ghz, int fma_units, int lanes)
+{
+    if (cores <= 0 || !(ghz > 0) || fma_units <= 0 || lanes <= 0)
+        return NAN;
+    return (double)cores * ghz * (double)fma_units * (double)lanes * 2.0;
+}
+
+double probe_cpu_ghz(void)
+{
+    /* cpufreq's maximum first (kHz), then the nominal clock in cpuinfo */
+    FILE *f = fopen("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "r");
+    if (f) {
+        double khz = 0;
+        int ok = fscanf(f, "%lf", &khz);
+        fclose(f);
+        if (ok == 1 && khz > 0)
+            return khz / 1e6;
+    }
+    f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return NAN;
+    char line[512];
+    double mhz = NAN;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "cpu MHz", 7)) {
+            const char *c = strchr(line, ':');
+            if (c)
+                mhz = strtod(c + 1, NULL);
+            break;
+        }
+    fclose(f);
+    return mhz > 0 ? mhz / 1e3 : NAN;
+}
+
+typedef struct fma_job {
+    fma_kernel fn;
+    uint64_t iters;
+    double sink;
+    atomic_int *go;
+} fma_job;
+
+static void *fma_thread(void *p)
+{
+    fma_job *j = p;
+    while (!atomic_load_explicit(j->go, memory_order_acquire))
+        ; /* spin: every thread starts within a few ns of the others */
+    j->sink = j->fn(j->iters);
+    return NULL;
+}
+
+/* Run fn on nthreads threads with `iters` each; returns wall seconds, or
+ * NaN when not every thread could be started (the figure would be wrong). */
+static double run_threads(fma_kernel fn, uint64_t iters, int nthreads)
+{
+    pthread_t *t = cp_xcalloc((size_t)nthreads, sizeof *t);
+    fma_job *jobs = cp_xcalloc((size_t)nthreads, sizeof *jobs);
+    atomic_int go = 0;
+    int started = 0;
+    for (int i = 0; i < nthreads; i++) {
+        jobs[i] = (fma_job){ fn, iters, 0, &go };
+        if (pthread_create(&t[i], NULL, fma_thread, &jobs[i]) != 0)
+            break;
+        started++;
+    }
+    int64_t t0 = cp_now_ns();
+    atomic_store_explicit(&go, 1, memory_order_release);
+    for (int i = 0; i < started; i++)
+        pthread_join(t[i], NULL);
+    double s = (double)(cp_now_ns() - t0) / 1e9;
+    free(t);
+    free(jobs);
+    return started == nthreads ? s : NAN;
+}
+
+/* Calibrate iterations so one run lasts about `target_s`, then take the
+ * best of `reps` runs (the least disturbed). Returns GFLOP/s. */
+static double measure(fma_kernel fn, int lanes, int nthreads, double target_s, int reps)
+{
+    uint64_t iters = 1u << 16;
+    double s;
+    for (;;) {
+        s = run_threads(fn, iters, 1);
+        if (!(s < 0.02) || iters > (1ull << 40))
+            break;
+        iters *= 4;
+    }
+    if (!(s > 0))
+        return NAN;
+    iters = (uint64_t)((double)iters * target_s / s) + 1;
+    double best = 0;
+    for (int r = 0; r < reps; r++) {
+        s = run_threads(fn, iters, nthreads);
+        double flops = (double)iters * CP_FMA_CHAINS * lanes * 2.0 * nthreads;
+        if (!(s > 0))
+            return NAN;
+        if (flops / s / 1e9 > best)
+            best = flops / s / 1e9;
+    }
+    return best;
+}
+
+bool probe_compute_applies(probe_ctx *ctx, char *why, size_t why_size)
+{
+    (void)ctx, (void)why, (void)why_size;
+    return true; /* every machine has a CPU */
+}
+
+int probe_compute_run(probe_ctx *ctx, cp_error *err)
+{
+    (void)err;
+    isa_kernels k = pick_isa();
+    int cores = ctx->opts.threads > 0 ? ctx->opts.threads : cp_cpu_count();
+    double ghz = probe_cpu_ghz();
+    double target = ctx->opts.seconds > 0 ? ctx->opts.seconds / 4 : ctx->opts.quick ? 0.15 : 0.5;
+    int reps = ctx->opts.quick ? 2 : 3;
+    struct {
+        const char *prec;
+        fma_kernel fn;
+        int lanes;
+    } precs[] = { { "fp64", k.f64, k.lanes_f64 }, { "fp32", k.f32, k.lanes_f64 * 2 } };
+    for (size_t p = 0; p < CP_ARRAY_LEN(precs); p++) {
+        char metric[64], method[256];
+        double one = measure(precs[p].fn, precs[p].lanes, 1, target, reps);
+        snprintf(metric, sizeof metric, "cpu_%s_gflops_1core", precs[p].prec);
+        snprintf(method, sizeof method,
+                 "%s FMA kernel, %d independent chains, 1 thread; peak = 1 core x %.2f GHz x %d FMA x %d lanes x 2",
+                 k.isa, CP_FMA_CHAINS, ghz, k.fma_units, precs[p].lanes);
+        probe_emit_value(ctx, metric, one, "GFLOP/s", probe_cpu_peak_gflops(1, ghz, k.fma_units, precs[p].lanes),
+                         method);
+        double all = measure(precs[p].fn, precs[p].lanes, cores, target, reps);
+        snprintf(metric, sizeof metric, "cpu_%s_gflops_all", precs[p].prec);
+        snprintf(method, sizeof method,
+                 "%s FMA kernel, %d threads; peak = %d cores x %.2f GHz x %d FMA x %d lanes x 2", k.isa, cores,
+                 cores, ghz, k.fma_units, precs[p].lanes);
+        probe_emit_value(ctx, metric, all, "GFLOP/s",
+                         probe_cpu_peak_gflops(cores, ghz, k.fma_units, precs[p].lanes), method);
+    }
+    if (ctx->topology) {
+        rep_node *cpu = rep_obj(ctx->rep, ctx->topology, "cpu_isa", NULL);
+        rep_str(ctx->rep, cpu, "isa", "vector ISA", k.isa);
+        rep_num(ctx->rep, cpu, "clock_ghz", "clock", ghz, "GHz");
+        rep_int(ctx->rep, cpu, "fma_units_assumed", "FMA units per core (assumed)", k.fma_units, NULL);
+    }
+    return 0;
+}

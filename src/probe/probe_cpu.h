@@ -1,0 +1,11 @@
+/* probe_cpu.h - pure helpers of the compute probe (unit-tested). */
+#ifndef CP_PROBE_PROBE_CPU_H
+#define CP_PROBE_PROBE_CPU_H
+
+/* Theoretical peak GFLOP/s = cores x GHz x fma_units x lanes x 2; NaN when
+ * any input is unknown (<= 0 or NaN). */
+double probe_cpu_peak_gflops(int cores, double ghz, int fma_units, int lanes);
+/* The CPU clock in GHz (cpufreq max, else /proc/cpuinfo "cpu MHz"); NaN if unknown. */
+double probe_cpu_ghz(void);
+
+#endif
