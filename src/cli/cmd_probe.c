@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "../base/util.h"
 #include "../probe/probe.h"
+#include "../comm/comm.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -23,7 +24,7 @@
 
 enum {
     O_LIST = 100, O_QUICK, O_FULL, O_DIR, O_SIZE, O_SECONDS, O_LISTEN, O_CONNECT, O_STREAMS, O_MIN_BYTES,
-    O_MAX_BYTES, O_ITERS, O_WARMUP, O_TIMEOUT,
+    O_MAX_BYTES, O_ITERS, O_WARMUP, O_TIMEOUT, O_FACTOR,
 };
 
 static const cli_opt opts[] = {
@@ -40,6 +41,7 @@ static const cli_opt opts[] = {
     { "max-bytes", 0, "BYTES", O_MAX_BYTES, 0, "coll: largest message size (default 64M; quick 1M)" },
     { "iters", 0, "N", O_ITERS, 0, "coll: timed iterations per size (default 20)" },
     { "warmup", 0, "N", O_WARMUP, 0, "coll: untimed warm-up iterations per size (default 5)" },
+    { "factor", 'f', "F", O_FACTOR, 0, "coll: message size multiplier between sweep steps (default 2; quick 4)" },
     { "timeout", 0, "S", O_TIMEOUT, 0, "every network wait gives up after S seconds (default 30)" },
 };
 
@@ -106,6 +108,7 @@ int cmd_probe(cli_ctx *ctx)
         return CLI_EXIT_USAGE;
     if (cli_get_double(ctx, O_SECONDS, 0, 0, 3600, &po.seconds) < 0 ||
         cli_get_double(ctx, O_TIMEOUT, 0, 0, 86400, &po.timeout_s) < 0 ||
+        cli_get_double(ctx, O_FACTOR, 0, 0, 1024, &po.factor) < 0 ||
         cli_get_long(ctx, O_STREAMS, 0, 0, 1024, &streams) < 0 ||
         cli_get_long(ctx, O_ITERS, 0, 0, 1000000, &iters) < 0 ||
         cli_get_long(ctx, O_WARMUP, 0, 0, 1000000, &warmup) < 0)
@@ -120,6 +123,8 @@ int cmd_probe(cli_ctx *ctx)
     }
     if (po.min_bytes && po.max_bytes && po.min_bytes > po.max_bytes)
         return cli_usage_error(ctx, "--min-bytes is larger than --max-bytes");
+    if (cli_has(ctx, O_FACTOR) && !(po.factor > 1))
+        return cli_usage_error(ctx, "--factor must be larger than 1");
 
     size_t n_probes;
     probe_table(&n_probes);
@@ -134,13 +139,21 @@ int cmd_probe(cli_ctx *ctx)
         return rc;
     }
 
+    /* under mpirun every rank runs the probes; rank 0 alone reports */
+    comm *cm = NULL;
+    if (comm_open(&cm, false, po.timeout_s > 0 ? po.timeout_s : 30, &err) < 0) {
+        free(sel);
+        free(out);
+        return cli_fail(&err);
+    }
+    po.comm = cm;
     rep_report *rep = rep_new("chainprof.probe/1", ctx->argc, ctx->argv);
     rep_str(rep, rep->root, "mode", "mode", po.quick ? "quick" : "full");
     probe_ctx pc;
     probe_ctx_init(&pc, &po, rep);
     size_t failed = probe_run_selected(&pc, sel, out);
     probe_report(&pc, out, n_probes);
-    rc = cli_emit(ctx, rep, NULL, 0);
+    rc = comm_rank(cm) == 0 ? cli_emit(ctx, rep, NULL, 0) : 0;
 
     /* a probe named explicitly that cannot run here is worth an exit code */
     for (size_t i = 0; i < n_probes; i++) {
@@ -152,6 +165,9 @@ int cmd_probe(cli_ctx *ctx)
     }
     if (!rc && failed) {
         rc = cli_fail(&err);
+        /* a failed collective leaves peers waiting: end the whole job */
+        if (comm_size(cm) > 1)
+            comm_abort(cm, rc);
     } else if (!rc && err.code == CP_ERR_UNAVAILABLE) {
         bool any_ran = false;
         for (size_t i = 0; i < n_probes; i++)
@@ -160,6 +176,7 @@ int cmd_probe(cli_ctx *ctx)
             rc = cli_fail(&err);
     }
     probe_ctx_free(&pc);
+    comm_close(cm);
     rep_free(rep);
     free(sel);
     free(out);
