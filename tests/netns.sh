@@ -23,10 +23,10 @@ netns_can() {
     echo "netns: cannot create network namespaces here" >&2; return 1
   fi
   ip netns del "$probe" 2>/dev/null
-  if ! ip link add "${probe:0:10}b" type bridge 2>/dev/null; then
+  if ! ip link add "cpb$$" type bridge 2>/dev/null; then
     echo "netns: cannot create a bridge here" >&2; return 1
   fi
-  ip link del "${probe:0:10}b" 2>/dev/null
+  ip link del "cpb$$" 2>/dev/null
   return 0
 }
 
