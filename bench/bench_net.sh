@@ -11,10 +11,10 @@ secs=${BENCH_SECONDS:-5}
 port=$(( 30000 + $$ % 20000 ))
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -r)"
 for streams in 1 4; do
-  "$cp" probe net --listen 127.0.0.1:$port --timeout 30 >/dev/null 2>&1 &
+  "$cp" probe net --no-history --listen 127.0.0.1:$port --timeout 30 >/dev/null 2>&1 &
   srv=$!
   sleep 0.3
-  ours=$(timeout 120 "$cp" probe net --connect 127.0.0.1:$port --streams $streams --seconds $secs --json 2>/dev/null |
+  ours=$(timeout 120 "$cp" probe net --no-history --connect 127.0.0.1:$port --streams $streams --seconds $secs --json 2>/dev/null |
     python3 -c 'import json,sys; r={x["metric"]:x for x in json.load(sys.stdin)["results"]}; print("%.3f %.1f" % (r["tcp_bandwidth_oneway"]["value"], r["tcp_latency_p50"]["value"]))')
   wait $srv
   if command -v iperf3 >/dev/null; then
@@ -30,7 +30,7 @@ for streams in 1 4; do
   echo "tcp loopback, $streams stream(s), ${secs}s: chainprof ${ours% *} GB/s (latency p50 ${ours#* } us), iperf3 $ref GB/s"
 done
 if command -v mpirun >/dev/null; then
-  timeout 300 mpirun --allow-run-as-root --oversubscribe -np 4 "$cp" probe coll --min-bytes 1M --max-bytes 16M -f 4 \
+  timeout 300 mpirun --allow-run-as-root --oversubscribe -np 4 "$cp" probe coll --no-history --min-bytes 1M --max-bytes 16M -f 4 \
     --iters 10 --warmup 3 --json 2>/dev/null | python3 -c '
 import json, sys
 for r in json.load(sys.stdin)["results"]:

@@ -96,6 +96,13 @@ int cli_fail(const cp_error *err);
  * `inputs` (n_inputs) are never overwritten. Returns an exit code. */
 int cli_emit(const cli_ctx *ctx, const rep_report *r, char *const *inputs, size_t n_inputs);
 
+/* Record a finished run in the history database (cli_history.c): metrics
+ * NULL = every number of the report; db_path NULL = the default database.
+ * Failures are warnings. */
+struct hist_metrics;
+void cli_history_record(const cli_ctx *ctx, const rep_report *r, const struct hist_metrics *metrics,
+                        const char *db_path, bool no_history);
+
 /* Help and manuals. */
 void cli_print_opts_help(const cli_ctx *ctx);
 const char *cli_man_page(const char *cmd); /* NULL if none */

@@ -22,13 +22,15 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { O_GPUS_PER_NODE = 100, O_RANK_MAP };
+enum { O_GPUS_PER_NODE = 100, O_RANK_MAP, O_DB, O_NO_HISTORY };
 
 static const cli_opt opts[] = {
     { "gpus-per-node", 0, "N", O_GPUS_PER_NODE, 0,
       "GPUs per node, for intra/inter-node scope (default: the trace's device count)" },
     { "rank-map", 0, "PID=RANK,...", O_RANK_MAP, 0,
       "ranks of processes in Nsight Systems reports (default: one rank per process, in pid order)" },
+    { "db", 0, "PATH", O_DB, 0, "history database (default $XDG_DATA_HOME/chainprof/history.db)" },
+    { "no-history", 0, NULL, O_NO_HISTORY, 0, "do not record this run in the history database" },
 };
 
 typedef struct input {
@@ -190,6 +192,8 @@ int cmd_analyze(cli_ctx *ctx)
         cp_log_warn("%s: truncated trace; events up to the last complete one were used",
                     tl->diag.first[DIAG_TRUNCATED_FILE]);
     rc = cli_emit(ctx, rep, paths.v, paths.n);
+    if (!rc)
+        cli_history_record(ctx, rep, NULL, cli_get(ctx, O_DB), cli_has(ctx, O_NO_HISTORY));
 out:
     an_ctx_free(&an);
     rep_free(rep);

@@ -12,6 +12,7 @@
  */
 #include "cli.h"
 #include "../base/util.h"
+#include "../history/history.h"
 #include "../probe/probe.h"
 #include "../comm/comm.h"
 
@@ -24,7 +25,7 @@
 
 enum {
     O_LIST = 100, O_QUICK, O_FULL, O_DIR, O_SIZE, O_SECONDS, O_LISTEN, O_CONNECT, O_STREAMS, O_MIN_BYTES,
-    O_MAX_BYTES, O_ITERS, O_WARMUP, O_TIMEOUT, O_FACTOR,
+    O_MAX_BYTES, O_ITERS, O_WARMUP, O_TIMEOUT, O_DB, O_NO_HISTORY, O_FACTOR,
 };
 
 static const cli_opt opts[] = {
@@ -43,6 +44,8 @@ static const cli_opt opts[] = {
     { "warmup", 0, "N", O_WARMUP, 0, "coll: untimed warm-up iterations per size (default 5)" },
     { "factor", 'f', "F", O_FACTOR, 0, "coll: message size multiplier between sweep steps (default 2; quick 4)" },
     { "timeout", 0, "S", O_TIMEOUT, 0, "every network wait gives up after S seconds (default 30)" },
+    { "db", 0, "PATH", O_DB, 0, "history database (default $XDG_DATA_HOME/chainprof/history.db)" },
+    { "no-history", 0, NULL, O_NO_HISTORY, 0, "do not record this run in the history database" },
 };
 
 /* "4G", "512M", "64k", "1000" -> bytes (binary multiples). -1 when bad. */
@@ -77,6 +80,29 @@ static int size_opt(cli_ctx *ctx, int id, uint64_t *out)
     if (v && parse_size(v, out) < 0)
         return cli_usage_error(ctx, "bad size '%s' (a number with an optional k, M, G or T suffix)", v);
     return 0;
+}
+
+/* History paths: "probe/metric"; a collective row adds what tells it apart:
+ * "coll/all_reduce/1048576/out_of_place/busbw_gbps" (and time_us). */
+static void history_metrics(const probe_ctx *pc, hist_metrics *m)
+{
+    char path[512];
+    for (size_t i = 0; i < pc->n_results; i++) {
+        const probe_result *r = &pc->results[i];
+        if (!r->row.is_coll) {
+            snprintf(path, sizeof path, "%s/%s", r->probe, r->row.metric);
+            hist_metrics_add(m, path, r->row.value, r->row.unit);
+            continue;
+        }
+        int l = snprintf(path, sizeof path, "%s/%s/%s/%llu/%s", r->probe, r->row.metric, r->row.op ? r->row.op : "?",
+                         (unsigned long long)r->row.size_bytes, r->row.in_place ? "in_place" : "out_of_place");
+        if (l < 0 || (size_t)l >= sizeof path - 16)
+            continue;
+        strcpy(path + l, "/busbw_gbps");
+        hist_metrics_add(m, path, r->row.busbw_gbps, "GB/s");
+        strcpy(path + l, "/time_us");
+        hist_metrics_add(m, path, r->row.time_us, "us");
+    }
 }
 
 static int list_probes(void)
@@ -153,7 +179,14 @@ int cmd_probe(cli_ctx *ctx)
     probe_ctx_init(&pc, &po, rep);
     size_t failed = probe_run_selected(&pc, sel, out);
     probe_report(&pc, out, n_probes);
+    /* under mpirun only rank 0 reports and records the run */
     rc = comm_rank(cm) == 0 ? cli_emit(ctx, rep, NULL, 0) : 0;
+    if (!rc && pc.n_results && comm_rank(cm) == 0) {
+        hist_metrics hm = { 0 };
+        history_metrics(&pc, &hm);
+        cli_history_record(ctx, rep, &hm, cli_get(ctx, O_DB), cli_has(ctx, O_NO_HISTORY));
+        hist_metrics_free(&hm);
+    }
 
     /* a probe named explicitly that cannot run here is worth an exit code */
     for (size_t i = 0; i < n_probes; i++) {

@@ -16,7 +16,7 @@ const char *probe_stream_name(probe_stream_kernel k);
 
 /* Per-array size for a memory run: an explicit size wins; else the larger
  * of 4 x the last-level cache and the floor (quick 64 MiB, full 256 MiB), so
- * the arrays never fit in cache, capped at 256 MiB (quick) / 1 GiB (full) so a
+ * the arrays never fit in cache, capped at 128 MiB (quick) / 1 GiB (full) so a
  * run stays short. Rounded down to a multiple of 64 bytes. */
 uint64_t probe_stream_array_bytes(uint64_t explicit_bytes, uint64_t llc_bytes, int quick);
 

@@ -40,7 +40,7 @@ uint64_t probe_stream_array_bytes(uint64_t explicit_bytes, uint64_t llc_bytes, i
 {
     uint64_t b = explicit_bytes;
     if (!b) {
-        uint64_t floor = (quick ? 64ull : 256ull) << 20, cap = (quick ? 256ull : 1024ull) << 20;
+        uint64_t floor = (quick ? 64ull : 256ull) << 20, cap = (quick ? 128ull : 1024ull) << 20;
         b = 4 * llc_bytes > floor ? 4 * llc_bytes : floor;
         if (b > cap) /* VMs report absurd L3 sizes; past 1 GiB the figure no longer moves */
             b = cap;
@@ -129,7 +129,7 @@ int probe_memory_run(probe_ctx *ctx, cp_error *err)
     uint64_t llc = probe_llc_bytes();
     uint64_t bytes = probe_stream_array_bytes(ctx->opts.size_bytes, llc, ctx->opts.quick);
     if (bytes < 4096)
-        return cp_error_set(err, CP_ERR_USAGE, NULL, 0, 0, -1, "memory: --size %llu is too small",
+        return cp_error_set(err, CP_ERR_USAGE, NULL, 0, 0, -1, "--size %llu is too small",
                             (unsigned long long)bytes);
     stream_arrays s = { .n = bytes / sizeof(double) };
     double **arr[] = { &s.a, &s.b, &s.c };
@@ -138,7 +138,7 @@ int probe_memory_run(probe_ctx *ctx, cp_error *err)
         if (posix_memalign(&p, 2u << 20, bytes) != 0) { /* 2 MiB: lets THP back the arrays */
             free(s.a), free(s.b), free(s.c);
             return cp_error_set(err, CP_ERR_NOMEM, NULL, 0, 0, -1,
-                                "memory: cannot allocate 3 arrays of %llu MiB: try a smaller --size",
+                                "cannot allocate 3 arrays of %llu MiB: try a smaller --size",
                                 (unsigned long long)(bytes >> 20));
         }
         *arr[i] = p;
@@ -176,7 +176,7 @@ int probe_memory_run(probe_ctx *ctx, cp_error *err)
     free(s.a), free(s.b), free(s.c);
     if (rel_err > 1e-9)
         return cp_error_set(err, CP_ERR_INTERNAL, NULL, 0, 0, -1,
-                            "memory: results failed validation (relative error %.3g): memory or kernel fault",
+                            "results failed validation (relative error %.3g): memory or kernel fault",
                             rel_err);
     return 0;
 }

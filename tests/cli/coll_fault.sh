@@ -19,7 +19,7 @@ run_case() { # signal expected_rc_check
   local sig=$1
   env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
     mpirun --allow-run-as-root --oversubscribe -np 4 --mca btl tcp,vader,self \
-    "$CHAINPROF" probe coll --min-bytes 1M --max-bytes 8M --iters 500 --warmup 1 --timeout 3 \
+    "$CHAINPROF" probe coll --no-history --min-bytes 1M --max-bytes 8M --iters 500 --warmup 1 --timeout 3 \
     > "$tmp/out" 2> "$tmp/err" &
   mp=$!
   victim=""

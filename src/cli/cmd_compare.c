@@ -1,0 +1,108 @@
+/* cmd_compare.c - `chainprof compare RUN_A RUN_B`: two recorded runs side
+ * by side, metric by metric, with the change in percent; a change in the
+ * bad direction beyond --threshold is flagged as a regression. Which
+ * direction is bad comes from the unit (throughputs should not fall,
+ * durations should not rise; see hist_unit_direction). With
+ * --fail-on-regression a flagged metric makes the exit status 4.
+ */
+#include "cli.h"
+#include "../base/util.h"
+#include "../history/history.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { O_DB = 100, O_THRESHOLD, O_FAIL };
+
+static const cli_opt opts[] = {
+    { "db", 0, "PATH", O_DB, 0, "history database (default $XDG_DATA_HOME/chainprof/history.db)" },
+    { "threshold", 0, "PCT", O_THRESHOLD, 0, "flag changes worse than PCT percent (default 5)" },
+    { "fail-on-regression", 0, NULL, O_FAIL, 0, "exit 4 when a metric regressed beyond the threshold" },
+};
+
+static void run_header(rep_report *rep, const char *key, const hist_run *r)
+{
+    rep_node *o = rep_obj(rep, rep->root, key, key);
+    rep_int(rep, o, "id", "run", r->id, NULL);
+    rep_str(rep, o, "host", "host", r->host);
+    rep_str(rep, o, "command", "command", r->command);
+    rep_str(rep, o, "argv", "command line", r->argv);
+}
+
+int cmd_compare(cli_ctx *ctx)
+{
+    bool done;
+    int rc = cli_parse_cmd(ctx, opts, CP_ARRAY_LEN(opts), true, &done);
+    if (rc || done)
+        return rc;
+    if (ctx->args.n_pos != 2)
+        return cli_usage_error(ctx, "give two runs: RUN_A RUN_B (ids from 'chainprof history', 'last', 'prev')");
+    double threshold;
+    if (cli_get_double(ctx, O_THRESHOLD, 5.0, 0, 1e9, &threshold) < 0)
+        return CLI_EXIT_USAGE;
+    cp_error err;
+    cp_error_clear(&err);
+    hist_db *db;
+    if (hist_open(cli_get(ctx, O_DB), &db, &err) < 0)
+        return cli_fail(&err);
+    int64_t ida, idb;
+    hist_run ra = { 0 }, rb = { 0 };
+    hist_metrics ma = { 0 }, mb = { 0 };
+    rep_report *rep = NULL;
+    if (hist_resolve(db, ctx->args.pos[0], &ida, &err) < 0 || hist_resolve(db, ctx->args.pos[1], &idb, &err) < 0 ||
+        hist_get_run(db, ida, &ra, &err) < 0 || hist_get_run(db, idb, &rb, &err) < 0 ||
+        hist_metrics_of(db, ida, &ma, &err) < 0 || hist_metrics_of(db, idb, &mb, &err) < 0) {
+        rc = err.code == CP_ERR_USAGE ? cli_usage_error(ctx, "%s", err.msg) : cli_fail(&err);
+        goto out;
+    }
+    rep = rep_new("chainprof.compare/1", ctx->argc, ctx->argv);
+    run_header(rep, "run_a", &ra);
+    run_header(rep, "run_b", &rb);
+    rep_num(rep, rep->root, "threshold_pct", "regression threshold", threshold, "%");
+    static const rep_col cols[] = {
+        { "metric", "metric", NULL, -1 }, { "unit", "unit", NULL, -1 },       { "a", "run A", NULL, 3 },
+        { "b", "run B", NULL, 3 },        { "change_pct", "change", "%", 1 }, { "regression", "regression", NULL, -1 },
+    };
+    rep_node *t = rep_table(rep, rep->root, "metrics", "metrics", cols, CP_ARRAY_LEN(cols));
+    size_t i = 0, k = 0, n_reg = 0, n_both = 0;
+    /* both lists are sorted by path: merge them */
+    while (i < ma.n || k < mb.n) {
+        int c = i >= ma.n ? 1 : k >= mb.n ? -1 : strcmp(ma.v[i].path, mb.v[k].path);
+        const hist_metric *a = c <= 0 ? &ma.v[i] : NULL, *b = c >= 0 ? &mb.v[k] : NULL;
+        rep_node *row = rep_row(rep, t);
+        rep_cell_str(rep, row, a ? a->path : b->path);
+        rep_cell_str(rep, row, a && a->unit ? a->unit : b && b->unit ? b->unit : "");
+        rep_cell_num(rep, row, a ? a->value : NAN);
+        rep_cell_num(rep, row, b ? b->value : NAN);
+        if (a && b) {
+            bool reg = hist_is_regression(a->value, b->value, a->unit, threshold);
+            rep_cell_num(rep, row, hist_change_pct(a->value, b->value));
+            rep_cell_bool(rep, row, reg);
+            n_reg += reg;
+            n_both++;
+        } else {
+            rep_cell_null(rep, row);
+            rep_cell_null(rep, row);
+        }
+        i += c <= 0;
+        k += c >= 0;
+    }
+    rep_node *sum = rep_obj(rep, rep->root, "summary", "summary");
+    rep_int(rep, sum, "compared", "metrics in both runs", (int64_t)n_both, NULL);
+    rep_int(rep, sum, "regressions", "regressions beyond the threshold", (int64_t)n_reg, NULL);
+    rc = cli_emit(ctx, rep, NULL, 0);
+    if (!rc && n_reg && cli_has(ctx, O_FAIL)) {
+        cp_error_set(&err, CP_ERR_CHECK, NULL, 0, 0, -1, "%zu metric%s regressed by more than %g %%", n_reg,
+                     n_reg == 1 ? "" : "s", threshold);
+        rc = cli_fail(&err);
+    }
+out:
+    rep_free(rep);
+    hist_run_free(&ra);
+    hist_run_free(&rb);
+    hist_metrics_free(&ma);
+    hist_metrics_free(&mb);
+    hist_close(db);
+    return rc;
+}

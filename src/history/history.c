@@ -1,0 +1,431 @@
+/* history.c - the run history database (see history.h for the contract).
+ *
+ * Schema (version 1, in PRAGMA user_version):
+ *   runs(id INTEGER PRIMARY KEY, time_ns, host, command, version, argv)
+ *   metrics(run_id REFERENCES runs ON DELETE CASCADE, path, value, unit,
+ *           PRIMARY KEY(run_id, path))
+ * Durability and concurrency come from SQLite itself: WAL journal (readers
+ * never block the writer), synchronous=NORMAL (a committed run survives a
+ * process crash; only a power loss may drop the very last one), a 10 s busy
+ * timeout, and BEGIN IMMEDIATE so a writer takes the write lock before it
+ * inserts anything rather than failing halfway on an upgrade.
+ *
+ * CHAINPROF_HISTORY_TEST_PAUSE_MS makes hist_record sleep inside its
+ * transaction after half the metrics, so tests can kill a writer mid-write.
+ */
+#include "history.h"
+#include "../base/util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+struct hist_db {
+    sqlite3 *db;
+    char path[4096];
+};
+
+static int db_fail(hist_db *db, cp_error *err, const char *what)
+{
+    return cp_error_set(err, CP_ERR_IO, db->path, 0, 0, -1, "history: %s: %s", what, sqlite3_errmsg(db->db));
+}
+
+const char *hist_default_path(char *buf, size_t size)
+{
+    const char *env = getenv("CHAINPROF_HISTORY_DB");
+    if (env && *env) {
+        snprintf(buf, size, "%s", env);
+        return buf;
+    }
+    const char *xdg = getenv("XDG_DATA_HOME");
+    if (xdg && *xdg) {
+        snprintf(buf, size, "%s/chainprof/history.db", xdg);
+        return buf;
+    }
+    const char *home = getenv("HOME");
+    if (!home || !*home)
+        return NULL;
+    snprintf(buf, size, "%s/.local/share/chainprof/history.db", home);
+    return buf;
+}
+
+/* mkdir -p of the directory part of path. */
+static int make_parent_dirs(const char *path, cp_error *err)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return 0;
+    *slash = 0;
+    for (char *p = dir + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+            return cp_error_sys(err, CP_ERR_IO, dir, "history: cannot create the directory");
+        *p = '/';
+    }
+    if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+        return cp_error_sys(err, CP_ERR_IO, dir, "history: cannot create the directory");
+    return 0;
+}
+
+static const char schema_sql[] =
+    "BEGIN IMMEDIATE;"
+    "CREATE TABLE IF NOT EXISTS runs(id INTEGER PRIMARY KEY, time_ns INTEGER NOT NULL, host TEXT NOT NULL,"
+    " command TEXT NOT NULL, version TEXT NOT NULL, argv TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS metrics(run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " path TEXT NOT NULL, value REAL, unit TEXT, PRIMARY KEY(run_id, path)) WITHOUT ROWID;"
+    "PRAGMA user_version = 1;"
+    "COMMIT;";
+
+static int read_int(void *ctx, int n, char **vals, char **names)
+{
+    (void)names;
+    if (n > 0 && vals[0])
+        *(int *)ctx = atoi(vals[0]);
+    return 0;
+}
+
+int hist_open(const char *path, hist_db **out, cp_error *err)
+{
+    *out = NULL;
+    char def[4096];
+    if (!path && !(path = hist_default_path(def, sizeof def)))
+        return cp_error_set(err, CP_ERR_USAGE, NULL, 0, 0, -1,
+                            "history: no database path: set HOME or XDG_DATA_HOME, or give --db");
+    if (make_parent_dirs(path, err) < 0)
+        return err ? err->code : CP_ERR_IO;
+    hist_db *db = cp_xcalloc(1, sizeof *db);
+    snprintf(db->path, sizeof db->path, "%s", path);
+    if (sqlite3_open_v2(path, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL) !=
+        SQLITE_OK) {
+        int rc = db_fail(db, err, "cannot open the database");
+        hist_close(db);
+        return rc;
+    }
+    sqlite3_busy_timeout(db->db, 10000);
+    char *msg = NULL;
+    /* WAL first: it needs no lock but a brand-new file is created under a
+     * race with a second process, which the busy timeout absorbs */
+    int version = -1;
+    if (sqlite3_exec(db->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", NULL,
+                     NULL, &msg) != SQLITE_OK ||
+        sqlite3_exec(db->db, "PRAGMA user_version", read_int, &version, &msg) != SQLITE_OK ||
+        /* the schema write only when needed: a reader must not wait for a writer's lock */
+        (version != 1 && sqlite3_exec(db->db, schema_sql, NULL, NULL, &msg) != SQLITE_OK)) {
+        int rc = cp_error_set(err, CP_ERR_IO, path, 0, 0, -1, "history: cannot prepare the database: %s",
+                              msg ? msg : "?");
+        sqlite3_free(msg);
+        hist_close(db);
+        return rc;
+    }
+    *out = db;
+    return 0;
+}
+
+void hist_close(hist_db *db)
+{
+    if (!db)
+        return;
+    sqlite3_close(db->db);
+    free(db);
+}
+
+static void join_argv(int argc, char **argv, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = 0; i < argc && len + 1 < size; i++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? " " : "", argv[i]);
+}
+
+int hist_record(hist_db *db, const char *command, int argc, char **argv, const hist_metrics *m, int64_t *run_id,
+                cp_error *err)
+{
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1) < 0)
+        strcpy(host, "?");
+    char args[4096];
+    join_argv(argc, argv, args, sizeof args);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+
+    if (sqlite3_exec(db->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return db_fail(db, err, "cannot start a transaction");
+    sqlite3_stmt *run = NULL, *met = NULL;
+    int rc = 0;
+    if (sqlite3_prepare_v2(db->db, "INSERT INTO runs(time_ns, host, command, version, argv) VALUES(?,?,?,?,?)", -1,
+                           &run, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db->db, "INSERT OR REPLACE INTO metrics(run_id, path, value, unit) VALUES(?,?,?,?)", -1,
+                           &met, NULL) != SQLITE_OK) {
+        rc = db_fail(db, err, "cannot prepare an insert");
+        goto out;
+    }
+    sqlite3_bind_int64(run, 1, now);
+    sqlite3_bind_text(run, 2, host, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(run, 3, command, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(run, 4, CHAINPROF_VERSION, -1, SQLITE_STATIC);
+    sqlite3_bind_text(run, 5, args, -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(run) != SQLITE_DONE) {
+        rc = db_fail(db, err, "cannot insert the run");
+        goto out;
+    }
+    int64_t id = sqlite3_last_insert_rowid(db->db);
+    const char *pause = getenv("CHAINPROF_HISTORY_TEST_PAUSE_MS");
+    for (size_t i = 0; i < m->n; i++) {
+        if (pause && i == m->n / 2)
+            usleep((useconds_t)(atol(pause) * 1000));
+        sqlite3_reset(met);
+        sqlite3_bind_int64(met, 1, id);
+        sqlite3_bind_text(met, 2, m->v[i].path, -1, SQLITE_STATIC);
+        if (isfinite(m->v[i].value))
+            sqlite3_bind_double(met, 3, m->v[i].value);
+        else
+            sqlite3_bind_null(met, 3);
+        if (m->v[i].unit)
+            sqlite3_bind_text(met, 4, m->v[i].unit, -1, SQLITE_STATIC);
+        else
+            sqlite3_bind_null(met, 4);
+        if (sqlite3_step(met) != SQLITE_DONE) {
+            rc = db_fail(db, err, "cannot insert a metric");
+            goto out;
+        }
+    }
+    if (sqlite3_exec(db->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        rc = db_fail(db, err, "cannot commit the run");
+        goto out;
+    }
+    if (run_id)
+        *run_id = id;
+out:
+    sqlite3_finalize(run);
+    sqlite3_finalize(met);
+    if (rc)
+        sqlite3_exec(db->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+static char *col_dup(sqlite3_stmt *st, int col)
+{
+    const unsigned char *s = sqlite3_column_text(st, col);
+    return cp_xstrdup(s ? (const char *)s : "");
+}
+
+static void fill_run(sqlite3_stmt *st, hist_run *r)
+{
+    r->id = sqlite3_column_int64(st, 0);
+    r->time_ns = sqlite3_column_int64(st, 1);
+    r->host = col_dup(st, 2);
+    r->command = col_dup(st, 3);
+    r->version = col_dup(st, 4);
+    r->argv = col_dup(st, 5);
+    r->n_metrics = sqlite3_column_int64(st, 6);
+}
+
+#define RUN_COLS "r.id, r.time_ns, r.host, r.command, r.version, r.argv, " \
+                 "(SELECT count(*) FROM metrics m WHERE m.run_id = r.id)"
+
+int hist_list(hist_db *db, const char *command, size_t limit, hist_runs *out, cp_error *err)
+{
+    memset(out, 0, sizeof *out);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db->db,
+                           "SELECT " RUN_COLS " FROM runs r WHERE (?1 IS NULL OR r.command = ?1)"
+                           " ORDER BY r.id DESC LIMIT ?2",
+                           -1, &st, NULL) != SQLITE_OK)
+        return db_fail(db, err, "cannot list runs");
+    if (command)
+        sqlite3_bind_text(st, 1, command, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 2, limit ? (int64_t)limit : -1);
+    size_t cap = 0;
+    int s;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        cp_xgrow((void **)&out->v, &cap, out->n + 1, sizeof *out->v);
+        fill_run(st, &out->v[out->n++]);
+    }
+    sqlite3_finalize(st);
+    if (s != SQLITE_DONE)
+        return db_fail(db, err, "cannot list runs");
+    return 0;
+}
+
+void hist_run_free(hist_run *r)
+{
+    free(r->host);
+    free(r->command);
+    free(r->version);
+    free(r->argv);
+    memset(r, 0, sizeof *r);
+}
+
+void hist_runs_free(hist_runs *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        hist_run_free(&r->v[i]);
+    free(r->v);
+    memset(r, 0, sizeof *r);
+}
+
+int hist_get_run(hist_db *db, int64_t run_id, hist_run *out, cp_error *err)
+{
+    memset(out, 0, sizeof *out);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db->db, "SELECT " RUN_COLS " FROM runs r WHERE r.id = ?", -1, &st, NULL) != SQLITE_OK)
+        return db_fail(db, err, "cannot read a run");
+    sqlite3_bind_int64(st, 1, run_id);
+    int s = sqlite3_step(st);
+    if (s == SQLITE_ROW)
+        fill_run(st, out);
+    sqlite3_finalize(st);
+    if (s != SQLITE_ROW)
+        return cp_error_set(err, CP_ERR_USAGE, db->path, 0, 0, -1, "history: no run %lld",
+                            (long long)run_id);
+    return 0;
+}
+
+int hist_resolve(hist_db *db, const char *spec, int64_t *run_id, cp_error *err)
+{
+    char *end;
+    long long v = strtoll(spec, &end, 10);
+    if (*spec && !*end && v > 0) {
+        *run_id = v;
+        hist_run r;
+        int rc = hist_get_run(db, v, &r, err);
+        hist_run_free(&r);
+        return rc;
+    }
+    size_t skip = !strcmp(spec, "last") ? 0 : !strcmp(spec, "prev") ? 1 : (size_t)-1;
+    if (skip == (size_t)-1)
+        return cp_error_set(err, CP_ERR_USAGE, NULL, 0, 0, -1,
+                            "history: bad run '%s' (a run id, 'last' or 'prev')", spec);
+    hist_runs rs;
+    int rc = hist_list(db, NULL, skip + 1, &rs, err);
+    if (rc)
+        return rc;
+    if (rs.n <= skip)
+        rc = cp_error_set(err, CP_ERR_USAGE, db->path, 0, 0, -1, "history: no '%s' run (%zu run%s recorded)", spec,
+                          rs.n, rs.n == 1 ? "" : "s");
+    else
+        *run_id = rs.v[skip].id;
+    hist_runs_free(&rs);
+    return rc;
+}
+
+int hist_metrics_of(hist_db *db, int64_t run_id, hist_metrics *out, cp_error *err)
+{
+    memset(out, 0, sizeof *out);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db->db, "SELECT path, value, unit FROM metrics WHERE run_id = ? ORDER BY path", -1, &st,
+                           NULL) != SQLITE_OK)
+        return db_fail(db, err, "cannot read metrics");
+    sqlite3_bind_int64(st, 1, run_id);
+    int s;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        const unsigned char *unit = sqlite3_column_text(st, 2);
+        hist_metrics_add(out, (const char *)sqlite3_column_text(st, 0),
+                         sqlite3_column_type(st, 1) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 1),
+                         (const char *)unit);
+    }
+    sqlite3_finalize(st);
+    if (s != SQLITE_DONE)
+        return db_fail(db, err, "cannot read metrics");
+    return 0;
+}
+
+void hist_metrics_add(hist_metrics *m, const char *path, double value, const char *unit)
+{
+    cp_xgrow((void **)&m->v, &m->cap, m->n + 1, sizeof *m->v);
+    m->v[m->n++] = (hist_metric){ cp_xstrdup(path ? path : "?"), value, unit ? cp_xstrdup(unit) : NULL };
+}
+
+void hist_metrics_free(hist_metrics *m)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        free(m->v[i].path);
+        free(m->v[i].unit);
+    }
+    free(m->v);
+    memset(m, 0, sizeof *m);
+}
+
+static void flatten(const rep_node *n, char *path, size_t len, size_t size, hist_metrics *m, size_t cap)
+{
+    size_t idx = 0;
+    for (const rep_node *c = n->first; c && m->n < cap; c = c->next, idx++) {
+        size_t l = len;
+        if (c->key)
+            l += (size_t)snprintf(path + len, size - len, "%s%s", len ? "." : "", c->key);
+        else
+            l += (size_t)snprintf(path + len, size - len, "%s%zu", len ? "." : "", idx);
+        if (l >= size)
+            continue; /* path too deep to store: leave it out */
+        if (c->type == REP_OBJ || c->type == REP_ARR)
+            flatten(c, path, l, size, m, cap);
+        else if (c->type == REP_NUM && isfinite(c->v.d))
+            hist_metrics_add(m, path, c->v.d, c->unit);
+        else if (c->type == REP_INT)
+            hist_metrics_add(m, path, (double)c->v.i, c->unit);
+        path[len] = 0;
+    }
+}
+
+void hist_flatten_report(const rep_report *r, hist_metrics *m, size_t cap)
+{
+    char path[1024] = "";
+    for (const rep_node *c = r->root->first; c && m->n < cap; c = c->next) {
+        if (!c->key || !strcmp(c->key, "tool") || !strcmp(c->key, "command"))
+            continue;
+        if (c->type == REP_OBJ || c->type == REP_ARR) {
+            int l = snprintf(path, sizeof path, "%s", c->key);
+            flatten(c, path, (size_t)l, sizeof path, m, cap);
+        } else if (c->type == REP_NUM && isfinite(c->v.d)) {
+            hist_metrics_add(m, c->key, c->v.d, c->unit);
+        } else if (c->type == REP_INT) {
+            hist_metrics_add(m, c->key, (double)c->v.i, c->unit);
+        }
+    }
+}
+
+hist_dir hist_unit_direction(const char *unit)
+{
+    if (!unit || !*unit)
+        return HIST_DIR_UNKNOWN;
+    if (cp_str_ends(unit, "/s"))
+        return HIST_DIR_HIGHER_BETTER;
+    static const char *const times[] = { "ns", "us", "ms", "s" };
+    for (size_t i = 0; i < CP_ARRAY_LEN(times); i++)
+        if (!strcmp(unit, times[i]))
+            return HIST_DIR_LOWER_BETTER;
+    return HIST_DIR_UNKNOWN;
+}
+
+double hist_change_pct(double a, double b)
+{
+    if (!isfinite(a) || !isfinite(b) || a == 0)
+        return NAN;
+    return (b - a) / fabs(a) * 100.0;
+}
+
+int hist_is_regression(double a, double b, const char *unit, double threshold_pct)
+{
+    double c = hist_change_pct(a, b);
+    if (!isfinite(c))
+        return 0;
+    switch (hist_unit_direction(unit)) {
+    case HIST_DIR_HIGHER_BETTER:
+        return c < -threshold_pct;
+    case HIST_DIR_LOWER_BETTER:
+        return c > threshold_pct;
+    default:
+        return 0;
+    }
+}

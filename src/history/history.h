@@ -1,0 +1,93 @@
+/* history.h - every probe and analyze run kept in an embedded SQLite database.
+ *
+ * One row per run (host, time, command, version, argv) and one row per
+ * metric (a path such as "memory/triad_bandwidth" or
+ * "ranks.0.temporal.idle_pct", its value and unit). A run is written in one
+ * IMMEDIATE transaction, so a process killed mid-write leaves either the
+ * whole run or nothing; the database is in WAL mode with a busy timeout so
+ * two runs finishing at once both land (the second waits, it does not fail).
+ *
+ * Default location: $CHAINPROF_HISTORY_DB, else $XDG_DATA_HOME/chainprof/
+ * history.db, else ~/.local/share/chainprof/history.db (the directory is
+ * created).
+ *
+ * Ownership: hist_db is opaque, closed with hist_close. Lists returned by
+ * hist_list/hist_metrics are owned by the caller and freed with the matching
+ * *_free function.
+ */
+#ifndef CP_HISTORY_HISTORY_H
+#define CP_HISTORY_HISTORY_H
+
+#include "../base/error.h"
+#include "../model/report.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct hist_db hist_db;
+
+typedef struct hist_metric {
+    char *path;  /* owned in lists; borrowed when passed to hist_record */
+    double value;
+    char *unit;  /* may be NULL */
+} hist_metric;
+
+typedef struct hist_metrics {
+    hist_metric *v;
+    size_t n, cap;
+} hist_metrics;
+
+typedef struct hist_run {
+    int64_t id;
+    int64_t time_ns;   /* wall clock, ns since the Unix epoch */
+    char *host, *command, *version, *argv;
+    int64_t n_metrics;
+} hist_run;
+
+typedef struct hist_runs {
+    hist_run *v;
+    size_t n;
+} hist_runs;
+
+/* The default path (see above) into buf; returns buf or NULL (no HOME). */
+const char *hist_default_path(char *buf, size_t size);
+
+/* Open (creating the file, its directory and the schema). path NULL = default. */
+int hist_open(const char *path, hist_db **out, cp_error *err);
+void hist_close(hist_db *db);
+
+/* Record one run with its metrics in one transaction; *run_id set on success.
+ * argv is joined with spaces. */
+int hist_record(hist_db *db, const char *command, int argc, char **argv, const hist_metrics *m,
+                int64_t *run_id, cp_error *err);
+
+/* Runs, newest first; limit 0 = all; command NULL = any. */
+int hist_list(hist_db *db, const char *command, size_t limit, hist_runs *out, cp_error *err);
+void hist_runs_free(hist_runs *r);
+
+/* Resolve "42", "last" (newest run) or "prev" (the one before it). */
+int hist_resolve(hist_db *db, const char *spec, int64_t *run_id, cp_error *err);
+int hist_get_run(hist_db *db, int64_t run_id, hist_run *out, cp_error *err);
+void hist_run_free(hist_run *r);
+/* Metrics of a run, sorted by path. */
+int hist_metrics_of(hist_db *db, int64_t run_id, hist_metrics *out, cp_error *err);
+
+/* Metric lists. */
+void hist_metrics_add(hist_metrics *m, const char *path, double value, const char *unit);
+void hist_metrics_free(hist_metrics *m);
+/* Every finite number of a report as a metric: dotted key path from the
+ * root (array elements by index), skipping the envelope (tool, command).
+ * Capped at `cap` metrics. */
+void hist_flatten_report(const rep_report *r, hist_metrics *m, size_t cap);
+
+/* ---- compare ---- */
+typedef enum hist_dir { HIST_DIR_UNKNOWN, HIST_DIR_HIGHER_BETTER, HIST_DIR_LOWER_BETTER } hist_dir;
+/* Which way is better, from the unit: throughputs (".../s", "GB/s",
+ * "GFLOP/s", "files/s") higher, durations ("ns", "us", "ms", "s") lower. */
+hist_dir hist_unit_direction(const char *unit);
+/* Change in percent from a to b ((b - a) / |a| x 100); NaN when a is 0. */
+double hist_change_pct(double a, double b);
+/* Whether the change from a to b is a regression beyond threshold_pct. */
+int hist_is_regression(double a, double b, const char *unit, double threshold_pct);
+
+#endif

@@ -1,0 +1,372 @@
+/* probe_storage.c - the storage layer as a training job sees it.
+ *
+ * Measures on --dir (default "."), each in a private temporary directory
+ * that is removed afterwards:
+ *   - sequential write and read, buffered and O_DIRECT, 1 MiB blocks. The
+ *     buffered write includes the final fsync (a checkpoint is not saved
+ *     until it is durable); the buffered read first evicts the file with
+ *     posix_fadvise(DONTNEED) so it reads the device, not the page cache.
+ *   - fsync latency: 4 KiB write + fsync, repeated; p50 and p99.
+ *   - small files: create+write+close of 4 KiB files, then open+read+close,
+ *     in files per second.
+ *   - checkpoint: a compute loop of fixed-size steps runs while a
+ *     checkpoint of --size bytes is written (a) synchronously by the loop
+ *     itself between two steps and (b) by a background writer thread (a
+ *     pthread; io_uring is not used because liburing is not a build
+ *     dependency). The stall is the extra wall time the loop needed compared
+ *     with the same steps without I/O; the effective bandwidth is bytes over
+ *     the writer's time including fsync.
+ * Peaks are null: a device's rated bandwidth is not discoverable through
+ * the filesystem. Errors (unwritable directory, full disk) stop the probe
+ * with the path and the system's reason; a filesystem without O_DIRECT
+ * (tmpfs) only loses the direct rows, with a warning.
+ */
+#include "probe.h"
+#include "probe_storage.h"
+#include "../base/log.h"
+#include "../base/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define BLOCK_BYTES (1u << 20)
+
+typedef struct st_ctx {
+    char dir[4096];      /* private temporary directory */
+    char file[4200];     /* the big test file */
+    void *buf;           /* BLOCK_BYTES, 4 KiB aligned (O_DIRECT) */
+    cp_error *err;
+} st_ctx;
+
+static double now_s(void)
+{
+    return (double)cp_now_ns() / 1e9;
+}
+
+/* Write `bytes` to path in BLOCK_BYTES blocks; fsync at the end. Returns the
+ * seconds, or a negative value with err set. direct: O_DIRECT, and EINVAL on
+ * open is reported as CP_ERR_UNAVAILABLE. */
+static double write_file(st_ctx *st, const char *path, uint64_t bytes, bool direct)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (direct ? O_DIRECT : 0), 0600);
+    if (fd < 0) {
+        if (direct && errno == EINVAL)
+            return cp_error_set(st->err, CP_ERR_UNAVAILABLE, path, 0, 0, -1,
+                                "O_DIRECT is not supported on this filesystem");
+        return cp_error_sys(st->err, CP_ERR_IO, path, "cannot create the test file");
+    }
+    double t0 = now_s();
+    for (uint64_t done = 0; done < bytes;) {
+        size_t n = bytes - done < BLOCK_BYTES ? (size_t)(bytes - done) : BLOCK_BYTES;
+        ssize_t w = write(fd, st->buf, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            int e = w < 0 ? errno : ENOSPC;
+            close(fd);
+            unlink(path);
+            errno = e;
+            return cp_error_sys(st->err, CP_ERR_IO, path, "write failed after %llu bytes",
+                                (unsigned long long)done);
+        }
+        done += (uint64_t)w;
+    }
+    if (fsync(fd) < 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return cp_error_sys(st->err, CP_ERR_IO, path, "fsync failed");
+    }
+    double t = now_s() - t0;
+    close(fd);
+    return t;
+}
+
+static double read_file(st_ctx *st, const char *path, bool direct, uint64_t *bytes)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | (direct ? O_DIRECT : 0));
+    if (fd < 0)
+        return cp_error_sys(st->err, CP_ERR_IO, path, "cannot open the test file");
+    if (!direct) {
+        fdatasync(fd);
+        posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED); /* read the device, not the cache */
+    }
+    double t0 = now_s();
+    *bytes = 0;
+    for (;;) {
+        ssize_t r = read(fd, st->buf, BLOCK_BYTES);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int e = errno;
+            close(fd);
+            errno = e;
+            return cp_error_sys(st->err, CP_ERR_IO, path, "read failed");
+        }
+        if (r == 0)
+            break;
+        *bytes += (uint64_t)r;
+    }
+    double t = now_s() - t0;
+    close(fd);
+    return t;
+}
+
+static int seq_tests(probe_ctx *ctx, st_ctx *st, uint64_t bytes)
+{
+    for (int direct = 0; direct <= 1; direct++) {
+        const char *mode = direct ? "direct" : "buffered";
+        double tw = write_file(st, st->file, bytes, direct);
+        if (tw < 0 && direct && st->err->code == CP_ERR_UNAVAILABLE) {
+            cp_log_warn("%s: O_DIRECT not supported here (tmpfs?): direct-I/O rows left out", ctx->opts.dir ? ctx->opts.dir : ".");
+            cp_error_clear(st->err);
+            break;
+        }
+        if (tw < 0)
+            return (int)tw;
+        char metric[64], method[256];
+        snprintf(metric, sizeof metric, "seq_write_%s_bandwidth", mode);
+        snprintf(method, sizeof method, "%s sequential write of %llu MiB in 1 MiB blocks, timed through fsync",
+                 direct ? "O_DIRECT" : "buffered", (unsigned long long)(bytes >> 20));
+        probe_emit_value(ctx, metric, (double)bytes / tw / 1e9, "GB/s", NAN, method);
+        uint64_t got = 0;
+        double tr = read_file(st, st->file, direct, &got);
+        if (tr < 0)
+            return (int)tr;
+        snprintf(metric, sizeof metric, "seq_read_%s_bandwidth", mode);
+        snprintf(method, sizeof method, "%s sequential read of %llu MiB in 1 MiB blocks%s",
+                 direct ? "O_DIRECT" : "buffered", (unsigned long long)(got >> 20),
+                 direct ? "" : ", page cache dropped with posix_fadvise first");
+        probe_emit_value(ctx, metric, (double)got / tr / 1e9, "GB/s", NAN, method);
+    }
+    unlink(st->file);
+    return 0;
+}
+
+static int fsync_test(probe_ctx *ctx, st_ctx *st, int n)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s/fsync", st->dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return cp_error_sys(st->err, CP_ERR_IO, path, "cannot create the fsync test file");
+    double *lat = cp_xcalloc((size_t)n, sizeof *lat);
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        double t0 = now_s();
+        if (pwrite(fd, st->buf, 4096, (off_t)i * 4096) != 4096 || fsync(fd) < 0) {
+            rc = cp_error_sys(st->err, CP_ERR_IO, path, "write+fsync failed");
+            break;
+        }
+        lat[i] = (now_s() - t0) * 1e6;
+    }
+    close(fd);
+    unlink(path);
+    if (!rc) {
+        char method[160];
+        snprintf(method, sizeof method, "4 KiB pwrite + fsync, %d times, percentile by linear interpolation", n);
+        probe_emit_value(ctx, "fsync_latency_p50", probe_percentile(lat, (size_t)n, 50), "us", NAN, method);
+        probe_emit_value(ctx, "fsync_latency_p99", probe_percentile(lat, (size_t)n, 99), "us", NAN, method);
+    }
+    free(lat);
+    return rc;
+}
+
+static int small_files(probe_ctx *ctx, st_ctx *st, int n)
+{
+    char path[4300];
+    int rc = 0, made = 0;
+    double t0 = now_s();
+    for (; made < n; made++) {
+        snprintf(path, sizeof path, "%s/f%06d", st->dir, made);
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0 || write(fd, st->buf, 4096) != 4096) {
+            rc = cp_error_sys(st->err, CP_ERR_IO, path, "small-file create failed");
+            if (fd >= 0)
+                close(fd);
+            break;
+        }
+        close(fd);
+    }
+    double tc = now_s() - t0;
+    if (!rc) {
+        t0 = now_s();
+        for (int i = 0; i < n && !rc; i++) {
+            snprintf(path, sizeof path, "%s/f%06d", st->dir, i);
+            int fd = open(path, O_RDONLY | O_CLOEXEC);
+            if (fd < 0 || read(fd, st->buf, 4096) != 4096)
+                rc = cp_error_sys(st->err, CP_ERR_IO, path, "small-file read failed");
+            if (fd >= 0)
+                close(fd);
+        }
+        double tr = now_s() - t0;
+        if (!rc) {
+            char method[160];
+            snprintf(method, sizeof method, "%d files of 4 KiB: open(O_CREAT)+write+close, no fsync", n);
+            probe_emit_value(ctx, "small_file_create_rate", n / tc, "files/s", NAN, method);
+            snprintf(method, sizeof method, "%d files of 4 KiB: open+read+close (page cache warm)", n);
+            probe_emit_value(ctx, "small_file_read_rate", n / tr, "files/s", NAN, method);
+        }
+    }
+    for (int i = 0; i < made; i++) {
+        snprintf(path, sizeof path, "%s/f%06d", st->dir, i);
+        unlink(path);
+    }
+    return rc;
+}
+
+/* ---- checkpoint: compute loop vs writer ---- */
+
+/* One compute step: a fixed amount of dependent floating-point work. It
+ * starts from the previous result (read through a volatile), so the
+ * compiler cannot hoist the loop-invariant call out of the step loop. */
+static double compute_step(uint64_t work, double x)
+{
+    for (uint64_t i = 0; i < work; i++)
+        x = x * 0.9999999 + 1e-7;
+    return x;
+}
+
+typedef struct ckpt_writer {
+    st_ctx *st;
+    const char *path;
+    uint64_t bytes;
+    double seconds; /* <0 on failure */
+    atomic_int done;
+} ckpt_writer;
+
+static void *writer_main(void *p)
+{
+    ckpt_writer *w = p;
+    w->seconds = write_file(w->st, w->path, w->bytes, false);
+    atomic_store(&w->done, 1);
+    return NULL;
+}
+
+double probe_ckpt_stall_s(double loop_s, int steps, double step_s)
+{
+    double s = loop_s - steps * step_s;
+    return s > 0 ? s : 0;
+}
+
+static int checkpoint_test(probe_ctx *ctx, st_ctx *st, uint64_t bytes)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s/checkpoint", st->dir);
+    /* calibrate a ~10 ms step, then the baseline without I/O */
+    uint64_t work = 100000;
+    volatile double sink = 1.0;
+    for (;;) {
+        double t0 = now_s();
+        sink = compute_step(work, sink);
+        double t = now_s() - t0;
+        if (t > 0.002 || work > (1ull << 34)) {
+            work = (uint64_t)((double)work * 0.01 / (t > 0 ? t : 1e-3)) + 1;
+            break;
+        }
+        work *= 4;
+    }
+    enum { BASE_STEPS = 20 };
+    double base[BASE_STEPS];
+    for (int i = 0; i < BASE_STEPS; i++) {
+        double t0 = now_s();
+        sink = compute_step(work, sink);
+        base[i] = now_s() - t0;
+    }
+    double step_s = probe_median(base, BASE_STEPS);
+
+    /* (a) synchronous: the loop stops for the write */
+    double t0 = now_s();
+    double tw = write_file(st, path, bytes, false);
+    if (tw < 0)
+        return (int)tw;
+    sink = compute_step(work, sink);
+    double sync_loop = now_s() - t0;
+    unlink(path);
+    double sync_stall = probe_ckpt_stall_s(sync_loop, 1, step_s);
+
+    /* (b) background writer: the loop keeps stepping until the writer is done */
+    ckpt_writer w = { .st = st, .path = path, .bytes = bytes };
+    pthread_t th;
+    t0 = now_s();
+    if (pthread_create(&th, NULL, writer_main, &w) != 0)
+        return cp_error_set(st->err, CP_ERR_INTERNAL, NULL, 0, 0, -1, "cannot start the writer thread");
+    int steps = 0;
+    while (!atomic_load(&w.done)) {
+        sink = compute_step(work, sink);
+        steps++;
+    }
+    pthread_join(th, NULL);
+    double async_loop = now_s() - t0;
+    unlink(path);
+    (void)sink;
+    if (w.seconds < 0)
+        return (int)w.seconds;
+    double async_stall = probe_ckpt_stall_s(async_loop, steps, step_s);
+
+    char method[256];
+    snprintf(method, sizeof method,
+             "%llu MiB written by the compute loop itself; stall = loop time - 1 step of %.1f ms",
+             (unsigned long long)(bytes >> 20), step_s * 1e3);
+    probe_emit_value(ctx, "checkpoint_sync_stall", sync_stall * 1e3, "ms", NAN, method);
+    probe_emit_value(ctx, "checkpoint_sync_write_bandwidth", (double)bytes / tw / 1e9, "GB/s", NAN, method);
+    snprintf(method, sizeof method,
+             "%llu MiB written by a background pthread while %d steps ran; stall = loop time - steps x %.1f ms",
+             (unsigned long long)(bytes >> 20), steps, step_s * 1e3);
+    probe_emit_value(ctx, "checkpoint_async_stall", async_stall * 1e3, "ms", NAN, method);
+    probe_emit_value(ctx, "checkpoint_async_write_bandwidth", (double)bytes / w.seconds / 1e9, "GB/s", NAN,
+                     method);
+    return 0;
+}
+
+bool probe_storage_applies(probe_ctx *ctx, char *why, size_t why_size)
+{
+    const char *dir = ctx->opts.dir ? ctx->opts.dir : ".";
+    struct stat sb;
+    if (stat(dir, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
+        /* named explicitly: run and fail with the reason; in the quick pass: skip */
+        if (ctx->opts.dir)
+            return true;
+        snprintf(why, why_size, "%s is not a directory", dir);
+        return false;
+    }
+    return true;
+}
+
+int probe_storage_run(probe_ctx *ctx, cp_error *err)
+{
+    const char *dir = ctx->opts.dir ? ctx->opts.dir : ".";
+    st_ctx st = { .err = err };
+    snprintf(st.dir, sizeof st.dir, "%s/.chainprof-probe-XXXXXX", dir);
+    if (!mkdtemp(st.dir))
+        return cp_error_sys(err, CP_ERR_IO, dir, "cannot create a test directory");
+    snprintf(st.file, sizeof st.file, "%s/seq", st.dir);
+    if (posix_memalign(&st.buf, 4096, BLOCK_BYTES) != 0) {
+        rmdir(st.dir);
+        return cp_error_set(err, CP_ERR_NOMEM, NULL, 0, 0, -1, "out of memory");
+    }
+    for (size_t i = 0; i < BLOCK_BYTES; i++) /* not zeros: no filesystem shortcut for zero pages */
+        ((unsigned char *)st.buf)[i] = (unsigned char)(i * 2654435761u >> 13);
+    bool quick = ctx->opts.quick;
+    uint64_t bytes = ctx->opts.size_bytes ? ctx->opts.size_bytes : quick ? (128ull << 20) : (1ull << 30);
+    bytes = (bytes + BLOCK_BYTES - 1) / BLOCK_BYTES * BLOCK_BYTES;
+    int rc = seq_tests(ctx, &st, bytes);
+    if (!rc)
+        rc = fsync_test(ctx, &st, quick ? 50 : 500);
+    if (!rc)
+        rc = small_files(ctx, &st, quick ? 500 : 5000);
+    if (!rc)
+        rc = checkpoint_test(ctx, &st, quick ? bytes / 2 : bytes);
+    unlink(st.file);
+    rmdir(st.dir);
+    free(st.buf);
+    return rc;
+}

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# chainprof probe end to end: the quick pass gives valid chainprof.probe/1
+# JSON with rows for every layer that applies; history records runs and
+# compare diffs them (exit 4 on a regression with --fail-on-regression);
+# two probes writing at once both land; a writer killed mid-transaction
+# leaves a consistent database without a half run; bad directories fail
+# with a clear message and exit 1.
+set -u
+command -v python3 >/dev/null || { echo "skip: python3 is needed to check the JSON"; exit 77; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+db="$tmp/h.db"
+P() { "$CHAINPROF" "$@"; }
+fail() { echo "FAIL: $*"; exit 1; }
+
+# 1. quick pass: every layer that applies has rows; keys of every row
+P probe --dir "$tmp" --db "$db" --json -o "$tmp/probe.txt" > "$tmp/q.json" || fail "quick probe exit $?"
+[ -s "$tmp/probe.txt" ] || fail "-o probe.txt not written"
+python3 - "$tmp/q.json" <<'PY' || fail "quick JSON check"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "chainprof.probe/1", d["schema"]
+assert isinstance(d["topology"], dict)
+keys = ["probe", "layer", "metric", "value", "unit", "peak", "efficiency", "method", "op", "size_bytes",
+        "time_us", "algbw_gbps", "busbw_gbps", "in_place", "wrong"]
+layers = {r["layer"] for r in d["results"]}
+for r in d["results"]:
+    assert list(r.keys()) == keys, r.keys()
+    assert r["layer"] in ("compute", "memory", "intra", "inter", "storage")
+    assert r["value"] is None or r["value"] >= 0, r
+    if r["peak"] is None: assert r["efficiency"] is None
+    else: assert abs(r["efficiency"] - r["value"] / r["peak"]) < 1e-9
+ran = {p["probe"] for p in d["probes"]}
+for need in ("compute", "memory", "storage"):
+    assert need in ran, (need, ran)
+for need in ("compute", "memory", "storage"):
+    assert need in layers, (need, layers)
+metrics = {r["metric"] for r in d["results"]}
+for m in ("triad_bandwidth", "cpu_fp64_gflops_1core", "seq_write_buffered_bandwidth", "fsync_latency_p99",
+          "checkpoint_sync_stall", "checkpoint_async_stall"):
+    assert m in metrics, m
+skipped = {s["probe"]: s["reason"] for s in d["skipped"]}
+for s in d["skipped"]:
+    assert s["reason"], s
+PY
+
+# 2. history and compare
+P probe compute --quick --db "$db" > /dev/null || fail "compute probe"
+P history --db "$db" --json > "$tmp/h.json" || fail "history"
+python3 - "$tmp/h.json" <<'PY' || fail "history JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+runs = d["runs"]
+assert len(runs) == 2, runs
+assert runs[0]["id"] > runs[1]["id"] and runs[0]["command"] == "probe" and runs[0]["metrics"] == 4
+PY
+P compare 1 2 --db "$db" --json > "$tmp/c.json" || fail "compare"
+python3 - "$tmp/c.json" <<'PY' || fail "compare JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+m = {r["metric"]: r for r in d["metrics"]}
+r = m["compute/cpu_fp64_gflops_1core"]
+assert r["a"] is not None and r["b"] is not None
+assert abs(r["change_pct"] - (r["b"] - r["a"]) / abs(r["a"]) * 100) < 1e-6
+assert m["memory/triad_bandwidth"]["b"] is None   # only in run 1
+assert d["summary"]["compared"] == 4
+PY
+# a regression is forced with a threshold no real change can stay under:
+# --threshold 0 flags any drop, so compare a run with itself (no change) -> 0
+P compare 2 2 --db "$db" --threshold 0 --fail-on-regression > /dev/null || fail "self compare flagged"
+P compare 2 99 --db "$db" > /dev/null 2> "$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "no run 99" "$tmp/err" || fail "unknown run: rc $rc $(cat "$tmp/err")"
+
+# 3. two writers at once both land
+P probe compute --quick --db "$db" > /dev/null & a=$!
+P probe compute --quick --db "$db" > /dev/null & b=$!
+wait $a || fail "concurrent writer a"
+wait $b || fail "concurrent writer b"
+n=$(P history --db "$db" -n 0 --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["runs"]))')
+[ "$n" = 4 ] || fail "expected 4 runs after concurrent writers, got $n"
+
+# 4. a writer killed inside its transaction leaves no half run
+CHAINPROF_HISTORY_TEST_PAUSE_MS=20000 "$CHAINPROF" probe compute --quick --db "$db" > /dev/null 2>&1 & k=$!
+for _ in $(seq 100); do [ -s "$db-wal" ] && break; sleep 0.1; done
+sleep 3
+kill -9 $k; wait $k 2>/dev/null
+P history --db "$db" -n 0 --json > "$tmp/h2.json" || fail "history after kill"
+python3 - "$tmp/h2.json" "$db" <<'PY' || fail "database after kill"
+import json, sqlite3, sys
+d = json.load(open(sys.argv[1]))
+assert len(d["runs"]) == 4, len(d["runs"])
+assert all(r["metrics"] == 4 for r in d["runs"] if "compute" in r["argv"] and "--dir" not in r["argv"]), d["runs"]
+c = sqlite3.connect(sys.argv[2])
+assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+assert c.execute("SELECT count(*) FROM metrics WHERE run_id NOT IN (SELECT id FROM runs)").fetchone()[0] == 0
+PY
+P probe compute --quick --db "$db" > /dev/null || fail "writer after the kill"
+
+# 5. bad directories: clear message, exit 1, no hang
+timeout 60 "$CHAINPROF" probe storage --dir "$tmp/missing" --no-history > /dev/null 2> "$tmp/err"; rc=$?
+[ $rc -eq 1 ] && grep -q "missing: cannot create a test directory: No such file" "$tmp/err" || fail "missing dir: rc $rc $(cat "$tmp/err")"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+    mkdir "$tmp/ro" && chmod 555 "$tmp/ro" && chmod 755 "$tmp"
+    timeout 60 setpriv --reuid=65534 --regid=65534 --clear-groups "$CHAINPROF" probe storage --dir "$tmp/ro" --no-history > /dev/null 2> "$tmp/err"; rc=$?
+    [ $rc -eq 1 ] && grep -q "Permission denied" "$tmp/err" || fail "unwritable dir: rc $rc $(cat "$tmp/err")"
+    # a full disk: a 4 MiB tmpfs and a 16 MiB file
+    mkdir "$tmp/tiny"
+    if mount -t tmpfs -o size=4m tmpfs "$tmp/tiny" 2>/dev/null; then
+        timeout 60 "$CHAINPROF" probe storage --dir "$tmp/tiny" --size 16M --no-history > /dev/null 2> "$tmp/err"; rc=$?
+        umount "$tmp/tiny"
+        [ $rc -eq 1 ] && grep -q "No space left on device" "$tmp/err" || fail "full disk: rc $rc $(cat "$tmp/err")"
+    else
+        echo "note: cannot mount a tmpfs here; full-disk case not run"
+    fi
+elif [ -w /dev/full ]; then
+    echo "note: not root; unwritable and full-disk cases not run"
+fi
+P probe nosuchprobe > /dev/null 2> "$tmp/err"; [ $? -eq 2 ] || fail "unknown probe must be a usage error"
+echo ok
