@@ -30,7 +30,7 @@ for streams in 1 4; do
   echo "tcp loopback, $streams stream(s), ${secs}s: chainprof ${ours% *} GB/s (latency p50 ${ours#* } us), iperf3 $ref GB/s"
 done
 if command -v mpirun >/dev/null; then
-  timeout 300 mpirun --allow-run-as-root --oversubscribe -np 4 "$cp" probe coll --no-history --min-bytes 1M --max-bytes 16M -f 4 \
+  timeout 300 mpirun --allow-run-as-root --oversubscribe -np 4 "$cp" probe coll --no-history --min-bytes 1M --max-bytes 16M --factor 4 \
     --iters 10 --warmup 3 --json 2>/dev/null | python3 -c '
 import json, sys
 for r in json.load(sys.stdin)["results"]:

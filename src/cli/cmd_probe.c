@@ -42,7 +42,7 @@ static const cli_opt opts[] = {
     { "max-bytes", 0, "BYTES", O_MAX_BYTES, 0, "coll: largest message size (default 64M; quick 1M)" },
     { "iters", 0, "N", O_ITERS, 0, "coll: timed iterations per size (default 20)" },
     { "warmup", 0, "N", O_WARMUP, 0, "coll: untimed warm-up iterations per size (default 5)" },
-    { "factor", 'f', "F", O_FACTOR, 0, "coll: message size multiplier between sweep steps (default 2; quick 4)" },
+    { "factor", 0, "F", O_FACTOR, 0, "coll: message size multiplier between sweep steps (default 2; quick 4)" },
     { "timeout", 0, "S", O_TIMEOUT, 0, "every network wait gives up after S seconds (default 30)" },
     { "db", 0, "PATH", O_DB, 0, "history database (default $XDG_DATA_HOME/chainprof/history.db)" },
     { "no-history", 0, NULL, O_NO_HISTORY, 0, "do not record this run in the history database" },

@@ -133,7 +133,8 @@ static void rdma_status(char *out, size_t size)
     }
     if (list)
         put(list);
-    dlclose(h);
+    /* h stays open on purpose: libibverbs keeps its device cache in globals,
+     * and unloading it would turn that cache into reported leaks */
 }
 
 static void emit_session(probe_ctx *ctx, const net_result *r, bool server, const char *how, double peak)

@@ -14,7 +14,7 @@ command -v python3 >/dev/null || { echo "skip: python3 needed to read the JSON";
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 timeout 300 "${mpi_env[@]}" mpirun --allow-run-as-root --oversubscribe -np 4 --mca btl tcp,vader,self \
-  "$CHAINPROF" probe coll --no-history --min-bytes 256 --max-bytes 256k -f 16 --iters 3 --warmup 1 --timeout 60 \
+  "$CHAINPROF" probe coll --no-history --min-bytes 256 --max-bytes 256k --factor 16 --iters 3 --warmup 1 --timeout 60 \
   --json > "$tmp/out.json" 2> "$tmp/err" || { echo "FAIL: mpirun exited $?"; cat "$tmp/err"; exit 1; }
 timeout 60 "$CHAINPROF" probe coll --no-history --max-bytes 4k --json > "$tmp/one.json" 2> "$tmp/err1" ||
   { echo "FAIL: one process"; cat "$tmp/err1"; exit 1; }

@@ -45,7 +45,7 @@ for i in 0 1 2 3; do echo "$P$i slots=1"; done > "$tmp/hosts"
 timeout 300 "${mpi_env[@]}" mpirun --allow-run-as-root --oversubscribe -np 4 --hostfile "$tmp/hosts" \
   --mca plm_rsh_agent "$tmp/agent" --mca plm_rsh_no_tree_spawn 1 \
   --mca oob_tcp_if_include "$NET.0/24" --mca btl tcp,self --mca btl_tcp_if_include "$NET.0/24" \
-  "$CHAINPROF" probe coll --no-history --min-bytes 1k --max-bytes 64k -f 8 --iters 3 --warmup 1 --timeout 60 \
+  "$CHAINPROF" probe coll --no-history --min-bytes 1k --max-bytes 64k --factor 8 --iters 3 --warmup 1 --timeout 60 \
   --json -o "$tmp/out.json" > "$tmp/stdout" 2> "$tmp/stderr"
 rc=$?
 if [ $rc -ne 0 ]; then
