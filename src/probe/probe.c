@@ -8,6 +8,7 @@
  */
 #include "probe.h"
 #include "../base/util.h"
+#include "../gpu/gpu.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -61,6 +62,10 @@ void probe_ctx_init(probe_ctx *ctx, const probe_opts *opts, rep_report *rep)
 
 void probe_ctx_free(probe_ctx *ctx)
 {
+    if (ctx->gpu) {
+        gpu_close(ctx->gpu);
+        free(ctx->gpu);
+    }
     cp_arena_free(&ctx->arena);
     free(ctx->results);
     memset(ctx, 0, sizeof *ctx);
@@ -144,6 +149,33 @@ size_t probe_run_selected(probe_ctx *ctx, const bool *sel, probe_outcome *out)
         }
     }
     return failed;
+}
+
+gpu_rt *probe_gpu(probe_ctx *ctx)
+{
+    if (ctx->gpu_state == 0) {
+        gpu_rt *rt = cp_xcalloc(1, sizeof *rt);
+        if (gpu_open(rt, ctx->gpu_why, sizeof ctx->gpu_why) == 0) {
+            ctx->gpu = rt;
+            ctx->gpu_state = 1;
+        } else {
+            free(rt);
+            ctx->gpu_state = -1;
+        }
+        if (ctx->topology) {
+            rep_node *g = rep_obj(ctx->rep, ctx->topology, "gpu_runtime", "GPU runtime");
+            rep_bool(ctx->rep, g, "available", "available", ctx->gpu_state > 0);
+            if (ctx->gpu_state > 0) {
+                rep_null(ctx->rep, g, "reason", "reason", NULL);
+                rep_str(ctx->rep, g, "library", "library", ctx->gpu->cudart_path);
+                rep_int(ctx->rep, g, "devices", "devices", ctx->gpu->n_devices, NULL);
+                rep_bool(ctx->rep, g, "nvml", "NVML", ctx->gpu->nvml_ok);
+            } else {
+                rep_str(ctx->rep, g, "reason", "reason", ctx->gpu_why);
+            }
+        }
+    }
+    return ctx->gpu;
 }
 
 double probe_efficiency(double value, double peak)

@@ -116,6 +116,10 @@ struct probe_ctx {
     cp_arena arena;
     probe_result *results;
     size_t n_results, cap_results;
+    /* GPU runtime, opened once on first use by probe_gpu() */
+    struct gpu_rt *gpu;
+    int gpu_state;            /* 0 not tried, 1 available, -1 unavailable */
+    char gpu_why[256];
 };
 
 /* The probe table (probes.def order). */
@@ -153,6 +157,11 @@ size_t probe_run_selected(probe_ctx *ctx, const bool *sel, probe_outcome *out);
 
 /* Render results[] (table), skipped[] and errors[] into ctx->rep. */
 void probe_report(probe_ctx *ctx, const probe_outcome *out, size_t n_out);
+
+/* The GPU runtime (src/gpu), or NULL when unavailable; the first call opens
+ * it and records {available, reason, library, devices} under
+ * topology.gpu_runtime, so a run without a GPU says why. */
+struct gpu_rt *probe_gpu(probe_ctx *ctx);
 
 /* Shared helpers for probes. */
 double probe_efficiency(double value, double peak); /* value/peak or NaN */

@@ -20,6 +20,7 @@
  */
 #include "probe.h"
 #include "../base/util.h"
+#include "../gpu/gpu.h"
 
 #include <errno.h>
 #include <math.h>
@@ -254,6 +255,57 @@ static double shm_bandwidth(uint64_t total, int node_p, int node_c, char *why, s
     return (double)(blocks * SLOT_BYTES) / secs / 1e9;
 }
 
+/* GPU rows: H2D/D2H pinned and pageable per device against the PCIe peak,
+ * then the P2P matrix between every ordered pair of devices. */
+static int gpu_rows(probe_ctx *ctx, cp_error *err)
+{
+    gpu_rt *g = probe_gpu(ctx);
+    if (!g)
+        return 0;
+    size_t bytes = ctx->opts.quick ? (64u << 20) : (256u << 20);
+    int reps = ctx->opts.quick ? 3 : 10;
+    char metric[64], method[256], why[256];
+    rep_node *names = ctx->topology ? rep_arr(ctx->rep, ctx->topology, "gpu_devices", "GPU devices") : NULL;
+    for (int d = 0; d < g->n_devices; d++) {
+        char name[96];
+        gpu_name(g, d, name, sizeof name);
+        if (names) {
+            rep_node *o = rep_obj(ctx->rep, names, NULL, NULL);
+            rep_int(ctx->rep, o, "index", "index", d, NULL);
+            rep_str(ctx->rep, o, "name", "name", name[0] ? name : "?");
+            rep_num(ctx->rep, o, "memory_peak_gbps", "memory peak", gpu_mem_peak_gbps(g, d), "GB/s");
+            rep_num(ctx->rep, o, "pcie_peak_gbps", "PCIe peak per direction", gpu_pcie_peak_gbps(g, d), "GB/s");
+        }
+        static const struct { int kind; bool pinned; const char *tag; } kinds[] = {
+            { GPU_H2D, true, "h2d_pinned" }, { GPU_D2H, true, "d2h_pinned" },
+            { GPU_H2D, false, "h2d_pageable" }, { GPU_D2H, false, "d2h_pageable" },
+        };
+        for (size_t k = 0; k < CP_ARRAY_LEN(kinds); k++) {
+            double bw = gpu_copy_gbps(g, d, kinds[k].kind, kinds[k].pinned, bytes, reps, why, sizeof why);
+            if (isnan(bw))
+                return cp_error_set(err, CP_ERR_IO, NULL, 0, 0, -1, "gpu %d %s copy: %s", d, kinds[k].tag, why);
+            snprintf(metric, sizeof metric, "gpu%d_%s_bandwidth", d, kinds[k].tag);
+            snprintf(method, sizeof method,
+                     "cudaMemcpy of %zu MiB, %s host memory, best of %d; peak = PCIe max gen x width (NVML)",
+                     bytes >> 20, kinds[k].pinned ? "pinned (cudaMallocHost)" : "pageable (malloc)", reps);
+            probe_emit_value(ctx, metric, bw, "GB/s", gpu_pcie_peak_gbps(g, d), method);
+        }
+    }
+    for (int a = 0; a < g->n_devices; a++)
+        for (int b = 0; b < g->n_devices; b++) {
+            if (a == b)
+                continue;
+            double bw = gpu_p2p_gbps(g, a, b, bytes, reps, why, sizeof why);
+            if (isnan(bw))
+                return cp_error_set(err, CP_ERR_IO, NULL, 0, 0, -1, "gpu %d -> %d peer copy: %s", a, b, why);
+            snprintf(metric, sizeof metric, "p2p_bandwidth_gpu%d_gpu%d", a, b);
+            snprintf(method, sizeof method, "cudaMemcpyPeer of %zu MiB, peer access enabled when possible, best of %d",
+                     bytes >> 20, reps);
+            probe_emit_value(ctx, metric, bw, "GB/s", NAN, method);
+        }
+    return 0;
+}
+
 bool probe_intra_applies(probe_ctx *ctx, char *why, size_t why_size)
 {
     (void)ctx, (void)why, (void)why_size;
@@ -289,5 +341,5 @@ int probe_intra_run(probe_ctx *ctx, cp_error *err)
                  "as shm_copy_bandwidth, producer on NUMA node 0 and consumer on node %d", nodes - 1);
         probe_emit_value(ctx, "shm_copy_cross_numa_bandwidth", bw, "GB/s", NAN, method);
     }
-    return 0;
+    return gpu_rows(ctx, err);
 }

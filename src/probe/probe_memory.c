@@ -17,6 +17,7 @@
 #include "probe.h"
 #include "probe_mem.h"
 #include "../base/util.h"
+#include "../gpu/gpu.h"
 
 #include <errno.h>
 #include <math.h>
@@ -174,6 +175,21 @@ int probe_memory_run(probe_ctx *ctx, cp_error *err)
     }
     probe_team_free(team);
     free(s.a), free(s.b), free(s.c);
+    gpu_rt *g = probe_gpu(ctx);
+    for (int d = 0; g && d < g->n_devices; d++) {
+        char metric[64], method[256], why[256];
+        size_t gbytes = ctx->opts.quick ? (256u << 20) : (1u << 30);
+        double bw = gpu_copy_gbps(g, d, GPU_D2D, false, gbytes, ctx->opts.quick ? 3 : 10, why, sizeof why);
+        if (isnan(bw)) {
+            return cp_error_set(err, CP_ERR_IO, NULL, 0, 0, -1, "gpu %d device copy: %s", d, why);
+        }
+        snprintf(metric, sizeof metric, "gpu%d_device_copy_bandwidth", d);
+        snprintf(method, sizeof method,
+                 "cudaMemcpy device to device of %zu MiB, read + write counted, best of %d; peak = bus width/8 x "
+                 "max memory clock x 2 (NVML)",
+                 gbytes >> 20, ctx->opts.quick ? 3 : 10);
+        probe_emit_value(ctx, metric, bw, "GB/s", gpu_mem_peak_gbps(g, d), method);
+    }
     if (rel_err > 1e-9)
         return cp_error_set(err, CP_ERR_INTERNAL, NULL, 0, 0, -1,
                             "results failed validation (relative error %.3g): memory or kernel fault",

@@ -2,6 +2,7 @@
  * formulas, STREAM byte counts, chunking, percentiles, stall arithmetic,
  * selection, emitted rows, and history record/compare on a temporary db. */
 #include "test_util.h"
+#include "gpu/gpu.h"
 #include "history/history.h"
 #include "probe/probe.h"
 #include "probe/probe_cpu.h"
@@ -20,6 +21,18 @@ static void test_cpu_peak(void **state)
     CP_ASSERT_NEAR(probe_cpu_peak_gflops(1, 3.5, 2, 8), 112.0, 1e-9);
     assert_true(isnan(probe_cpu_peak_gflops(4, NAN, 2, 8)));
     assert_true(isnan(probe_cpu_peak_gflops(0, 2.0, 2, 8)));
+}
+
+static void test_gpu_peaks(void **state)
+{
+    (void)state;
+    /* H100 SXM: 5120-bit HBM3 at 2619 MHz -> 3352.32 GB/s */
+    CP_ASSERT_NEAR(gpu_hbm_peak_gbps(5120, 2619), 3352.32, 1e-6);
+    assert_true(isnan(gpu_hbm_peak_gbps(0, 2619)));
+    /* PCIe gen4 x16: 16 GT/s x 128/130 x 16 / 8 = 31.508 GB/s; gen2 x8: 5 x 0.8 x 8 / 8 = 4 */
+    CP_ASSERT_NEAR(gpu_pcie_gbps(4, 16), 31.50769230769, 1e-9);
+    CP_ASSERT_NEAR(gpu_pcie_gbps(2, 8), 4.0, 1e-12);
+    assert_true(isnan(gpu_pcie_gbps(9, 16)));
 }
 
 static void test_stream_sizes(void **state)
@@ -174,7 +187,7 @@ static void test_history(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cpu_peak),    cmocka_unit_test(test_stream_sizes),   cmocka_unit_test(test_chunks),
+        cmocka_unit_test(test_cpu_peak), cmocka_unit_test(test_gpu_peaks),    cmocka_unit_test(test_stream_sizes),   cmocka_unit_test(test_chunks),
         cmocka_unit_test(test_stats),       cmocka_unit_test(test_select_and_emit), cmocka_unit_test(test_history),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
