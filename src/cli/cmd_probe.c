@@ -14,6 +14,7 @@
 #include "../base/util.h"
 #include "../history/history.h"
 #include "../probe/probe.h"
+#include "../comm/comm.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -24,7 +25,7 @@
 
 enum {
     O_LIST = 100, O_QUICK, O_FULL, O_DIR, O_SIZE, O_SECONDS, O_LISTEN, O_CONNECT, O_STREAMS, O_MIN_BYTES,
-    O_MAX_BYTES, O_ITERS, O_WARMUP, O_TIMEOUT, O_DB, O_NO_HISTORY,
+    O_MAX_BYTES, O_ITERS, O_WARMUP, O_TIMEOUT, O_DB, O_NO_HISTORY, O_FACTOR,
 };
 
 static const cli_opt opts[] = {
@@ -41,6 +42,7 @@ static const cli_opt opts[] = {
     { "max-bytes", 0, "BYTES", O_MAX_BYTES, 0, "coll: largest message size (default 64M; quick 1M)" },
     { "iters", 0, "N", O_ITERS, 0, "coll: timed iterations per size (default 20)" },
     { "warmup", 0, "N", O_WARMUP, 0, "coll: untimed warm-up iterations per size (default 5)" },
+    { "factor", 0, "F", O_FACTOR, 0, "coll: message size multiplier between sweep steps (default 2; quick 4)" },
     { "timeout", 0, "S", O_TIMEOUT, 0, "every network wait gives up after S seconds (default 30)" },
     { "db", 0, "PATH", O_DB, 0, "history database (default $XDG_DATA_HOME/chainprof/history.db)" },
     { "no-history", 0, NULL, O_NO_HISTORY, 0, "do not record this run in the history database" },
@@ -132,6 +134,7 @@ int cmd_probe(cli_ctx *ctx)
         return CLI_EXIT_USAGE;
     if (cli_get_double(ctx, O_SECONDS, 0, 0, 3600, &po.seconds) < 0 ||
         cli_get_double(ctx, O_TIMEOUT, 0, 0, 86400, &po.timeout_s) < 0 ||
+        cli_get_double(ctx, O_FACTOR, 0, 0, 1024, &po.factor) < 0 ||
         cli_get_long(ctx, O_STREAMS, 0, 0, 1024, &streams) < 0 ||
         cli_get_long(ctx, O_ITERS, 0, 0, 1000000, &iters) < 0 ||
         cli_get_long(ctx, O_WARMUP, 0, 0, 1000000, &warmup) < 0)
@@ -146,6 +149,8 @@ int cmd_probe(cli_ctx *ctx)
     }
     if (po.min_bytes && po.max_bytes && po.min_bytes > po.max_bytes)
         return cli_usage_error(ctx, "--min-bytes is larger than --max-bytes");
+    if (cli_has(ctx, O_FACTOR) && !(po.factor > 1))
+        return cli_usage_error(ctx, "--factor must be larger than 1");
 
     size_t n_probes;
     probe_table(&n_probes);
@@ -160,14 +165,23 @@ int cmd_probe(cli_ctx *ctx)
         return rc;
     }
 
+    /* under mpirun every rank runs the probes; rank 0 alone reports */
+    comm *cm = NULL;
+    if (comm_open(&cm, false, po.timeout_s > 0 ? po.timeout_s : 30, &err) < 0) {
+        free(sel);
+        free(out);
+        return cli_fail(&err);
+    }
+    po.comm = cm;
     rep_report *rep = rep_new("chainprof.probe/1", ctx->argc, ctx->argv);
     rep_str(rep, rep->root, "mode", "mode", po.quick ? "quick" : "full");
     probe_ctx pc;
     probe_ctx_init(&pc, &po, rep);
     size_t failed = probe_run_selected(&pc, sel, out);
     probe_report(&pc, out, n_probes);
-    rc = cli_emit(ctx, rep, NULL, 0);
-    if (!rc && pc.n_results) {
+    /* under mpirun only rank 0 reports and records the run */
+    rc = comm_rank(cm) == 0 ? cli_emit(ctx, rep, NULL, 0) : 0;
+    if (!rc && pc.n_results && comm_rank(cm) == 0) {
         hist_metrics hm = { 0 };
         history_metrics(&pc, &hm);
         cli_history_record(ctx, rep, &hm, cli_get(ctx, O_DB), cli_has(ctx, O_NO_HISTORY));
@@ -184,6 +198,9 @@ int cmd_probe(cli_ctx *ctx)
     }
     if (!rc && failed) {
         rc = cli_fail(&err);
+        /* a failed collective leaves peers waiting: end the whole job */
+        if (comm_size(cm) > 1)
+            comm_abort(cm, rc);
     } else if (!rc && err.code == CP_ERR_UNAVAILABLE) {
         bool any_ran = false;
         for (size_t i = 0; i < n_probes; i++)
@@ -192,6 +209,7 @@ int cmd_probe(cli_ctx *ctx)
             rc = cli_fail(&err);
     }
     probe_ctx_free(&pc);
+    comm_close(cm);
     rep_free(rep);
     free(sel);
     free(out);

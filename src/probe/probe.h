@@ -66,6 +66,7 @@ typedef struct probe_opts {
     int warmup;              /* coll: untimed iterations per size */
     double timeout_s;        /* every network wait; 0 = probe default */
     struct comm *comm;       /* coll: the process group; NULL = one process */
+    double factor;           /* coll: message-size multiplier of the sweep; 0 = default */
 } probe_opts;
 
 /* One result row. Strings are borrowed for the call only (probe_emit copies).

@@ -1,0 +1,68 @@
+/* net_tcp.h - TCP bandwidth and latency between two chainprof processes.
+ *
+ * One side serves (`--listen [ADDR:]PORT`, one session, then returns), the
+ * other connects (`--connect HOST:PORT`) and drives the session over a
+ * control connection:
+ *   hello   client: "CPNET1", streams, message bytes, ping count, duration ms
+ *           (u32 big-endian each); server: "OK"
+ *   ping    ping_count round trips of 8 bytes on the control connection
+ *           (TCP_NODELAY) -> round-trip percentiles; latency = RTT / 2
+ *   'U'     one-way: the client opens `streams` data connections and sends
+ *           for the duration, then half-closes; the server counts bytes from
+ *           the first accepted stream to the last EOF and reports (u64 bytes,
+ *           u64 ns) -> bandwidth = bytes / time as the receiver saw it
+ *   'B'     bidirectional: the same with both ends sending on every stream;
+ *           bandwidth = bytes both ways / the longer of the two windows
+ *   'Q'     done
+ * Every wait is bounded by timeout_s: connect and accept poll with it, reads
+ * and writes use SO_RCVTIMEO/SO_SNDTIMEO. A refused port, an unreachable
+ * peer and a peer killed mid-test each give a cp_error naming the peer and
+ * the phase (CP_ERR_IO or CP_ERR_TIMEOUT), never a hang.
+ *
+ * net_loopback runs both ends in one process (server thread on 127.0.0.1 and
+ * an ephemeral port): the quick pass and the loopback benchmark use it.
+ */
+#ifndef CP_PROBE_NET_TCP_H
+#define CP_PROBE_NET_TCP_H
+
+#include "../base/error.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct net_cfg {
+    const char *host;   /* connect: peer; listen: bind address (NULL/"" = any) */
+    const char *port;
+    int streams;        /* parallel data connections (default 1) */
+    double seconds;     /* per bandwidth phase (default 2) */
+    size_t msg_bytes;   /* write size (default 128 KiB) */
+    int ping_count;     /* latency round trips (default 1000) */
+    double timeout_s;   /* every wait (default 10) */
+} net_cfg;
+
+typedef struct net_result {
+    double oneway_gbps, bidir_gbps;   /* GB/s, 1e9 B/s */
+    uint64_t oneway_bytes, bidir_bytes;
+    double rtt_p50_us, rtt_p99_us, rtt_min_us, rtt_max_us;
+    int streams;
+    char peer[128];                    /* "addr:port" of the other end */
+} net_result;
+
+void net_cfg_defaults(net_cfg *cfg);
+
+/* "[ADDR:]PORT" (listen) or "HOST:PORT" (connect, HOST required); IPv6
+ * literals in brackets. host/port point into buf. */
+int net_split_hostport(const char *s, bool listen, char *buf, size_t size, const char **host,
+                       const char **port, cp_error *err);
+
+/* Bind and listen; *fd is the listening socket, *port_out (optional) its port. */
+int net_listen(const net_cfg *cfg, int *fd, int *port_out, cp_error *err);
+/* Serve one session on a listening socket (closed by the caller). */
+int net_serve(int lfd, const net_cfg *cfg, net_result *res, cp_error *err);
+/* Run a session against a server. */
+int net_client(const net_cfg *cfg, net_result *res, cp_error *err);
+/* Both ends in one process on loopback. */
+int net_loopback(const net_cfg *cfg, net_result *res, cp_error *err);
+
+#endif

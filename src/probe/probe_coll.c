@@ -1,0 +1,198 @@
+/* probe_coll.c - the `coll` probe: collectives and rank-pair bandwidth.
+ *
+ * Runs under mpirun (one rank per process, comm = MPI) or alone (comm =
+ * local; busbw is then 0 by the nccl-tests definition, and send-recv and the
+ * pair matrix need two ranks). The measuring lives in coll_bench.c and the
+ * slow host/link decision in p2p_slow.c; this file maps options, emits the
+ * rows (rank 0 only: the other ranks measure but do not report) and adds
+ * two report sections: `p2p` (the pair matrix as links and hosts) and the
+ * verdict naming the slow host and link, which is also emitted as rows
+ * (metric slow_host / slow_link, value = its bandwidth, peak = the
+ * reference, so efficiency is the fraction of the median it reached).
+ *
+ * GPU buffers through NCCL: not in this build (src/gpu has no NCCL
+ * back-end yet); the report says so under coll.nccl.
+ */
+#include "probe.h"
+
+#include "../base/util.h"
+#include "../comm/comm.h"
+#include "coll_bench.h"
+#include "p2p_slow.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool probe_coll_applies(probe_ctx *ctx, char *why, size_t why_size)
+{
+    (void)ctx, (void)why, (void)why_size;
+    return true; /* one process alone is a valid (degenerate) run */
+}
+
+static const char *mpi_call(coll_op op)
+{
+    switch (op) {
+    case COLL_ALL_REDUCE: return "MPI_Iallreduce sum";
+    case COLL_ALL_GATHER: return "MPI_Iallgather";
+    case COLL_REDUCE_SCATTER: return "MPI_Ireduce_scatter_block sum";
+    case COLL_ALL_TO_ALL: return "MPI_Ialltoall";
+    case COLL_BROADCAST: return "MPI_Ibcast root 0";
+    case COLL_SEND_RECV: return "MPI_Isend/Irecv ring";
+    default: return "?";
+    }
+}
+
+static void emit_sweep(probe_ctx *ctx, comm *c, const coll_cfg *cfg, const coll_result *res, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char method[256];
+        snprintf(method, sizeof method,
+                 "%s float32 on %d rank(s) (%s comm, host buffers), mean of %d iterations after %d warm-up, "
+                 "time averaged over ranks; busbw as nccl-tests",
+                 strcmp(comm_backend(c), "mpi") ? "one-rank copy" : mpi_call(res[i].op), comm_size(c), comm_backend(c), cfg->iters, cfg->warmup);
+        probe_row r = {
+            .metric = "busbw", .value = res[i].busbw_gbps, .unit = "GB/s", .peak = NAN, .method = method,
+            .is_coll = true, .op = coll_op_name(res[i].op), .size_bytes = res[i].size_bytes,
+            .time_us = res[i].time_us, .algbw_gbps = res[i].algbw_gbps, .busbw_gbps = res[i].busbw_gbps,
+            .in_place = res[i].in_place, .wrong = res[i].wrong,
+        };
+        probe_emit(ctx, &r);
+    }
+}
+
+/* The pair matrix and its verdict: rows plus the `p2p` report section. */
+static void emit_p2p(probe_ctx *ctx, int n, char (*hosts)[COMM_HOST_MAX], const double *bw,
+                     const coll_cfg *cfg)
+{
+    const char **hp = cp_xcalloc((size_t)n, sizeof *hp);
+    for (int i = 0; i < n; i++)
+        hp[i] = hosts[i];
+    p2p_slow_result v;
+    p2p_slow_analyze(n, hp, bw, P2P_SLOW_MARGIN, &v);
+    char method[256];
+    snprintf(method, sizeof method,
+             "each ordered rank pair in turn, %zu-byte messages x %d (2 untimed first), one-way, others idle",
+             cfg->p2p_bytes, cfg->p2p_iters);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            if (i == j)
+                continue;
+            char metric[160];
+            snprintf(metric, sizeof metric, "p2p_bandwidth rank %d (%s) -> rank %d (%s)", i, hosts[i], j,
+                     hosts[j]);
+            probe_emit_value(ctx, metric, bw[(size_t)i * (size_t)n + (size_t)j], "GB/s", NAN, method);
+        }
+    char verdict[1024];
+    size_t off = 0;
+    const char *what = v.by_host ? "host" : "rank";
+    if (!v.decidable)
+        off += (size_t)snprintf(verdict, sizeof verdict,
+                                "undecidable: fewer than 3 %ss with measurements, no slow %s can be singled out",
+                                what, what);
+    for (size_t e = 0; e < v.n_ents; e++) {
+        if (!v.ents[e].slow)
+            continue;
+        char metric[160];
+        snprintf(metric, sizeof metric, "slow_%s %s", what, v.ents[e].label);
+        snprintf(method, sizeof method,
+                 "median of its %s-pair bandwidths below %.0f%% of the median %s (%.3f GB/s)", what,
+                 100 * (1 - v.margin), what, v.reference_gbps);
+        probe_emit_value(ctx, metric, v.ents[e].score_gbps, "GB/s", v.reference_gbps, method);
+        if (off < sizeof verdict)
+            off += (size_t)snprintf(verdict + off, sizeof verdict - off, "%sslow %s %s (%.3f GB/s vs %.3f)",
+                                    off ? "; " : "", what, v.ents[e].label, v.ents[e].score_gbps,
+                                    v.reference_gbps);
+    }
+    for (size_t l = 0; l < v.n_links; l++) {
+        if (!v.links[l].slow)
+            continue;
+        char metric[200];
+        snprintf(metric, sizeof metric, "slow_link %s <-> %s", v.ents[v.links[l].a].label,
+                 v.ents[v.links[l].b].label);
+        snprintf(method, sizeof method, "median pair bandwidth below %.0f%% of the median %s (%.3f GB/s)",
+                 100 * (1 - v.margin), what, v.reference_gbps);
+        probe_emit_value(ctx, metric, v.links[l].bw_gbps, "GB/s", v.reference_gbps, method);
+        if (off < sizeof verdict)
+            off += (size_t)snprintf(verdict + off, sizeof verdict - off, "%sslow link %s <-> %s (%.3f GB/s)",
+                                    off ? "; " : "", v.ents[v.links[l].a].label, v.ents[v.links[l].b].label,
+                                    v.links[l].bw_gbps);
+    }
+    if (!off)
+        snprintf(verdict, sizeof verdict, "no slow %s or link (every %s within %.0f%% of the median %.3f GB/s)",
+                 what, what, 100 * v.margin, v.reference_gbps);
+    if (ctx->rep) {
+        rep_report *r = ctx->rep;
+        rep_node *p = rep_obj(r, r->root, "p2p", "rank-pair bandwidth");
+        rep_str(r, p, "verdict", "verdict", verdict);
+        rep_str(r, p, "grouped_by", "grouped by", what);
+        rep_num(r, p, "reference_gbps", "median", v.reference_gbps, "GB/s");
+        rep_num(r, p, "margin", "slow below (fraction under median)", v.margin, NULL);
+        static const rep_col ecols[] = {{"name", "host/rank", NULL, -1}, {"median_gbps", "median pair", "GB/s", 3},
+                                        {"slow", "slow", NULL, -1}};
+        rep_node *t = rep_table(r, p, "hosts", "hosts", ecols, 3);
+        for (size_t e = 0; e < v.n_ents; e++) {
+            rep_node *row = rep_row(r, t);
+            rep_cell_str(r, row, v.ents[e].label);
+            rep_cell_num(r, row, v.ents[e].score_gbps);
+            rep_cell_bool(r, row, v.ents[e].slow);
+        }
+        static const rep_col lcols[] = {{"a", "from", NULL, -1}, {"b", "to", NULL, -1},
+                                        {"bw_gbps", "bandwidth", "GB/s", 3}, {"slow", "slow", NULL, -1}};
+        t = rep_table(r, p, "links", "links", lcols, 4);
+        for (size_t l = 0; l < v.n_links; l++) {
+            rep_node *row = rep_row(r, t);
+            rep_cell_str(r, row, v.ents[v.links[l].a].label);
+            rep_cell_str(r, row, v.ents[v.links[l].b].label);
+            rep_cell_num(r, row, v.links[l].bw_gbps);
+            rep_cell_bool(r, row, v.links[l].slow);
+        }
+    }
+    p2p_slow_free(&v);
+    free(hp);
+}
+
+int probe_coll_run(probe_ctx *ctx, cp_error *err)
+{
+    comm *c = ctx->opts.comm, *own = NULL;
+    int rc;
+    if (!c) {
+        if ((rc = comm_open(&own, true, ctx->opts.timeout_s, err)) < 0)
+            return rc;
+        c = own;
+    }
+    if (ctx->opts.timeout_s > 0)
+        comm_set_timeout_s(c, ctx->opts.timeout_s);
+    coll_cfg cfg = {.min_bytes = ctx->opts.min_bytes, .max_bytes = ctx->opts.max_bytes,
+                    .factor = ctx->opts.factor, .warmup = ctx->opts.warmup, .iters = ctx->opts.iters,
+                    .check = true};
+    coll_cfg_defaults(&cfg, ctx->opts.quick);
+    int n = comm_size(c), me = comm_rank(c);
+    if (ctx->rep && me == 0) {
+        rep_node *o = rep_obj(ctx->rep, ctx->rep->root, "coll", "collectives");
+        rep_str(ctx->rep, o, "backend", "comm back-end", comm_backend(c));
+        rep_int(ctx->rep, o, "ranks", "ranks", n, NULL);
+        rep_str(ctx->rep, o, "nccl", "NCCL (GPU buffers)",
+                "unavailable: this build has no NCCL back-end in src/gpu; host buffers measured through MPI");
+    }
+    coll_result *res = NULL;
+    size_t nres = 0;
+    rc = coll_sweep(c, &cfg, &res, &nres, err);
+    if (me == 0)
+        emit_sweep(ctx, c, &cfg, res, nres);
+    free(res);
+    if (rc == 0 && n >= 2) {
+        char (*hosts)[COMM_HOST_MAX] = cp_xcalloc((size_t)n, sizeof *hosts);
+        double *bw = cp_xcalloc((size_t)n * (size_t)n, sizeof *bw);
+        rc = comm_hostnames(c, hosts, err);
+        if (rc == 0)
+            rc = coll_p2p_matrix(c, &cfg, bw, err);
+        if (rc == 0 && me == 0)
+            emit_p2p(ctx, n, hosts, bw, &cfg);
+        free(bw);
+        free(hosts);
+    }
+    comm_close(own);
+    return rc;
+}

@@ -1,0 +1,148 @@
+/* test_coll.c - nccl-tests bandwidth formulas against hand-computed cases,
+ * the slow host/link decision on hand-made matrices, and the collective
+ * sweep on the one-process comm (every row checked, #wrong must be 0). */
+#include "test_util.h"
+
+#include "comm/comm.h"
+#include "probe/busbw.h"
+#include "probe/coll_bench.h"
+#include "probe/p2p_slow.h"
+
+#include <math.h>
+
+static void test_busbw_factors(void **state)
+{
+    (void)state;
+    /* 8 ranks: all-reduce 2*7/8 = 1.75, gather-type 7/8 = 0.875, bcast 1 */
+    CP_ASSERT_NEAR(coll_busbw_factor(COLL_ALL_REDUCE, 8), 1.75, 1e-12);
+    CP_ASSERT_NEAR(coll_busbw_factor(COLL_ALL_GATHER, 8), 0.875, 1e-12);
+    CP_ASSERT_NEAR(coll_busbw_factor(COLL_REDUCE_SCATTER, 8), 0.875, 1e-12);
+    CP_ASSERT_NEAR(coll_busbw_factor(COLL_ALL_TO_ALL, 8), 0.875, 1e-12);
+    CP_ASSERT_NEAR(coll_busbw_factor(COLL_BROADCAST, 8), 1.0, 1e-12);
+    CP_ASSERT_NEAR(coll_busbw_factor(COLL_REDUCE, 8), 1.0, 1e-12);
+    CP_ASSERT_NEAR(coll_busbw_factor(COLL_SEND_RECV, 8), 1.0, 1e-12);
+    /* 4 ranks: 2*3/4 = 1.5 and 3/4; 1 rank: 0 */
+    CP_ASSERT_NEAR(coll_busbw_factor(COLL_ALL_REDUCE, 4), 1.5, 1e-12);
+    CP_ASSERT_NEAR(coll_busbw_factor(COLL_ALL_GATHER, 4), 0.75, 1e-12);
+    CP_ASSERT_NEAR(coll_busbw_factor(COLL_ALL_REDUCE, 1), 0.0, 1e-12);
+}
+
+static void test_busbw_values(void **state)
+{
+    (void)state;
+    /* 128 MiB all-reduce of float on 8 ranks in 1.5 ms (nccl-tests prints
+     * size 134217728, time 1500 us): algbw = 134217728/1.5e-3/1e9 = 89.478485,
+     * busbw = 89.478485 * 1.75 = 156.587349 */
+    double bytes = coll_bytes(COLL_ALL_REDUCE, 33554432, 4);
+    CP_ASSERT_NEAR(bytes, 134217728.0, 0);
+    CP_ASSERT_NEAR(coll_algbw_gbps(bytes, 1.5e-3), 89.478485, 1e-6);
+    CP_ASSERT_NEAR(coll_busbw_gbps(COLL_ALL_REDUCE, 8, bytes, 1.5e-3), 156.587349, 1e-6);
+    /* all-gather of 1 GB total on 16 ranks in 0.1 s: algbw 10, busbw 9.375 */
+    CP_ASSERT_NEAR(coll_busbw_gbps(COLL_ALL_GATHER, 16, 1e9, 0.1), 9.375, 1e-9);
+    /* broadcast 4 MB in 1 ms: 4 GB/s both */
+    CP_ASSERT_NEAR(coll_busbw_gbps(COLL_BROADCAST, 4, 4e6, 1e-3), 4.0, 1e-9);
+    assert_true(isnan(coll_algbw_gbps(1e6, 0)));
+    assert_int_equal(coll_op_parse("allreduce"), COLL_ALL_REDUCE);
+    assert_int_equal(coll_op_parse("reduce-scatter"), COLL_REDUCE_SCATTER);
+    assert_int_equal(coll_op_parse("all_to_all"), COLL_ALL_TO_ALL);
+    assert_int_equal(coll_op_parse("gather"), -1);
+    assert_string_equal(coll_op_name(COLL_SEND_RECV), "send_recv");
+}
+
+/* Four hosts, one rank each; host "c" has every link at 1/10 the rate. */
+static void test_slow_host(void **state)
+{
+    (void)state;
+    const char *hosts[4] = {"a", "b", "c", "d"};
+    double bw[16];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            bw[i * 4 + j] = i == j ? NAN : (i == 2 || j == 2) ? 1.0 : 10.0 + i + j;
+    p2p_slow_result r;
+    p2p_slow_analyze(4, hosts, bw, P2P_SLOW_MARGIN, &r);
+    assert_true(r.by_host);
+    assert_true(r.decidable);
+    assert_int_equal(r.n_ents, 4);
+    assert_int_equal(r.n_links, 6);
+    for (size_t e = 0; e < r.n_ents; e++)
+        assert_int_equal(r.ents[e].slow, e == 2);
+    for (size_t l = 0; l < r.n_links; l++)
+        assert_int_equal(r.links[l].slow, r.links[l].a == 2 || r.links[l].b == 2);
+    /* hosts a, b, d: medians of {fast, fast, 1.0} are fast; reference is
+     * the median of {13, 1, 14, 15}... computed from pairs: a:{11,1,13}->11 */
+    CP_ASSERT_NEAR(r.ents[0].score_gbps, 11.0, 1e-12);
+    CP_ASSERT_NEAR(r.ents[2].score_gbps, 1.0, 1e-12);
+    p2p_slow_free(&r);
+}
+
+/* Two ranks per host on 3 hosts; the link between h1 and h2 alone is slow:
+ * no host is slow (each has one fast link of two -> median is the mean),
+ * but the link is flagged. Intra-host pairs (fast shared memory) ignored. */
+static void test_slow_link_and_intra(void **state)
+{
+    (void)state;
+    const char *hosts[6] = {"h0", "h0", "h1", "h1", "h2", "h2"};
+    double bw[36];
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) {
+            int hi = i / 2, hj = j / 2;
+            bw[i * 6 + j] = i == j ? NAN : hi == hj ? 100.0 : (hi + hj == 3) ? 1.0 : 10.0;
+        }
+    p2p_slow_result r;
+    p2p_slow_analyze(6, hosts, bw, P2P_SLOW_MARGIN, &r);
+    assert_int_equal(r.n_ents, 3);
+    assert_true(r.decidable);
+    for (size_t l = 0; l < r.n_links; l++)
+        assert_int_equal(r.links[l].slow, r.links[l].a == 1 && r.links[l].b == 2);
+    CP_ASSERT_NEAR(r.ents[0].score_gbps, 10.0, 1e-12); /* never 100: intra pairs left out */
+    p2p_slow_free(&r);
+    /* two entities only: not decidable, nothing flagged */
+    const char *h2[2] = {"x", "y"};
+    double b2[4] = {NAN, 1.0, 50.0, NAN};
+    p2p_slow_analyze(2, h2, b2, P2P_SLOW_MARGIN, &r);
+    assert_false(r.decidable);
+    assert_false(r.ents[0].slow || r.ents[1].slow);
+    p2p_slow_free(&r);
+}
+
+/* The sweep on one process: every op checked, nothing wrong, sizes follow
+ * the factor, bandwidths consistent with the formulas. */
+static void test_sweep_local(void **state)
+{
+    (void)state;
+    comm *c = NULL;
+    assert_int_equal(comm_open(&c, true, 10, NULL), 0);
+    assert_string_equal(comm_backend(c), "local");
+    coll_cfg cfg = {.min_bytes = 64, .max_bytes = 4096, .factor = 4, .warmup = 1, .iters = 3, .check = true};
+    coll_cfg_defaults(&cfg, false);
+    coll_result *res = NULL;
+    size_t n = 0;
+    cp_error err;
+    assert_int_equal(coll_sweep(c, &cfg, &res, &n, &err), 0);
+    /* 4 ops x 2 forms + broadcast x 1, 4 sizes each (64, 256, 1024, 4096);
+     * send-recv needs two ranks */
+    assert_int_equal(n, 9 * 4);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(res[i].wrong, 0);
+        assert_true(res[i].time_us > 0);
+        CP_ASSERT_NEAR(res[i].algbw_gbps, res[i].size_bytes / (res[i].time_us * 1e-6) / 1e9, 1e-6);
+        assert_true(res[i].busbw_gbps == 0 || res[i].op == COLL_BROADCAST);
+    }
+    assert_int_equal(res[0].size_bytes, 64);
+    assert_int_equal(res[2].size_bytes, 256);
+    cp_error perr;
+    char buf[8];
+    assert_int_equal(comm_send(c, buf, 8, 1, 0, &perr), CP_ERR_USAGE);
+    free(res);
+    comm_close(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_busbw_factors), cmocka_unit_test(test_busbw_values),
+        cmocka_unit_test(test_slow_host), cmocka_unit_test(test_slow_link_and_intra),
+        cmocka_unit_test(test_sweep_local),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
