@@ -35,8 +35,13 @@ test-asan: build-asan
 
 test: test-gcc test-asan
 
+# the analyze benchmark (issue targets: MB/s per core, peak RSS, thread scaling, gzip), then the
+# Nsight Systems reader against SQLite's read speed and the model/plan timings; the other scripts in
+# bench/ (tokenizer, probes, net, diagnose) compare with outside tools and are run by hand
 bench: build
 	@bash bench/run.sh $(BUILD)
+	@bash bench/bench_nsys.sh $(BUILD)
+	@bash bench/bench_model.sh $(BUILD)
 
 fuzz: deps
 	@CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCP_FUZZ=ON -DCP_SANITIZE=ON >/dev/null

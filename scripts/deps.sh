@@ -15,6 +15,7 @@ packages=(
   iproute2                              # network-namespace test hosts
   chromium                              # HTML report tests (headless)
   python3                               # a few test helpers compare JSON
+  time                                  # /usr/bin/time: peak RSS in the benchmarks
 )
 
 missing=()

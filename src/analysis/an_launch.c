@@ -130,15 +130,26 @@ static void emit(an_ctx *ctx, rep_node *parent, const void *out)
         else
             rep_null(ctx->rep, o, keys[k], titles[k], "ns");
     }
+    rep_bool(ctx->rep, o, "by_correlation_complete", "every launch listed below",
+             (ctx->opts && ctx->opts->launch_table) || lr->n == 0);
     static const rep_col cols[] = {
         { "correlation", "correlation", NULL, -1 },
         { "cpu_duration_ns", "cpu duration", "ns", -1 },
         { "gpu_duration_ns", "gpu duration", "ns", -1 },
         { "launch_delay_ns", "launch delay", "ns", -1 },
     };
-    rep_node *t = rep_table(ctx->rep, o, "by_correlation", "per launch", cols, CP_ARRAY_LEN(cols));
+    bool all = ctx->opts && ctx->opts->launch_table;
+    rep_node *t = rep_table(ctx->rep, o, "by_correlation", all ? "per launch" : "outlier launches", cols,
+                            CP_ARRAY_LEN(cols));
     t->flags |= REP_F_NO_TEXT;
+    size_t listed = 0;
     for (size_t i = 0; i < lr->n; i++) {
+        const an_launch *L = &lr->rows[i];
+        bool outlier = (L->cpu_ns <= AN_RUNTIME_CUTOFF_NS && L->gpu_ns < L->cpu_ns) ||
+                       L->cpu_ns > AN_RUNTIME_CUTOFF_NS || L->delay_ns > AN_DELAY_CUTOFF_NS;
+        if (!all && (!outlier || listed >= AN_LAUNCH_ROWS))
+            continue;
+        listed++;
         rep_node *row = rep_row(ctx->rep, t);
         rep_cell_int(ctx->rep, row, lr->rows[i].corr);
         rep_cell_int(ctx->rep, row, lr->rows[i].cpu_ns);

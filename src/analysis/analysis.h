@@ -46,7 +46,14 @@ typedef struct an_opts {
     double nvlink_gbps;      /* NVLink per GPU per direction in GB/s; 0 = catalog */
     const an_evidence_file *evidence;
     size_t n_evidence;
+    /* launch_stats.by_correlation lists every launch when true; otherwise
+     * only the outliers (short kernels, runtime and delay outliers), at most
+     * AN_LAUNCH_ROWS of them, so a trace of a million launches does not put
+     * a million rows in the report */
+    bool launch_table;
 } an_opts;
+
+#define AN_LAUNCH_ROWS 1000
 
 typedef struct an_ctx {
     const tl_timeline *tl;

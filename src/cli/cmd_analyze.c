@@ -25,7 +25,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { O_GPUS_PER_NODE = 100, O_RANK_MAP, O_FAIL_ON, O_NIC_GBPS, O_NVLINK_GBPS, O_DETAIL, O_DB, O_NO_HISTORY };
+enum { O_GPUS_PER_NODE = 100, O_RANK_MAP, O_FAIL_ON, O_NIC_GBPS, O_NVLINK_GBPS, O_DETAIL, O_DB, O_NO_HISTORY,
+       O_LAUNCH_TABLE };
 
 static const cli_opt opts[] = {
     { "gpus-per-node", 0, "N", O_GPUS_PER_NODE, 0,
@@ -34,6 +35,8 @@ static const cli_opt opts[] = {
       "ranks of processes in Nsight Systems reports (default: one rank per process, in pid order)" },
     { "detail", 0, NULL, O_DETAIL, 0,
       "text output also lists every input and every rank's full analyses (JSON and CSV always have them)" },
+    { "launch-table", 0, NULL, O_LAUNCH_TABLE, 0,
+      "list every kernel launch in launch_stats.by_correlation (default: outliers only, at most 1000)" },
     { "fail-on", 0, "SEVERITY", O_FAIL_ON, 0,
       "exit 4 when a finding at or above SEVERITY exists (info|low|medium|high|critical)" },
     { "nic-gbps", 0, "GBIT", O_NIC_GBPS, 0,
@@ -333,6 +336,7 @@ int cmd_analyze(cli_ctx *ctx)
     diag_merge(&tl->diag, &skipped);
     rep_diagnostics(rep, &tl->diag);
     an_opts ao = { .gpus_per_node = (int)gpn, .nthreads = nthreads, .nic_gbps = nic_gbps,
+                   .launch_table = cli_has(ctx, O_LAUNCH_TABLE),
                    .nvlink_gbps = nvlink_gbps, .evidence = evidence, .n_evidence = n_evidence };
     int arc = an_run_all(&an, tl, rep, &ao, &err);
     free(evidence);

@@ -469,22 +469,30 @@ static void link_rank(tl_timeline *tl, tl_rank *r)
     free(m.vals);
 }
 
+/* Classification depends only on (category, name): cache it per interned
+ * name so a trace of millions of kernels classifies each distinct name once
+ * (the name tests are substring searches). */
 static void classify_all(tl_timeline *tl)
 {
+    size_t n_names = cp_intern_count(&tl->strings);
+    uint8_t *cache = cp_xcalloc(n_names ? n_names : 1, TL_CAT__COUNT); /* kclass + 1, 0 = not yet */
     for (size_t i = 0; i < tl->n_events; i++) {
         tl->kclass[i] = TL_K_NONE;
         tl->copy_dir[i] = TL_COPY_NONE;
         if (tl->tracks[tl->track[i]].key.kind != TL_TRACK_GPU)
             continue;
-        const char *nm = tl_str(tl, tl->name[i]);
-        tl->kclass[i] = (uint8_t)tl_classify((tl_cat)tl->cat[i], nm);
+        uint8_t *slot = &cache[(size_t)tl->name[i] * TL_CAT__COUNT + tl->cat[i]];
+        if (!*slot)
+            *slot = (uint8_t)(tl_classify((tl_cat)tl->cat[i], tl_str(tl, tl->name[i])) + 1);
+        tl->kclass[i] = (uint8_t)(*slot - 1);
         if (tl->kclass[i] == TL_K_MEMCPY) {
             bool pageable = false;
-            tl->copy_dir[i] = (uint8_t)tl_copy_direction(nm, &pageable);
+            tl->copy_dir[i] = (uint8_t)tl_copy_direction(tl_str(tl, tl->name[i]), &pageable);
             if (pageable)
                 tl->flags[i] |= TL_F_PAGEABLE;
         }
     }
+    free(cache);
 }
 
 int tl_finish(tl_builder **bs, size_t n, const tl_finish_opts *opts, tl_timeline **out,

@@ -35,8 +35,22 @@ static void test_fixture_a(void **state)
     assert_int_equal(h->runtime_outliers, 1); /* corr 1: 60 us call */
     assert_int_equal(h->delay_outliers, 0);
     assert_int_equal(fx_num(&r, "ranks.0.launch_stats.launches"), 7);
+    /* by default the table lists the outliers only: the short kernel and the runtime outlier */
     assert_int_equal(fx_num(&r, "ranks.0.launch_stats.by_correlation.0.correlation"), 1);
-    assert_int_equal(fx_num(&r, "ranks.0.launch_stats.by_correlation.1.launch_delay_ns"), 6 * US);
+    assert_non_null(rep_path(r.rep, "ranks.0.launch_stats.by_correlation.1"));
+    assert_null(rep_path(r.rep, "ranks.0.launch_stats.by_correlation.2"));
+    assert_false(rep_path(r.rep, "ranks.0.launch_stats.by_correlation_complete")->v.b);
+    /* --launch-table: every launch */
+    rep_report *full = rep_new("chainprof.analyze/1", 0, NULL);
+    an_ctx c2 = { 0 };
+    an_opts o2 = { .nthreads = 1, .launch_table = true };
+    assert_int_equal(an_run_all(&c2, r.tl, full, &o2, NULL), 0);
+    assert_int_equal(fx_rep_num(full, "ranks.0.launch_stats.by_correlation.0.correlation"), 1);
+    assert_int_equal(fx_rep_num(full, "ranks.0.launch_stats.by_correlation.1.launch_delay_ns"), 6 * US);
+    assert_null(rep_path(full, "ranks.0.launch_stats.by_correlation.7"));
+    assert_true(rep_path(full, "ranks.0.launch_stats.by_correlation_complete")->v.b);
+    an_ctx_free(&c2);
+    rep_free(full);
     assert_int_equal(fx_num(&r, "ranks.0.exact.launch_stats.launches"), 8);
     assert_true(an_is_launch_name("cudaLaunchKernelExC"));
     assert_true(an_is_launch_name("hipLaunchKernel"));
