@@ -207,6 +207,8 @@ static void rank_rules(const tl_timeline *tl, size_t ri, rank_out *o)
     }
     for (size_t k = 0; k < n; k++) {
         size_t i = ev[k];
+        if (tl->kclass[i] != TL_K_MEMCPY && tl->kclass[i] != TL_K_MEMSET)
+            continue;
         bool sync = launch_is_sync(tl, i);
         an_expert_hits *h = NULL;
         if (tl->kclass[i] == TL_K_MEMCPY && sync)

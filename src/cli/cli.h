@@ -20,6 +20,7 @@
 #define CP_CLI_CLI_H
 
 #include "../base/error.h"
+#include "../base/paths.h"
 #include "../model/report.h"
 #include "../render/render.h"
 
@@ -85,6 +86,12 @@ size_t cli_get_all(const cli_ctx *ctx, int id, const char **out, size_t max);
 int cli_get_long(const cli_ctx *ctx, int id, long def, long min, long max, long *out);
 int cli_get_double(const cli_ctx *ctx, int id, double def, double min, double max, double *out);
 int cli_threads(const cli_ctx *ctx); /* --threads or the CPU count */
+
+/* Expand the positional arguments (files, directories, globs) into a sorted
+ * list without duplicates; keep() filters the files found inside
+ * directories. Returns 0, or an exit code after printing the error (an
+ * unreadable argument, or no file found at all). The caller frees *out. */
+int cli_expand_inputs(const cli_ctx *ctx, cp_path_keep_fn keep, cp_paths *out);
 
 /* Print "chainprof: <cmd>: msg" for a usage problem and return 2. */
 int cli_usage_error(const cli_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

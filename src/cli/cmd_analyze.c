@@ -252,19 +252,11 @@ int cmd_analyze(cli_ctx *ctx)
         return cli_usage_error(ctx, "--fail-on '%s': expected info, low, medium, high or critical",
                                cli_get(ctx, O_FAIL_ON));
 
-    cp_paths paths = { 0 };
+    cp_paths paths;
+    if ((rc = cli_expand_inputs(ctx, keep_trace_file, &paths)) != 0)
+        return rc;
     cp_error err;
     cp_error_clear(&err);
-    for (size_t i = 0; i < ctx->args.n_pos; i++)
-        if (cp_paths_add(&paths, ctx->args.pos[i], keep_trace_file, NULL, &err) < 0) {
-            cp_paths_free(&paths);
-            return cli_fail(&err);
-        }
-    cp_paths_sort_unique(&paths);
-    if (paths.n == 0) {
-        cp_paths_free(&paths);
-        return cli_usage_error(ctx, "no input files found in the given directories");
-    }
     input *inputs = cp_xcalloc(paths.n, sizeof *inputs);
     for (size_t i = 0; i < paths.n; i++) {
         inputs[i].path = paths.v[i];

@@ -203,19 +203,11 @@ int cmd_diagnose(cli_ctx *ctx)
     long max_events;
     if (cli_get_long(ctx, O_EVENTS, 200, 0, DG_MAX_EVENTS, &max_events) < 0) return CLI_EXIT_USAGE;
 
-    cp_paths paths = { 0 };
+    cp_paths paths;
+    if ((rc = cli_expand_inputs(ctx, keep_log_file, &paths)) != 0)
+        return rc;
     cp_error err;
     cp_error_clear(&err);
-    for (size_t i = 0; i < ctx->args.n_pos; i++)
-        if (cp_paths_add(&paths, ctx->args.pos[i], keep_log_file, NULL, &err) < 0) {
-            cp_paths_free(&paths);
-            return cli_fail(&err);
-        }
-    cp_paths_sort_unique(&paths);
-    if (paths.n == 0) {
-        cp_paths_free(&paths);
-        return cli_usage_error(ctx, "no input files found in the given directories");
-    }
     int nthreads = cli_threads(ctx);
     if (nthreads < 0) {
         cp_paths_free(&paths);

@@ -38,6 +38,24 @@ int cli_usage_error(const cli_ctx *ctx, const char *fmt, ...)
     return CLI_EXIT_USAGE;
 }
 
+int cli_expand_inputs(const cli_ctx *ctx, cp_path_keep_fn keep, cp_paths *out)
+{
+    memset(out, 0, sizeof *out);
+    cp_error err;
+    cp_error_clear(&err);
+    for (size_t i = 0; i < ctx->args.n_pos; i++)
+        if (cp_paths_add(out, ctx->args.pos[i], keep, NULL, &err) < 0) {
+            cp_paths_free(out);
+            return cli_fail(&err);
+        }
+    cp_paths_sort_unique(out);
+    if (out->n == 0) {
+        cp_paths_free(out);
+        return cli_usage_error(ctx, "no input files found in the given directories");
+    }
+    return 0;
+}
+
 int cli_fail(const cp_error *err)
 {
     char buf[1200];
