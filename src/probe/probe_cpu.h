@@ -7,5 +7,7 @@
 double probe_cpu_peak_gflops(int cores, double ghz, int fma_units, int lanes);
 /* The CPU clock in GHz (cpufreq max, else /proc/cpuinfo "cpu MHz"); NaN if unknown. */
 double probe_cpu_ghz(void);
+/* The running clock measured with a chain of dependent additions (GHz). */
+double probe_cpu_ghz_measured(void);
 
 #endif
