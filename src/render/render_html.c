@@ -412,6 +412,42 @@ static const char style[] =
     "table{border-collapse:collapse;font-size:12px}td,th{padding:2px 8px;border-bottom:1px solid #eee}"
     "td.n{text-align:right}.note{color:#777}";
 
+/* Reports other than analyze's (probe, diagnose, model, plan) have no
+ * charts here: their tables and values are written in report order, headed
+ * by their titles, so every command's -o FILE.html is readable. */
+static void generic(cp_buf *b, const rep_node *n, int depth)
+{
+    if (n->flags & REP_F_NO_TEXT)
+        return;
+    if (n->type == REP_ARR && (n->flags & REP_F_TABLE)) {
+        table(b, n);
+        return;
+    }
+    if (n->type == REP_OBJ || n->type == REP_ARR) {
+        if (depth > 0 && (n->title || n->key)) {
+            cp_buf_puts(b, depth == 1 ? "<h2>" : "<h3>");
+            esc(b, n->title ? n->title : n->key);
+            cp_buf_puts(b, depth == 1 ? "</h2>\n" : "</h3>\n");
+        }
+        for (const rep_node *c = n->first; c; c = c->next)
+            generic(b, c, depth + 1);
+        return;
+    }
+    if (n->type == REP_JSON || (depth == 1 && n->key && (!strcmp(n->key, "schema"))))
+        return;
+    cp_buf_puts(b, "<p>");
+    if (n->title || n->key) {
+        cp_buf_puts(b, "<b>");
+        esc(b, n->title ? n->title : n->key);
+        cp_buf_puts(b, "</b>: ");
+    }
+    cp_buf v = CP_BUF_INIT;
+    render_value(&v, n);
+    esc(b, cp_buf_str(&v));
+    cp_buf_free(&v);
+    cp_buf_puts(b, "</p>\n");
+}
+
 int render_html(const rep_report *r, cp_buf *out, const render_opts *o, cp_error *err)
 {
     const rep_node *root = r->root;
@@ -424,7 +460,13 @@ int render_html(const rep_report *r, cp_buf *out, const render_opts *o, cp_error
     cp_buf_puts(out, ", chainprof ");
     esc(out, str_at(root, "tool.version"));
     cp_buf_puts(out, "</p>\n");
-    const rep_node *v = at(root, "verdict");
+    const char *schema = str_at(root, "schema");
+    bool analyze = schema && !strncmp(schema, "chainprof.analyze/", 18);
+    const rep_node *v = analyze ? at(root, "verdict") : NULL;
+    if (!analyze)
+        for (const rep_node *c = root->first; c; c = c->next)
+            if (!c->key || (strcmp(c->key, "tool") != 0 && strcmp(c->key, "command") != 0))
+                generic(out, c, 1);
     if (v) {
         cp_buf_puts(out, "<div class=\"verdict\" id=\"verdict\"><b>Bottleneck layer: ");
         esc(out, str_at(v, "bottleneck_layer") ? str_at(v, "bottleneck_layer") : "none found");
@@ -437,15 +479,17 @@ int render_html(const rep_report *r, cp_buf *out, const render_opts *o, cp_error
         }
         cp_buf_puts(out, "</div>\n");
     }
-    findings(out, at(root, "findings"));
-    const rep_node *ranks = at(root, "ranks");
-    chart_layers(out, ranks);
-    chart_slowest(out, at(root, "slowest_step"));
-    chart_collectives(out, at(root, "collectives"));
-    chart_heatmap(out, ranks);
-    for (const rep_node *c = root->first; c; c = c->next)
-        if (c->type == REP_ARR && (c->flags & REP_F_TABLE) && !(c->flags & REP_F_NO_TEXT))
-            table(out, c);
+    if (analyze) {
+        findings(out, at(root, "findings"));
+        const rep_node *ranks = at(root, "ranks");
+        chart_layers(out, ranks);
+        chart_slowest(out, at(root, "slowest_step"));
+        chart_collectives(out, at(root, "collectives"));
+        chart_heatmap(out, ranks);
+        for (const rep_node *c = root->first; c; c = c->next)
+            if (c->type == REP_ARR && (c->flags & REP_F_TABLE) && !(c->flags & REP_F_NO_TEXT))
+                table(out, c);
+    }
 
     /* the JSON report, embedded; "</" cannot appear inside the element */
     cp_buf js = CP_BUF_INIT;
