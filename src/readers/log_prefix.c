@@ -11,6 +11,7 @@
 #include "log_prefix.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -455,18 +456,17 @@ uint32_t rd_keyset_scan(const rd_keyset *ks, const char *s, size_t n)
     return found;
 }
 
-/* digits right after `key` (optionally after one of "-_."), as a rank */
+/* digits right after `key` (any case; optionally after one of "-_."), as a
+ * rank; the first such match in base counts */
 static int rank_after(const char *base, const char *key)
 {
-    const char *k = strstr(base, key);
-    while (k) {
+    for (const char *k = strcasestr(base, key); k; k = strcasestr(k + 1, key)) {
         const char *p = k + strlen(key);
         if (*p == '-' || *p == '_' || *p == '.') p++;
-        long v;
-        const char *q = p;
-        if (rd_scan_long(&q, p + strlen(p), &v) == 0 && q > p && isdigit((unsigned char)*p) && v < 1000000)
-            return (int)v;
-        k = strstr(k + 1, key);
+        if (!isdigit((unsigned char)*p)) continue;
+        long long v = 0;
+        while (isdigit((unsigned char)*p) && v <= INT32_MAX) v = v * 10 + (*p++ - '0');
+        return v <= INT32_MAX ? (int)v : -1;
     }
     return -1;
 }

@@ -70,9 +70,10 @@ typedef struct rd_prefix {
  * fails: an unknown line is returned whole as msg. */
 void rd_prefix_parse(const char *line, size_t len, rd_prefix *out);
 
-/* The rank a log file's name gives: "rank3.log", "rank_3.out", "rank-3",
- * "worker3.txt", "node0-rank12.err", or torchrun --log-dir's ".../3/stdout.log"
- * (a local rank). -1 when the name says nothing. */
+/* The rank a file's name gives, for logs and traces alike: "rank3.log",
+ * "rank_3.out", "rank-3", "Rank7.json", "worker3.txt", "node0-rank12.err",
+ * or torchrun --log-dir's ".../3/stdout.log" (a local rank). Only the base
+ * name counts. -1 when the name says nothing or the number does not fit. */
 int rd_rank_from_name(const char *path);
 
 /* Lines are walked with rd_each_line (rd_text.h), shared with the evidence

@@ -26,6 +26,7 @@
  * - No globals: every piece of state lives in the `kr` struct on the
  *   caller's stack, so files are read on parallel threads safely.
  */
+#include "log_prefix.h"
 #include "rd_kineto.h"
 
 #include "../base/jsontok.h"
@@ -1065,7 +1066,7 @@ static void finish_meta(kr *r)
     tl_rank_meta *m = r->meta;
     m->format = cp_intern_s(r->str, "kineto");
     if (m->rank < 0) {
-        int32_t fr = rd_kineto_rank_from_filename(r->name);
+        int32_t fr = rd_rank_from_name(r->name);
         if (fr >= 0) {
             m->rank = fr;
             m->rank_source = TL_RANK_FROM_FILENAME;
@@ -1248,30 +1249,4 @@ int rd_kineto_sniff(const char *path, const unsigned char *head, size_t n)
             return 70;
     }
     return 0;
-}
-
-int32_t rd_kineto_rank_from_filename(const char *path)
-{
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    int32_t rank = -1;
-    static const char *const tags[] = { "rank", "worker" };
-    for (const char *p = base; *p; p++) {
-        for (size_t k = 0; k < CP_ARRAY_LEN(tags); k++) {
-            size_t tl = strlen(tags[k]);
-            if (strncasecmp(p, tags[k], tl) != 0)
-                continue;
-            const char *q = p + tl;
-            if (*q == '-' || *q == '_')
-                q++;
-            if (!isdigit((unsigned char)*q))
-                continue;
-            long v = 0;
-            while (isdigit((unsigned char)*q) && v <= INT32_MAX)
-                v = v * 10 + (*q++ - '0');
-            if (v <= INT32_MAX)
-                rank = (int32_t)v;
-        }
-    }
-    return rank;
 }

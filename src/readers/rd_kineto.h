@@ -26,8 +26,5 @@ int rd_kineto_read(const char *path, tl_builder *b, const rd_opts *o, cp_error *
  * CP_ERR_IO when the source cannot be read. */
 int rd_kineto_read_src(cp_src *src, const char *name, tl_builder *b, cp_error *err);
 
-/* Rank encoded in a file name: the last "rank-N", "rank_N", "rankN" or
- * "workerN" (case-insensitive) of the base name; -1 when there is none. */
-int32_t rd_kineto_rank_from_filename(const char *path);
 
 #endif

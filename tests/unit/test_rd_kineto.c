@@ -5,6 +5,7 @@
 
 #include "base/src.h"
 #include "base/util.h"
+#include "readers/log_prefix.h"
 #include "readers/rd_kineto.h"
 
 #include <dirent.h>
@@ -470,8 +471,8 @@ static void test_rank_from_filename(void **state)
         { "rank-99999999999.json", -1 },   /* does not fit */
     };
     for (size_t i = 0; i < CP_ARRAY_LEN(cases); i++)
-        if (rd_kineto_rank_from_filename(cases[i].path) != cases[i].rank)
-            fail_msg("%s: rank %d, expected %d", cases[i].path, rd_kineto_rank_from_filename(cases[i].path),
+        if (rd_rank_from_name(cases[i].path) != cases[i].rank)
+            fail_msg("%s: rank %d, expected %d", cases[i].path, rd_rank_from_name(cases[i].path),
                      cases[i].rank);
 
     char p[1024];
