@@ -42,12 +42,24 @@ AGENT
 chmod +x "$tmp/agent"
 for i in 0 1 2 3; do echo "$P$i slots=1"; done > "$tmp/hosts"
 
-timeout 300 "${mpi_env[@]}" mpirun --allow-run-as-root --oversubscribe -np 4 --hostfile "$tmp/hosts" \
-  --mca plm_rsh_agent "$tmp/agent" --mca plm_rsh_no_tree_spawn 1 \
-  --mca oob_tcp_if_include "$NET.0/24" --mca btl tcp,self --mca btl_tcp_if_include "$NET.0/24" \
-  "$CHAINPROF" probe coll --no-history --min-bytes 1k --max-bytes 64k --factor 8 --iters 3 --warmup 1 --timeout 60 \
-  --json -o "$tmp/out.json" > "$tmp/stdout" 2> "$tmp/stderr"
+run_mpi() {
+  timeout 120 "${mpi_env[@]}" mpirun --allow-run-as-root --oversubscribe -np 4 --hostfile "$tmp/hosts" \
+    --mca plm_rsh_agent "$tmp/agent" --mca plm_rsh_no_tree_spawn 1 \
+    --mca oob_tcp_if_include "$NET.0/24" --mca btl tcp,self --mca btl_tcp_if_include "$NET.0/24" \
+    "$CHAINPROF" probe coll --no-history --min-bytes 1k --max-bytes 64k --factor 8 --iters 3 --warmup 1 --timeout 60 \
+    --json -o "$tmp/out.json" > "$tmp/stdout" 2> "$tmp/stderr"
+}
+run_mpi
 rc=$?
+# A normal run takes about 10 s. Once in five sanitizer runs on a loaded 2-core machine mpirun's
+# start-up over the namespaces hung before chainprof printed anything (exit 124 from timeout, empty
+# stderr); the probe's own waits are all bounded. Retry once so that flake does not fail the suite,
+# and say so.
+if [ $rc -eq 124 ]; then
+  echo "note: mpirun start-up timed out; retrying once"
+  run_mpi
+  rc=$?
+fi
 if [ $rc -ne 0 ]; then
   echo "FAIL: mpirun chainprof probe coll exited $rc"; cat "$tmp/stderr"; exit 1
 fi
