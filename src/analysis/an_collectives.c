@@ -134,22 +134,40 @@ static int rec_match_cmp(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-static uint32_t arg_str_id(const tl_timeline *tl, size_t ev, const char *key)
+/* String ids of the arg keys gather reads, looked up once per run. */
+typedef struct coll_keys {
+    uint32_t op, in_n, out_n, dtype, pg_name, pg_ranks, group_size;
+} coll_keys;
+
+static uint32_t key_id(const tl_timeline *tl, const char *key)
 {
-    const tl_arg *a = tl_arg_get(tl, ev, key);
+    return cp_intern_find(&tl->strings, key, strlen(key));
+}
+
+static uint32_t arg_str_id(const tl_timeline *tl, size_t ev, uint32_t key)
+{
+    const tl_arg *a = tl_arg_by_id(tl, ev, key);
     return a && a->type == TL_ARG_STR ? a->v.s : 0;
 }
 
-static bool arg_count(const tl_timeline *tl, size_t ev, const char *key, int64_t *out)
+static const char *arg_str(const tl_timeline *tl, size_t ev, uint32_t key)
 {
-    double d;
-    if (tl_arg_int(tl, ev, key, out))
-        return true;
-    if (tl_arg_num(tl, ev, key, &d)) {
-        *out = (int64_t)d;
-        return true;
-    }
-    return false;
+    const tl_arg *a = tl_arg_by_id(tl, ev, key);
+    return a && a->type == TL_ARG_STR ? tl_str(tl, a->v.s) : NULL;
+}
+
+static bool arg_count(const tl_timeline *tl, size_t ev, uint32_t key, int64_t *out)
+{
+    const tl_arg *a = tl_arg_by_id(tl, ev, key);
+    if (!a)
+        return false;
+    if (a->type == TL_ARG_INT || a->type == TL_ARG_BOOL)
+        *out = a->v.i;
+    else if (a->type == TL_ARG_NUM)
+        *out = (int64_t)a->v.d;
+    else
+        return false;
+    return true;
 }
 
 /* Records of every traced collective kernel; counts kernels without args. */
@@ -159,7 +177,9 @@ static rec *gather(const an_ctx *ctx, const an_layers_result *lr, size_t *n_out,
     const tl_timeline *tl = ctx->tl;
     rec *v = NULL;
     size_t n = 0, cap = 0;
-    int32_t grp[1024];
+    coll_keys k = { key_id(tl, "Collective name"), key_id(tl, "In msg nelems"), key_id(tl, "Out msg nelems"),
+                    key_id(tl, "dtype"), key_id(tl, "Process Group Name"), key_id(tl, "Process Group Ranks"),
+                    key_id(tl, "Group size") };
     for (size_t ri = 0; ri < tl->n_ranks; ri++) {
         const tl_rank *rk = &tl->ranks[ri];
         for (uint32_t t = rk->track_begin; t < rk->track_end; t++) {
@@ -168,11 +188,11 @@ static rec *gather(const an_ctx *ctx, const an_layers_result *lr, size_t *n_out,
                 if (tl->kclass[i] != TL_K_COMM)
                     continue;
                 (*n_kernels)++;
-                const char *opname = tl_arg_str(tl, i, "Collective name");
+                const char *opname = arg_str(tl, i, k.op);
                 int64_t in_n = -1, out_n = -1;
-                bool has_in = arg_count(tl, i, "In msg nelems", &in_n);
-                bool has_out = arg_count(tl, i, "Out msg nelems", &out_n);
-                int dsz = dtype_size(tl_arg_str(tl, i, "dtype"));
+                bool has_in = arg_count(tl, i, k.in_n, &in_n);
+                bool has_out = arg_count(tl, i, k.out_n, &out_n);
+                int dsz = dtype_size(arg_str(tl, i, k.dtype));
                 if (!opname || (!has_in && !has_out) || dsz == 0) {
                     (*n_noargs)++;
                     continue;
@@ -183,18 +203,17 @@ static rec *gather(const an_ctx *ctx, const an_layers_result *lr, size_t *n_out,
                 r->rank_index = (uint32_t)ri;
                 r->rank = rk->meta.rank;
                 r->ev = i;
-                r->pg = (uint64_t)arg_str_id(tl, i, "Process Group Name") << 32 |
-                        arg_str_id(tl, i, "Process Group Ranks");
+                r->pg = (uint64_t)arg_str_id(tl, i, k.pg_name) << 32 | arg_str_id(tl, i, k.pg_ranks);
                 r->start = tl->ts_ns[i];
                 r->end = tl_end_ns(tl, i);
                 r->bytes = CP_MAX(in_n, out_n) * dsz;
                 r->op = op_from_name(opname);
-                int g = an_event_group(ctx, i, grp, (int)CP_ARRAY_LEN(grp));
+                int g;
+                an_event_scope(ctx, lr, i, &g, &r->inter);
                 int64_t gs;
-                if (g <= 0 && arg_count(tl, i, "Group size", &gs))
+                if (g <= 0 && arg_count(tl, i, k.group_size, &gs))
                     g = (int)gs;
                 r->n = g > 0 ? g : 1;
-                r->inter = an_event_inter(ctx, lr, i);
                 r->transfer_ns = r->end - r->start;
             }
         }

@@ -15,6 +15,7 @@
  * than the work), runtime outliers (cpu > 50 us), delay outliers (> 100 us).
  */
 #include "an_results.h"
+#include "../base/sort.h"
 #include "../base/util.h"
 
 #include <stdlib.h>
@@ -35,33 +36,27 @@ bool an_is_launch_name(const char *name)
     return false;
 }
 
-static bool in_set(const int64_t *set, size_t n, int64_t key)
+/* Sort rows by (corr, cpu_ns, gpu_ns): stable radix sorts from the last
+ * key to the first. */
+static void sort_rows(an_launch *rows, size_t n)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (set[mid] < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && set[lo] == key;
-}
-
-static int cmp_i64(const void *pa, const void *pb)
-{
-    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-    return (a > b) - (a < b);
-}
-
-static int cmp_launch(const void *pa, const void *pb)
-{
-    const an_launch *a = pa, *b = pb;
-    if (a->corr != b->corr)
-        return a->corr < b->corr ? -1 : 1;
-    if (a->cpu_ns != b->cpu_ns)
-        return a->cpu_ns < b->cpu_ns ? -1 : 1;
-    return (a->gpu_ns > b->gpu_ns) - (a->gpu_ns < b->gpu_ns);
+    cp_kv *kv = cp_xmalloc((n ? n : 1) * sizeof *kv), *tmp = cp_xmalloc((n ? n : 1) * sizeof *tmp);
+    for (size_t i = 0; i < n; i++)
+        kv[i] = (cp_kv){ cp_key_i64(rows[i].gpu_ns), i };
+    cp_sort_kv(kv, n, tmp);
+    for (size_t i = 0; i < n; i++)
+        kv[i].key = cp_key_i64(rows[kv[i].val].cpu_ns);
+    cp_sort_kv(kv, n, tmp);
+    for (size_t i = 0; i < n; i++)
+        kv[i].key = cp_key_i64(rows[kv[i].val].corr);
+    cp_sort_kv(kv, n, tmp);
+    an_launch *out = cp_xmalloc((n ? n : 1) * sizeof *out);
+    for (size_t i = 0; i < n; i++)
+        out[i] = rows[kv[i].val];
+    memcpy(rows, out, n * sizeof *rows);
+    free(out);
+    free(kv);
+    free(tmp);
 }
 
 void an_launch_compute(const an_ctx *ctx, const an_view *v, an_launch_rank *out)
@@ -69,21 +64,24 @@ void an_launch_compute(const an_ctx *ctx, const an_view *v, an_launch_rank *out)
     const tl_timeline *tl = ctx->tl;
     memset(out, 0, sizeof *out);
     size_t n = v->n, m = n ? n : 1;
-    /* correlation ids of launch calls present in the view */
-    int64_t *set = cp_xmalloc(m * sizeof *set);
-    size_t ns = 0;
-    for (size_t i = 0; i < n; i++)
-        if (v->mult[i] && v->stream[i] < 0 && tl->corr[v->base + i] >= 0 &&
-            an_name_is(ctx, tl->name[v->base + i], AN_NAME_LAUNCH))
-            set[ns++] = tl->corr[v->base + i];
-    qsort(set, ns, sizeof *set, cmp_i64);
-    /* CPU rows of those ids */
+    /* CPU rows of the correlation ids that have a launch call in the view:
+     * all CPU rows by id, then keep the id runs that contain a launch */
     an_corr_idx *cpu = cp_xmalloc(m * sizeof *cpu);
     size_t nc = 0;
     for (size_t i = 0; i < n; i++)
-        if (v->mult[i] && v->stream[i] < 0 && in_set(set, ns, tl->corr[v->base + i]))
+        if (v->mult[i] && v->stream[i] < 0 && tl->corr[v->base + i] >= 0)
             cpu[nc++] = (an_corr_idx){ tl->corr[v->base + i], i };
     an_corr_sort(cpu, nc);
+    size_t kept = 0;
+    for (size_t a = 0, b; a < nc; a = b) {
+        bool launch = false;
+        for (b = a; b < nc && cpu[b].corr == cpu[a].corr; b++)
+            launch |= an_name_is(ctx, tl->name[v->base + cpu[b].idx], AN_NAME_LAUNCH);
+        if (launch)
+            for (size_t k = a; k < b; k++)
+                cpu[kept++] = cpu[k];
+    }
+    nc = kept;
     size_t cap = 0;
     for (size_t k = 0; k < v->n_gpu; k++) {
         size_t g = v->gpu[k];
@@ -102,9 +100,7 @@ void an_launch_compute(const an_ctx *ctx, const an_view *v, an_launch_rank *out)
             out->delay_outliers += L.delay_ns > AN_DELAY_CUTOFF_NS;
         }
     }
-    if (out->n > 1)
-        qsort(out->rows, out->n, sizeof *out->rows, cmp_launch);
-    free(set);
+    sort_rows(out->rows, out->n);
     free(cpu);
 }
 

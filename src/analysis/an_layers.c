@@ -26,6 +26,7 @@
  */
 #include "an_verdict.h"
 #include "../base/buf.h"
+#include "../base/sort.h"
 #include "../base/util.h"
 
 #include <math.h>
@@ -52,14 +53,9 @@ enum {
     LB__COUNT
 };
 
-typedef struct point {
-    int64_t t;
-    uint8_t lab;
-    int8_t delta;
-} point;
-
+/* A sweep point: key = time (cp_key_i64), val = label << 1 | (1 for a start). */
 typedef struct pts {
-    point *v;
+    cp_kv *v;
     size_t n, cap;
 } pts;
 
@@ -68,15 +64,22 @@ static void pts_add(pts *p, int64_t t0, int64_t t1, int lab)
     if (t1 <= t0)
         return;
     cp_xgrow((void **)&p->v, &p->cap, p->n + 2, sizeof *p->v);
-    p->v[p->n++] = (point){ t0, (uint8_t)lab, 1 };
-    p->v[p->n++] = (point){ t1, (uint8_t)lab, -1 };
+    p->v[p->n++] = (cp_kv){ cp_key_i64(t0), (uint64_t)lab << 1 | 1 };
+    p->v[p->n++] = (cp_kv){ cp_key_i64(t1), (uint64_t)lab << 1 };
 }
 
-static int point_cmp(const void *a, const void *b)
-{
-    const point *x = a, *y = b;
-    return (x->t > y->t) - (x->t < y->t);
-}
+/* What a sweep needs besides the timeline: caches that make the per-event
+ * work a table lookup (the name tests are case-insensitive substring
+ * searches; on a 1 GB trace doing them per event was most of analyze's
+ * time), and the window a sweep is restricted to. */
+typedef struct sweep_env {
+    const an_ctx *ctx;
+    const an_layers_result *lr;
+    uint8_t *host_class;   /* per name id: 0 not yet, else HC_* */
+    int64_t win_t0, win_t1; /* only events overlapping [win_t0, win_t1) take part */
+} sweep_env;
+
+enum { HC_NONE = 1, HC_STORAGE, HC_DATALOADER };
 
 /* Host regions that mean the GPU waits on storage. Case-insensitive
  * substrings of the event name (python functions, annotations, ops). */
@@ -94,6 +97,16 @@ static bool matches(const char *name, const char *const *pat, size_t n)
         if (cp_str_icontains(name, pat[i]))
             return true;
     return false;
+}
+
+static int host_class(sweep_env *env, uint32_t name_id, const char *name)
+{
+    uint8_t *c = &env->host_class[name_id];
+    if (!*c)
+        *c = matches(name, storage_patterns, CP_ARRAY_LEN(storage_patterns))       ? HC_STORAGE
+             : matches(name, dataloader_patterns, CP_ARRAY_LEN(dataloader_patterns)) ? HC_DATALOADER
+                                                                                      : HC_NONE;
+    return *c;
 }
 
 static bool step_id(const char *name, int64_t *id)
@@ -176,6 +189,22 @@ bool an_event_inter(const an_ctx *ctx, const an_layers_result *lr, size_t ev)
         if (an_node_of(lr, g[i]) != an_node_of(lr, g[0]))
             return true;
     return false;
+}
+
+void an_event_scope(const an_ctx *ctx, const an_layers_result *lr, size_t ev, int *group_size, bool *inter)
+{
+    const tl_arg *a = tl_arg_by_id(ctx->tl, ev, lr->pgr_key);
+    struct an_pgr_info *c = a && a->type == TL_ARG_STR && lr->pgr_info ? &lr->pgr_info[a->v.s] : NULL;
+    if (c && c->known) {
+        *group_size = c->size;
+        *inter = c->inter;
+        return;
+    }
+    int32_t g[1024];
+    *group_size = an_event_group(ctx, ev, g, (int)CP_ARRAY_LEN(g));
+    *inter = an_event_inter(ctx, lr, ev);
+    if (c)
+        *c = (struct an_pgr_info){ *group_size, 1, *inter };
 }
 
 static void build_node_map(const an_ctx *ctx, an_layers_result *lr)
@@ -266,11 +295,10 @@ static int step_cmp(const void *a, const void *b)
     return (x->ts > y->ts) - (x->ts < y->ts);
 }
 
-/* Gather this rank's intervals and steps. */
-static void collect(const an_ctx *ctx, const an_layers_result *lr, size_t ri, pts *p, step_win **steps,
-                    size_t *n_steps)
+/* Gather this rank's intervals and steps that overlap the env's window. */
+static void collect(sweep_env *env, size_t ri, pts *p, step_win **steps, size_t *n_steps)
 {
-    const tl_timeline *tl = ctx->tl;
+    const tl_timeline *tl = env->ctx->tl;
     const tl_rank *rk = &tl->ranks[ri];
     size_t cap = 0;
     int64_t lo = INT64_MAX, hi = INT64_MIN;
@@ -278,13 +306,18 @@ static void collect(const an_ctx *ctx, const an_layers_result *lr, size_t ri, pt
         const tl_track *tr = &tl->tracks[t];
         for (size_t i = tr->ev_begin; i < tr->ev_end; i++) {
             int64_t a = tl->ts_ns[i], b = tl_end_ns(tl, i);
-            if (b <= a)
+            if (b <= a || b <= env->win_t0 || a >= env->win_t1)
                 continue;
-            const char *name = tl_str(tl, tl->name[i]);
             int lab = -1;
             switch ((tl_kclass)tl->kclass[i]) {
             case TL_K_COMPUTE: lab = LB_COMPUTE; break;
-            case TL_K_COMM: lab = an_event_inter(ctx, lr, i) ? LB_INTER : LB_INTRA; break;
+            case TL_K_COMM: {
+                int gsize;
+                bool inter;
+                an_event_scope(env->ctx, env->lr, i, &gsize, &inter);
+                lab = inter ? LB_INTER : LB_INTRA;
+                break;
+            }
             case TL_K_MEMSET: lab = LB_COPY_COMPUTE; break;
             case TL_K_MEMCPY:
                 if (tl->copy_dir[i] == TL_COPY_D2D) {
@@ -298,6 +331,7 @@ static void collect(const an_ctx *ctx, const an_layers_result *lr, size_t ri, pt
             default: break;
             }
             if (lab < 0 && tr->key.kind == TL_TRACK_CPU) {
+                const char *name = tl_str(tl, tl->name[i]);
                 int64_t sid;
                 tl_cat c = (tl_cat)tl->cat[i];
                 if ((c == TL_CAT_USER_ANNOTATION || c == TL_CAT_CPU_OP) && step_id(name, &sid)) {
@@ -305,9 +339,10 @@ static void collect(const an_ctx *ctx, const an_layers_result *lr, size_t ri, pt
                     (*steps)[(*n_steps)++] = (step_win){ sid, a, b };
                     continue;
                 }
-                if (matches(name, storage_patterns, CP_ARRAY_LEN(storage_patterns)))
+                int hc = host_class(env, tl->name[i], name);
+                if (hc == HC_STORAGE)
                     lab = LB_STORAGE;
-                else if (matches(name, dataloader_patterns, CP_ARRAY_LEN(dataloader_patterns)))
+                else if (hc == HC_DATALOADER)
                     lab = LB_DATALOADER;
                 else if (c == TL_CAT_CUDA_RUNTIME || c == TL_CAT_CUDA_DRIVER)
                     lab = LB_LAUNCH;
@@ -430,14 +465,14 @@ static void seg_add(seg_sink *k, int64_t t, int64_t d, an_layer l)
     k->cur_l = (int)l;
 }
 
-static void sweep_rank(const an_ctx *ctx, const an_layers_result *lr, size_t ri, an_rank_layers *out,
-                       seg_sink *sink)
+static void sweep_rank(sweep_env *env, size_t ri, an_rank_layers *out, seg_sink *sink)
 {
+    const an_layers_result *lr = env->lr;
     pts p = { 0 };
     step_win *sw = NULL;
     size_t ns = 0;
-    collect(ctx, lr, ri, &p, &sw, &ns);
-    out->rank = ctx->tl->ranks[ri].meta.rank;
+    collect(env, ri, &p, &sw, &ns);
+    out->rank = env->ctx->tl->ranks[ri].meta.rank;
     out->node = an_node_of(lr, out->rank);
     out->implicit_step = ns == 1 && sw[0].id == -1;
     out->n_steps = ns;
@@ -447,19 +482,19 @@ static void sweep_rank(const an_ctx *ctx, const an_layers_result *lr, size_t ri,
         out->steps[s].ts_ns = sw[s].ts;
         out->steps[s].dur_ns = sw[s].end - sw[s].ts;
     }
-    if (p.n > 1)
-        qsort(p.v, p.n, sizeof *p.v, point_cmp);
+    cp_sort_kv(p.v, p.n, NULL);
     int cnt[LB__COUNT] = { 0 };
     size_t si = 0;
     for (size_t i = 0; i < p.n;) {
-        int64_t t = p.v[i].t;
-        while (i < p.n && p.v[i].t == t) {
-            cnt[p.v[i].lab] += p.v[i].delta;
+        uint64_t key = p.v[i].key;
+        int64_t t = cp_key_to_i64(key);
+        while (i < p.n && p.v[i].key == key) {
+            cnt[p.v[i].val >> 1] += p.v[i].val & 1 ? 1 : -1;
             i++;
         }
         if (i == p.n)
             break;
-        int64_t t1 = p.v[i].t;
+        int64_t t1 = cp_key_to_i64(p.v[i].key);
         while (si < ns && sw[si].end <= t)
             si++;
         if (si < ns && sw[si].ts <= t && t1 <= sw[si].end) {
@@ -516,10 +551,10 @@ static rep_node *find_step(rep_node *steps, int64_t id)
 }
 
 /* The step with the longest duration on any rank, as segments per rank
- * (a second sweep restricted to that step), for the HTML timeline. */
-static void slowest_step(an_ctx *ctx, const an_layers_result *lr)
+ * (a second sweep restricted to that step's window), for the HTML timeline. */
+static void slowest_step(sweep_env *env, const an_layers_result *lr)
 {
-    rep_report *r = ctx->rep;
+    rep_report *r = env->ctx->rep;
     int64_t best_id = -2, best_dur = -1;
     for (size_t i = 0; i < lr->n_ranks; i++)
         for (size_t s = 0; s < lr->ranks[i].n_steps; s++)
@@ -539,14 +574,21 @@ static void slowest_step(an_ctx *ctx, const an_layers_result *lr)
     rep_node *ranks = rep_arr(r, o, "ranks", "ranks");
     for (size_t i = 0; i < lr->n_ranks; i++) {
         seg_sink k = { .step_id = best_id, .min_ns = best_dur / 2000, .json = CP_BUF_INIT, .cur_l = -1 };
-        an_rank_layers scratch = { 0 };
         cp_buf_putc(&k.json, '[');
-        sweep_rank(ctx, lr, i, &scratch, &k);
+        const an_rank_layers *rl = &lr->ranks[i];
+        for (size_t s = 0; s < rl->n_steps; s++)
+            if (rl->steps[s].id == best_id) {
+                an_rank_layers scratch = { 0 };
+                env->win_t0 = rl->steps[s].ts_ns;
+                env->win_t1 = rl->steps[s].ts_ns + rl->steps[s].dur_ns;
+                sweep_rank(env, i, &scratch, &k);
+                free(scratch.steps);
+                break;
+            }
         seg_flush(&k);
         cp_buf_putc(&k.json, ']');
-        free(scratch.steps);
         rep_node *ro = rep_obj(r, ranks, NULL, NULL);
-        rep_int(r, ro, "rank", "rank", lr->ranks[i].rank, NULL);
+        rep_int(r, ro, "rank", "rank", rl->rank, NULL);
         rep_json(r, ro, "segments", cp_buf_str(&k.json));
         cp_buf_free(&k.json);
     }
@@ -559,6 +601,7 @@ static void free_result(void *self)
         free(lr->ranks[i].steps);
     free(lr->ranks);
     free(lr->node_by_rank);
+    free(lr->pgr_info);
     free(lr);
 }
 
@@ -574,8 +617,14 @@ int an_layers_run(an_ctx *ctx)
     build_node_map(ctx, lr);
     lr->n_ranks = tl->n_ranks;
     lr->ranks = cp_xcalloc(tl->n_ranks ? tl->n_ranks : 1, sizeof *lr->ranks);
+    size_t n_str = cp_intern_count(&tl->strings);
+    const char *pgr = "Process Group Ranks";
+    lr->pgr_key = cp_intern_find(&tl->strings, pgr, strlen(pgr));
+    lr->pgr_info = cp_xcalloc(n_str + 1, sizeof *lr->pgr_info);
+    sweep_env env = { .ctx = ctx, .lr = lr, .host_class = cp_xcalloc(n_str + 1, 1),
+                      .win_t0 = INT64_MIN, .win_t1 = INT64_MAX };
     for (size_t i = 0; i < tl->n_ranks; i++)
-        sweep_rank(ctx, lr, i, &lr->ranks[i], NULL);
+        sweep_rank(&env, i, &lr->ranks[i], NULL);
 
     static const rep_col cols[] = {
         { "rank", "rank", NULL, -1 },       { "node", "node", NULL, -1 },
@@ -622,7 +671,8 @@ int an_layers_run(an_ctx *ctx)
         for (int k = 0; k < AN_L__COUNT; k++)
             rep_cell_num(r, row, pct(rl->total.exposed_ns[k], rl->total.dur_ns));
     }
-    slowest_step(ctx, lr);
+    slowest_step(&env, lr);
+    free(env.host_class);
     rep_node *nm = rep_obj(r, r->root, "nodes", "node membership");
     rep_int(r, nm, "count", "nodes", lr->n_nodes, NULL);
     rep_str(r, nm, "source", "from", lr->node_source);

@@ -10,6 +10,7 @@
  * ordered before a dequeue.
  */
 #include "an_results.h"
+#include "../base/sort.h"
 #include "../base/util.h"
 
 #include <math.h>
@@ -21,14 +22,55 @@ typedef struct qev {
     int delta;
 } qev;
 
-static int cmp_qev(const void *pa, const void *pb)
+/* Sort q by (stream, t, +1 before -1): a stable radix sort by time, then a
+ * stable counting pass by stream (streams are few); inside a run of equal
+ * (stream, t) the enqueues are then moved first. */
+static void sort_qev(qev *q, size_t n)
 {
-    const qev *a = pa, *b = pb;
-    if (a->stream != b->stream)
-        return a->stream < b->stream ? -1 : 1;
-    if (a->t != b->t)
-        return a->t < b->t ? -1 : 1;
-    return (a->delta < b->delta) - (a->delta > b->delta); /* +1 first */
+    cp_kv *kv = cp_xmalloc((n ? n : 1) * sizeof *kv);
+    for (size_t i = 0; i < n; i++)
+        kv[i] = (cp_kv){ cp_key_i64(q[i].t), i };
+    cp_sort_kv(kv, n, NULL);
+    for (size_t i = 0; i < n; i++)
+        kv[i].key = cp_key_i64(q[kv[i].val].stream);
+    cp_sort_kv(kv, n, NULL);
+    qev *out = cp_xmalloc((n ? n : 1) * sizeof *out);
+    for (size_t i = 0; i < n; i++)
+        out[i] = q[kv[i].val];
+    for (size_t a = 0, b; a < n; a = b) {
+        size_t plus = 0;
+        for (b = a; b < n && out[b].stream == out[a].stream && out[b].t == out[a].t; b++)
+            plus += out[b].delta > 0;
+        for (size_t k = a; k < b; k++)
+            out[k].delta = k - a < plus ? 1 : -1;
+    }
+    memcpy(q, out, n * sizeof *q);
+    free(out);
+    free(kv);
+}
+
+/* Queue lengths are small integers: sort them by counting when the range is
+ * small, else by comparison. */
+static void sort_lengths(double *v, size_t n)
+{
+    double lo = v[0], hi = v[0];
+    for (size_t i = 1; i < n; i++) {
+        lo = v[i] < lo ? v[i] : lo;
+        hi = v[i] > hi ? v[i] : hi;
+    }
+    if (hi - lo > 1e6) {
+        qsort(v, n, sizeof *v, an_cmp_double);
+        return;
+    }
+    size_t range = (size_t)(hi - lo) + 1;
+    size_t *count = cp_xcalloc(range, sizeof *count);
+    for (size_t i = 0; i < n; i++)
+        count[(size_t)(v[i] - lo)]++;
+    size_t k = 0;
+    for (size_t r = 0; r < range; r++)
+        for (size_t c = 0; c < count[r]; c++)
+            v[k++] = lo + (double)r;
+    free(count);
 }
 
 static void stats(const double *vals, size_t n, an_queue_stream *s)
@@ -40,7 +82,7 @@ static void stats(const double *vals, size_t n, an_queue_stream *s)
     s->count = n;
     s->mean = sum / (double)n;
     s->std = n > 1 ? an_std(v, n, s->mean) : NAN;
-    qsort(v, n, sizeof *v, an_cmp_double);
+    sort_lengths(v, n);
     s->min = v[0];
     s->max = v[n - 1];
     s->p25 = an_quantile_sorted(v, n, 0.25);
@@ -77,8 +119,7 @@ void an_queue_compute(const an_ctx *ctx, const an_view *v, an_queue_rank *out)
             q[nq++] = (qev){ v->stream[g], v->t0[g], -1 };
         }
     }
-    if (nq > 1)
-        qsort(q, nq, sizeof *q, cmp_qev);
+    sort_qev(q, nq);
     double *vals = cp_xmalloc((nq ? nq : 1) * sizeof *vals);
     size_t scap = 0;
     for (size_t a = 0; a < nq;) {

@@ -65,6 +65,10 @@ typedef struct an_layers_result {
      * each member */
     int32_t *node_by_rank;
     int32_t max_rank;
+    /* group size and scope of collectives by their "Process Group Ranks"
+     * string id, filled on first use (every kernel of a group shares it) */
+    uint32_t pgr_key;                 /* string id of "Process Group Ranks", UINT32_MAX if absent */
+    struct an_pgr_info { int32_t size; uint8_t known, inter; } *pgr_info;
 } an_layers_result;
 
 /* Node index of a global rank under the result's node map. */
@@ -78,6 +82,10 @@ int an_event_group(const an_ctx *ctx, size_t ev, int32_t *out, int max);
 
 /* True when the group of ev spans more than one node. */
 bool an_event_inter(const an_ctx *ctx, const an_layers_result *lr, size_t ev);
+
+/* an_event_group's size and an_event_inter together, cached in lr by the
+ * event's "Process Group Ranks" string (the hot path of the sweeps). */
+void an_event_scope(const an_ctx *ctx, const an_layers_result *lr, size_t ev, int *group_size, bool *inter);
 
 /* ---- collectives ---- */
 

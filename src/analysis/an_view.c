@@ -23,6 +23,7 @@
  */
 #include "an_results.h"
 #include "../base/par.h"
+#include "../base/sort.h"
 #include "../base/util.h"
 
 #include <math.h>
@@ -235,15 +236,21 @@ static void view_free(an_view *v)
     free(v->gpu);
 }
 
-static int cmp_gpu(const void *pa, const void *pb, void *ctx)
+/* Sort idx[0..n) by (t0, t1, index) with two stable radix passes (t1,
+ * then t0) over an index array built in index order. */
+static void sort_by_t0_t1(size_t *idx, size_t n, const int64_t *t0, const int64_t *t1)
 {
-    const an_view *v = ctx;
-    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-    if (v->t0[a] != v->t0[b])
-        return v->t0[a] < v->t0[b] ? -1 : 1;
-    if (v->t1[a] != v->t1[b])
-        return v->t1[a] < v->t1[b] ? -1 : 1;
-    return (a > b) - (a < b);
+    cp_kv *kv = cp_xmalloc((n ? n : 1) * sizeof *kv), *tmp = cp_xmalloc((n ? n : 1) * sizeof *tmp);
+    for (size_t i = 0; i < n; i++)
+        kv[i] = (cp_kv){ cp_key_i64(t1[idx[i]]), idx[i] };
+    cp_sort_kv(kv, n, tmp);
+    for (size_t i = 0; i < n; i++)
+        kv[i].key = cp_key_i64(t0[kv[i].val]);
+    cp_sort_kv(kv, n, tmp);
+    for (size_t i = 0; i < n; i++)
+        idx[i] = (size_t)kv[i].val;
+    free(kv);
+    free(tmp);
 }
 
 /* Fill v->gpu from stream/mult and sort it. */
@@ -259,22 +266,26 @@ static void view_index_gpu(an_view *v)
         if (v->stream[i] >= 0)
             for (uint32_t k = 0; k < v->mult[i]; k++)
                 v->gpu[v->n_gpu++] = i;
-    if (v->n_gpu > 1)
-        qsort_r(v->gpu, v->n_gpu, sizeof *v->gpu, cmp_gpu, v);
-}
-
-static int cmp_corr_idx(const void *pa, const void *pb)
-{
-    const an_corr_idx *a = pa, *b = pb;
-    if (a->corr != b->corr)
-        return a->corr < b->corr ? -1 : 1;
-    return (a->idx > b->idx) - (a->idx < b->idx);
+    sort_by_t0_t1(v->gpu, v->n_gpu, v->t0, v->t1);
 }
 
 void an_corr_sort(an_corr_idx *v, size_t n)
 {
-    if (n > 1)
-        qsort(v, n, sizeof *v, cmp_corr_idx);
+    /* one stable radix sort by corr after one by idx: (corr, idx) order
+     * whatever order the caller built v in */
+    cp_kv *kv = cp_xmalloc((n ? n : 1) * sizeof *kv), *tmp = cp_xmalloc((n ? n : 1) * sizeof *tmp);
+    for (size_t i = 0; i < n; i++)
+        kv[i] = (cp_kv){ (uint64_t)v[i].idx, (uint64_t)i };
+    cp_sort_kv(kv, n, tmp); /* free when already in idx order, the common case */
+    for (size_t i = 0; i < n; i++)
+        kv[i].key = cp_key_i64(v[kv[i].val].corr);
+    cp_sort_kv(kv, n, tmp);
+    for (size_t i = 0; i < n; i++)
+        tmp[i] = (cp_kv){ (uint64_t)v[kv[i].val].corr, (uint64_t)v[kv[i].val].idx };
+    for (size_t i = 0; i < n; i++)
+        v[i] = (an_corr_idx){ (int64_t)tmp[i].key, (size_t)tmp[i].val };
+    free(kv);
+    free(tmp);
 }
 
 size_t an_corr_lower(const an_corr_idx *ci, size_t n, int64_t key)
@@ -503,17 +514,6 @@ int an_view_run(an_ctx *ctx)
 
 /* ---- grouping by name ---- */
 
-typedef struct name_dur {
-    uint32_t name;
-    int64_t dur;
-} name_dur;
-
-static int cmp_name_dur(const void *pa, const void *pb)
-{
-    const name_dur *a = pa, *b = pb;
-    return (a->name > b->name) - (a->name < b->name);
-}
-
 static int cmp_group(const void *pa, const void *pb)
 {
     const an_group *a = pa, *b = pb;
@@ -524,21 +524,23 @@ static int cmp_group(const void *pa, const void *pb)
 
 size_t an_group_by_name(const uint32_t *names, const int64_t *durs, size_t n, an_group **out)
 {
-    name_dur *v = cp_xmalloc((n ? n : 1) * sizeof *v);
+    cp_kv *v = cp_xmalloc((n ? n : 1) * sizeof *v);
     for (size_t i = 0; i < n; i++)
-        v[i] = (name_dur){ names[i], durs[i] };
-    qsort(v, n, sizeof *v, cmp_name_dur);
+        v[i] = (cp_kv){ names[i], (uint64_t)durs[i] };
+    cp_sort_kv(v, n, NULL);
     an_group *g = cp_xmalloc((n ? n : 1) * sizeof *g);
     size_t ng = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!ng || g[ng - 1].name != v[i].name)
-            g[ng++] = (an_group){ v[i].name, 0, 0, 0, v[i].dur, v[i].dur };
+        uint32_t name = (uint32_t)v[i].key;
+        int64_t dur = (int64_t)v[i].val;
+        if (!ng || g[ng - 1].name != name)
+            g[ng++] = (an_group){ name, 0, 0, 0, dur, dur };
         an_group *x = &g[ng - 1];
         x->count++;
-        x->sum_ns += (double)v[i].dur;
-        x->sumsq += (double)v[i].dur * (double)v[i].dur;
-        x->min_ns = CP_MIN(x->min_ns, v[i].dur);
-        x->max_ns = CP_MAX(x->max_ns, v[i].dur);
+        x->sum_ns += (double)dur;
+        x->sumsq += (double)dur * (double)dur;
+        x->min_ns = CP_MIN(x->min_ns, dur);
+        x->max_ns = CP_MAX(x->max_ns, dur);
     }
     free(v);
     qsort(g, ng, sizeof *g, cmp_group);

@@ -2,7 +2,10 @@
 #include "analysis.h"
 #include "../base/util.h"
 
+#include "../base/log.h"
+
 #include <stdlib.h>
+#include <time.h>
 
 #define X(name, summary) int an_##name##_run(an_ctx *ctx);
 #include "analyzers.def"
@@ -45,7 +48,9 @@ int an_run_all(an_ctx *ctx, const tl_timeline *tl, rep_report *rep, const an_opt
         rep_str(rep, o, "gpu_vendor", "GPU vendor", vendor_name(r->meta.vendor));
     }
     for (const an_analyzer *a = table; a->name; a++) {
+        clock_t c0 = clock(); /* process CPU time: where analyze spends it, at -vv */
         int rc = a->run(ctx);
+        cp_log_debug("analysis %s: %.3f s cpu", a->name, (double)(clock() - c0) / CLOCKS_PER_SEC);
         if (rc < 0)
             return cp_error_set(err, rc, NULL, 0, 0, -1, "analysis '%s' failed", a->name);
     }

@@ -21,6 +21,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -281,7 +282,9 @@ int cmd_analyze(cli_ctx *ctx)
         fprintf(stderr, "chainprof: reading %zu file%s on %d thread%s...\r", n_inputs, n_inputs == 1 ? "" : "s",
                 nthreads, nthreads == 1 ? "" : "s");
     read_job job = { inputs, n_inputs, cli_get(ctx, O_RANK_MAP) };
+    clock_t c_read = clock(); /* phase CPU times for -vv: where analyze spends its time */
     cp_par_for(n_inputs, nthreads, read_one, &job);
+    cp_log_debug("read: %.3f s cpu", (double)(clock() - c_read) / CLOCKS_PER_SEC);
     if (cp_log_stderr_is_tty() && cp_log_level() >= CP_LOG_WARN)
         fprintf(stderr, "\033[K");
     for (size_t i = 0; i < n_inputs && !rc; i++)
@@ -307,11 +310,13 @@ int cmd_analyze(cli_ctx *ctx)
         goto out;
     }
     tl_finish_opts fo = { .nthreads = nthreads };
+    clock_t c_finish = clock();
     if (tl_finish(bs, n_builders, &fo, &tl, &err) < 0) {
         free(bs);
         rc = cli_fail(&err);
         goto out;
     }
+    cp_log_debug("timeline finish: %.3f s cpu", (double)(clock() - c_finish) / CLOCKS_PER_SEC);
     free(bs);
     an_evidence_file *evidence = NULL;
     size_t n_evidence = 0;
@@ -340,7 +345,9 @@ int cmd_analyze(cli_ctx *ctx)
         cp_log_warn("%s: truncated trace; events up to the last complete one were used",
                     tl->diag.first[DIAG_TRUNCATED_FILE]);
     order_for_people(rep, cli_has(ctx, O_DETAIL));
+    clock_t c_emit = clock();
     rc = cli_emit(ctx, rep, paths.v, paths.n);
+    cp_log_debug("output: %.3f s cpu", (double)(clock() - c_emit) / CLOCKS_PER_SEC);
     /* the run is recorded even when --fail-on trips: a failing run is history too */
     if (rc == 0)
         cli_history_record(ctx, rep, NULL, cli_get(ctx, O_DB), cli_has(ctx, O_NO_HISTORY));

@@ -231,6 +231,9 @@ static inline int64_t tl_end_ns(const tl_timeline *tl, size_t i) { return tl->ts
 
 /* Argument lookup by key string (linear over the event's few args). NULL when absent. */
 const tl_arg *tl_arg_get(const tl_timeline *tl, size_t ev, const char *key);
+/* The same by key string id (cp_intern_find once, then this per event in
+ * hot loops); NULL when absent or key_id is UINT32_MAX. */
+const tl_arg *tl_arg_by_id(const tl_timeline *tl, size_t ev, uint32_t key_id);
 bool tl_arg_int(const tl_timeline *tl, size_t ev, const char *key, int64_t *out);
 bool tl_arg_num(const tl_timeline *tl, size_t ev, const char *key, double *out); /* int or num */
 const char *tl_arg_str(const tl_timeline *tl, size_t ev, const char *key); /* NULL if absent/not string */

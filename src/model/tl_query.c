@@ -88,15 +88,19 @@ tl_copy_dir tl_copy_direction(const char *name, bool *pageable)
     return TL_COPY_OTHER;
 }
 
-const tl_arg *tl_arg_get(const tl_timeline *tl, size_t ev, const char *key)
+const tl_arg *tl_arg_by_id(const tl_timeline *tl, size_t ev, uint32_t key_id)
 {
-    uint32_t id = cp_intern_find(&tl->strings, key, strlen(key));
-    if (id == UINT32_MAX)
+    if (key_id == UINT32_MAX)
         return NULL;
     for (uint32_t a = tl->arg_begin[ev]; a < tl->arg_begin[ev + 1]; a++)
-        if (tl->args[a].key == id)
+        if (tl->args[a].key == key_id)
             return &tl->args[a];
     return NULL;
+}
+
+const tl_arg *tl_arg_get(const tl_timeline *tl, size_t ev, const char *key)
+{
+    return tl_arg_by_id(tl, ev, cp_intern_find(&tl->strings, key, strlen(key)));
 }
 
 bool tl_arg_int(const tl_timeline *tl, size_t ev, const char *key, int64_t *out)

@@ -1,0 +1,69 @@
+/* sort.c - LSD radix sort of cp_kv records (see sort.h for why). Digits are
+ * taken from (key - min), so only the bits that vary cost a pass; an input
+ * already in order costs one scan; small inputs use insertion sort, where
+ * the counting passes would dominate. */
+#include "sort.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { DIGIT_BITS = 11, BUCKETS = 1 << DIGIT_BITS, SMALL_N = 64 };
+
+static void insertion_sort(cp_kv *v, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        cp_kv x = v[i];
+        size_t j = i;
+        while (j > 0 && v[j - 1].key > x.key) {
+            v[j] = v[j - 1];
+            j--;
+        }
+        v[j] = x;
+    }
+}
+
+void cp_sort_kv(cp_kv *v, size_t n, cp_kv *tmp)
+{
+    if (n < SMALL_N) {
+        insertion_sort(v, n);
+        return;
+    }
+    uint64_t lo = v[0].key, hi = v[0].key;
+    int sorted = 1;
+    for (size_t i = 1; i < n; i++) {
+        sorted &= v[i - 1].key <= v[i].key;
+        lo = v[i].key < lo ? v[i].key : lo;
+        hi = v[i].key > hi ? v[i].key : hi;
+    }
+    if (sorted)
+        return;
+    int bits = 64 - __builtin_clzll(hi - lo); /* hi > lo: not sorted */
+    int passes = (bits + DIGIT_BITS - 1) / DIGIT_BITS;
+    cp_kv *own = NULL;
+    if (!tmp)
+        tmp = own = cp_xmalloc(n * sizeof *tmp);
+    size_t *count = cp_xmalloc(BUCKETS * sizeof *count);
+    cp_kv *src = v, *dst = tmp;
+    for (int p = 0; p < passes; p++) {
+        int shift = p * DIGIT_BITS;
+        memset(count, 0, BUCKETS * sizeof *count);
+        for (size_t i = 0; i < n; i++)
+            count[((src[i].key - lo) >> shift) & (BUCKETS - 1)]++;
+        size_t sum = 0;
+        for (size_t b = 0; b < BUCKETS; b++) {
+            size_t c = count[b];
+            count[b] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[count[((src[i].key - lo) >> shift) & (BUCKETS - 1)]++] = src[i];
+        cp_kv *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != v)
+        memcpy(v, src, n * sizeof *v);
+    free(count);
+    free(own);
+}
