@@ -28,6 +28,7 @@
  *   hardware catalog by the GPU named in deviceProperties; unknown -> null.
  */
 #include "an_verdict.h"
+#include "../base/sort.h"
 #include "../base/util.h"
 #include "../plan/catalog.h"
 
@@ -116,23 +117,7 @@ typedef struct rec {
     double busbw;
 } rec;
 
-static int rec_time_cmp(const void *a, const void *b)
-{
-    const rec *x = a, *y = b;
-    if (x->rank_index != y->rank_index)
-        return x->rank_index < y->rank_index ? -1 : 1;
-    return (x->start > y->start) - (x->start < y->start);
-}
 
-static int rec_match_cmp(const void *a, const void *b)
-{
-    const rec *x = a, *y = b;
-    if (x->pg != y->pg)
-        return x->pg < y->pg ? -1 : 1;
-    if (x->seq != y->seq)
-        return x->seq < y->seq ? -1 : 1;
-    return (x->rank > y->rank) - (x->rank < y->rank);
-}
 
 /* String ids of the arg keys gather reads, looked up once per run. */
 typedef struct coll_keys {
@@ -223,10 +208,49 @@ static rec *gather(const an_ctx *ctx, const an_layers_result *lr, size_t *n_out,
 }
 
 /* Sequence numbers per (rank, group), then the cross-rank match. */
+/* Record orders, each applied as stable radix passes from the last key to
+ * the first over (key, index) pairs, then one permutation of the records. */
+enum rec_order {
+    BY_RANK_TIME,   /* (rank_index, start) */
+    BY_MATCH,       /* (pg, seq, rank): the same collective on every rank side by side */
+    BY_GROUP,       /* (op, intra before inter, bytes) = the table's (op, scope, bucket, bytes) */
+};
+
+static uint64_t rec_key(const rec *r, enum rec_order o, int pass)
+{
+    static const int n_keys[] = { 2, 3, 3 };
+    int k = n_keys[o] - 1 - pass; /* keys listed first to last; passes go last to first */
+    switch (o) {
+    case BY_RANK_TIME: return k == 0 ? r->rank_index : cp_key_i64(r->start);
+    case BY_MATCH: return k == 0 ? r->pg : k == 1 ? cp_key_i64(r->seq) : cp_key_i64(r->rank);
+    case BY_GROUP: return k == 0 ? (uint64_t)r->op : k == 1 ? (uint64_t)r->inter : cp_key_i64(r->bytes);
+    }
+    return 0;
+}
+
+static void sort_recs(rec *v, size_t n, enum rec_order o)
+{
+    static const int n_keys[] = { 2, 3, 3 };
+    cp_kv *kv = cp_xmalloc((n ? n : 1) * sizeof *kv), *tmp = cp_xmalloc((n ? n : 1) * sizeof *tmp);
+    for (size_t i = 0; i < n; i++)
+        kv[i].val = i;
+    for (int p = 0; p < n_keys[o]; p++) {
+        for (size_t i = 0; i < n; i++)
+            kv[i].key = rec_key(&v[kv[i].val], o, p);
+        cp_sort_kv(kv, n, tmp);
+    }
+    rec *out = cp_xmalloc((n ? n : 1) * sizeof *out);
+    for (size_t i = 0; i < n; i++)
+        out[i] = v[kv[i].val];
+    memcpy(v, out, n * sizeof *v);
+    free(out);
+    free(kv);
+    free(tmp);
+}
+
 static void match(rec *v, size_t n, int64_t *n_matched)
 {
-    if (n > 1)
-        qsort(v, n, sizeof *v, rec_time_cmp);
+    sort_recs(v, n, BY_RANK_TIME);
     uint64_t *keys = NULL;
     int64_t *cnt = NULL;
     size_t nk = 0, capk = 0, capc = 0;
@@ -246,8 +270,7 @@ static void match(rec *v, size_t n, int64_t *n_matched)
     }
     free(keys);
     free(cnt);
-    if (n > 1)
-        qsort(v, n, sizeof *v, rec_match_cmp);
+    sort_recs(v, n, BY_MATCH);
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
         while (j < n && v[j].pg == v[i].pg && v[j].seq == v[i].seq)
@@ -273,17 +296,11 @@ static void match(rec *v, size_t n, int64_t *n_matched)
     }
 }
 
-static int dbl_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double quantile(double *v, size_t n, double q)
 {
     if (n == 0)
         return NAN;
-    qsort(v, n, sizeof *v, dbl_cmp);
+    cp_sort_f64(v, n);
     double pos = q * (double)(n - 1);
     size_t lo = (size_t)pos;
     double f = pos - (double)lo;
@@ -294,24 +311,29 @@ typedef struct wpair {
     double v, w;
 } wpair;
 
-static int wpair_cmp(const void *a, const void *b) { return dbl_cmp(&((const wpair *)a)->v, &((const wpair *)b)->v); }
-
 /* Median of values weighted by w (transfer time): the busbw at which half
  * of the scope's transfer time was spent. */
 static double weighted_median(wpair *p, size_t n)
 {
     if (n == 0)
         return NAN;
-    qsort(p, n, sizeof *p, wpair_cmp);
+    cp_kv *kv = cp_xmalloc(n * sizeof *kv);
     double tot = 0, acc = 0;
-    for (size_t i = 0; i < n; i++)
-        tot += p[i].w;
     for (size_t i = 0; i < n; i++) {
-        acc += p[i].w;
-        if (acc >= tot / 2)
-            return p[i].v;
+        kv[i] = (cp_kv){ cp_key_f64(p[i].v), i };
+        tot += p[i].w;
     }
-    return p[n - 1].v;
+    cp_sort_kv(kv, n, NULL);
+    double med = p[kv[n - 1].val].v;
+    for (size_t i = 0; i < n; i++) {
+        acc += p[kv[i].val].w;
+        if (acc >= tot / 2) {
+            med = p[kv[i].val].v;
+            break;
+        }
+    }
+    free(kv);
+    return med;
 }
 
 static int bucket_of(int64_t bytes)
@@ -372,18 +394,6 @@ static void add_wait_to_steps(an_layers_result *lr, const rec *r)
     }
 }
 
-static int grp_cmp(const void *a, const void *b)
-{
-    const rec *x = a, *y = b;
-    if (x->op != y->op)
-        return x->op < y->op ? -1 : 1;
-    if (x->inter != y->inter)
-        return x->inter ? 1 : -1;
-    int bx = bucket_of(x->bytes), by = bucket_of(y->bytes);
-    if (bx != by)
-        return bx < by ? -1 : 1;
-    return (x->bytes > y->bytes) - (x->bytes < y->bytes);
-}
 
 static void free_result(void *self)
 {
@@ -431,8 +441,7 @@ int an_collectives_run(an_ctx *ctx)
             cr->inter_bytes_total += v[i].bytes;
 
     /* the op x bucket x scope table */
-    if (n > 1)
-        qsort(v, n, sizeof *v, grp_cmp);
+    sort_recs(v, n, BY_GROUP);
     static const rep_col cols[] = {
         { "op", "op", NULL, -1 },
         { "scope", "scope", NULL, -1 },

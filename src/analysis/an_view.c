@@ -150,12 +150,11 @@ static bool arg_int_id(const tl_timeline *tl, size_t ev, uint32_t key, int64_t *
 {
     if (key == UINT32_MAX)
         return false;
-    for (uint32_t a = tl->arg_begin[ev]; a < tl->arg_begin[ev + 1]; a++)
-        if (tl->args[a].key == key && (tl->args[a].type == TL_ARG_INT || tl->args[a].type == TL_ARG_BOOL)) {
-            *out = tl->args[a].v.i;
-            return true;
-        }
-    return false;
+    const tl_arg *a = tl_arg_by_id(tl, ev, key);
+    if (!a || (a->type != TL_ARG_INT && a->type != TL_ARG_BOOL))
+        return false;
+    *out = a->v.i;
+    return true;
 }
 
 /* HTA's "stream" column: the event's stream argument, -1 without one.

@@ -67,3 +67,17 @@ void cp_sort_kv(cp_kv *v, size_t n, cp_kv *tmp)
     free(count);
     free(own);
 }
+
+void cp_sort_f64(double *v, size_t n)
+{
+    cp_kv *kv = cp_xmalloc((n ? n : 1) * sizeof *kv);
+    for (size_t i = 0; i < n; i++)
+        kv[i] = (cp_kv){ cp_key_f64(v[i]), 0 };
+    cp_sort_kv(kv, n, NULL);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = kv[i].key;
+        union { uint64_t u; double d; } c = { k >> 63 ? k & ~(UINT64_C(1) << 63) : ~k };
+        v[i] = c.d;
+    }
+    free(kv);
+}

@@ -27,6 +27,15 @@ typedef struct cp_kv {
 /* Order-preserving map of a signed value onto an unsigned key. */
 static inline uint64_t cp_key_i64(int64_t x) { return (uint64_t)x ^ (UINT64_C(1) << 63); }
 static inline int64_t cp_key_to_i64(uint64_t k) { return (int64_t)(k ^ (UINT64_C(1) << 63)); }
+/* Order-preserving map of a double (not NaN) onto an unsigned key. */
+static inline uint64_t cp_key_f64(double x)
+{
+    union { double d; uint64_t u; } c = { x };
+    return c.u >> 63 ? ~c.u : c.u | (UINT64_C(1) << 63);
+}
+
+/* Sort doubles (no NaN) ascending, through cp_sort_kv. */
+void cp_sort_f64(double *v, size_t n);
 
 /* Sort v[0..n) by key, ascending, stable. tmp: caller-owned scratch of n
  * records, or NULL to let the routine allocate (and free) its own. Never

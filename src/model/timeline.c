@@ -14,6 +14,7 @@
  *     id within each rank (unmatched ones are counted, not errors).
  */
 #include "timeline.h"
+#include "../base/log.h"
 #include "../base/par.h"
 #include "../base/sort.h"
 #include "../base/util.h"
@@ -347,24 +348,6 @@ static void order_builder(void *ctx, size_t bi)
     free(seg_begin);
 }
 
-static void alloc_columns(tl_timeline *tl, size_t n)
-{
-    size_t m = n ? n : 1;
-    tl->ts_ns = cp_xmalloc(m * sizeof *tl->ts_ns);
-    tl->dur_ns = cp_xmalloc(m * sizeof *tl->dur_ns);
-    tl->name = cp_xmalloc(m * sizeof *tl->name);
-    tl->cat_name = cp_xmalloc(m * sizeof *tl->cat_name);
-    tl->cat = cp_xmalloc(m);
-    tl->kclass = cp_xmalloc(m);
-    tl->copy_dir = cp_xmalloc(m);
-    tl->flags = cp_xmalloc(m);
-    tl->track = cp_xmalloc(m * sizeof *tl->track);
-    tl->corr = cp_xmalloc(m * sizeof *tl->corr);
-    tl->ext_id = cp_xmalloc(m * sizeof *tl->ext_id);
-    tl->link = cp_xmalloc(m * sizeof *tl->link);
-    tl->arg_begin = cp_xmalloc((n + 1) * sizeof *tl->arg_begin);
-    tl->bytes = m * (8 * 5 + 4 * 4 + 4);
-}
 
 static void remap_meta(tl_builder *b, tl_rank_meta *m, cp_arena *arena)
 {
@@ -391,33 +374,75 @@ static void remap_meta(tl_builder *b, tl_rank_meta *m, cp_arena *arena)
     }
 }
 
-/* Copy builder events, in their computed order, to positions [at, at+n). */
-static size_t copy_events(tl_timeline *tl, tl_builder *b, size_t at, size_t *arg_at)
+/* Move the builders' events into the frozen columns in global order, one
+ * column at a time: each builder column is freed as soon as it is copied,
+ * so the next column's allocation reuses its memory instead of faulting in
+ * fresh pages (on a 1 GB trace, first touches of fresh memory were most of
+ * this step), and the builder and the timeline never both hold a whole
+ * copy. ev_at[k]: first position of the k-th builder in rank order. */
+#define MOVE_COLUMN(dst, col, expr)                                                      \
+    do {                                                                                 \
+        dst = cp_xmalloc((total ? total : 1) * sizeof *dst);                             \
+        for (size_t r = 0; r < n; r++) {                                                 \
+            tl_builder *b = bs[rank_of[r]];                                              \
+            for (size_t k = 0, o = ev_at[r]; k < b->n; k++, o++) {                       \
+                size_t i = b->order[k];                                                  \
+                dst[o] = (expr);                                                         \
+            }                                                                            \
+            free(b->col);                                                                \
+            b->col = NULL;                                                               \
+        }                                                                                \
+    } while (0)
+
+static void move_events(tl_timeline *tl, tl_builder **bs, size_t n, const size_t *rank_of, const size_t *ev_at,
+                        size_t total)
 {
-    for (size_t k = 0; k < b->n; k++) {
-        size_t i = b->order[k], o = at + k;
-        tl->ts_ns[o] = b->ts[i];
-        tl->dur_ns[o] = b->dur[i];
-        tl->name[o] = b->remap[b->name[i]];
-        tl->cat_name[o] = b->remap[b->cat_name[i]];
-        tl->cat[o] = b->cat[i];
-        tl->flags[o] = b->flags[i];
-        tl->track[o] = b->tpos[b->track[i]];
-        tl->corr[o] = b->corr[i];
-        tl->ext_id[o] = b->ext[i];
-        tl->link[o] = -1;
-        tl->arg_begin[o] = (uint32_t)*arg_at;
-        size_t a0 = b->arg_begin[i], a1 = (i + 1 < b->n) ? b->arg_begin[i + 1] : b->n_args;
-        for (size_t a = a0; a < a1; a++) {
-            tl_arg x = b->args[a];
-            x.key = b->remap[x.key];
-            if (x.type == TL_ARG_STR)
-                x.v.s = b->remap[x.v.s];
-            tl->args[(*arg_at)++] = x;
+    MOVE_COLUMN(tl->ts_ns, ts, b->ts[i]);
+    MOVE_COLUMN(tl->dur_ns, dur, b->dur[i]);
+    MOVE_COLUMN(tl->corr, corr, b->corr[i]);
+    MOVE_COLUMN(tl->ext_id, ext, b->ext[i]);
+    MOVE_COLUMN(tl->name, name, b->remap[b->name[i]]);
+    MOVE_COLUMN(tl->cat_name, cat_name, b->remap[b->cat_name[i]]);
+    MOVE_COLUMN(tl->track, track, b->tpos[b->track[i]]);
+    MOVE_COLUMN(tl->cat, cat, b->cat[i]);
+    MOVE_COLUMN(tl->flags, flags, b->flags[i]);
+    /* args: each event's offset and count into its rank's array, which is
+     * the builder's own, remapped in place and handed over */
+    tl->arg_begin = cp_xmalloc((total ? total : 1) * sizeof *tl->arg_begin);
+    tl->arg_count = cp_xmalloc((total ? total : 1) * sizeof *tl->arg_count);
+    tl->n_args = 0;
+    for (size_t r = 0; r < n; r++) {
+        tl_builder *b = bs[rank_of[r]];
+        for (size_t k = 0, o = ev_at[r]; k < b->n; k++, o++) {
+            size_t i = b->order[k];
+            size_t a1 = (i + 1 < b->n) ? b->arg_begin[i + 1] : b->n_args;
+            tl->arg_begin[o] = b->arg_begin[i];
+            tl->arg_count[o] = (uint32_t)(a1 - b->arg_begin[i]);
         }
+        for (size_t a = 0; a < b->n_args; a++) {
+            tl_arg *x = &b->args[a];
+            x->key = b->remap[x->key];
+            if (x->type == TL_ARG_STR)
+                x->v.s = b->remap[x->v.s];
+        }
+        if (b->cap_args > b->n_args && b->n_args) /* the reader reserved from the file size */
+            b->args = cp_xrealloc(b->args, b->n_args * sizeof *b->args);
+        tl->ranks[r].args = b->args;
+        tl->ranks[r].n_args = b->n_args;
+        tl->n_args += b->n_args;
+        b->args = NULL;
+        free(b->arg_begin);
+        b->arg_begin = NULL;
     }
-    return at + b->n;
+    tl->kclass = cp_xmalloc(total ? total : 1);
+    tl->copy_dir = cp_xmalloc(total ? total : 1);
+    tl->link = cp_xmalloc((total ? total : 1) * sizeof *tl->link);
+    for (size_t e = 0; e < total; e++)
+        tl->link[e] = -1;
+    tl->bytes = (total ? total : 1) * (8 * 5 + 4 * 4 + 4);
 }
+#undef MOVE_COLUMN
+
 
 /* open-addressing map corr -> event index, for one rank */
 typedef struct corr_map {
@@ -523,7 +548,7 @@ int tl_finish(tl_builder **bs, size_t n, const tl_finish_opts *opts, tl_timeline
     diag_init(&tl->diag);
     assign_ranks(bs, n, &tl->diag);
 
-    size_t total_ev = 0, total_args = 0, total_tracks = 0;
+    size_t total_ev = 0, total_tracks = 0;
     for (size_t i = 0; i < n; i++) {
         tl_builder *b = bs[i];
         diag_merge(&tl->diag, &b->diag);
@@ -533,7 +558,6 @@ int tl_finish(tl_builder **bs, size_t n, const tl_finish_opts *opts, tl_timeline
             b->remap[s] = cp_intern_n(&tl->strings, cp_intern_str(&b->strings, (uint32_t)s),
                                       cp_intern_len(&b->strings, (uint32_t)s));
         total_ev += b->n;
-        total_args += b->n_args;
         total_tracks += b->n_tracks;
     }
 
@@ -566,12 +590,9 @@ int tl_finish(tl_builder **bs, size_t n, const tl_finish_opts *opts, tl_timeline
     int nthreads = opts && opts->nthreads > 0 ? opts->nthreads : 1;
     cp_par_for(n, nthreads, order_builder, bs);
 
-    alloc_columns(tl, total_ev);
-    tl->args = cp_xmalloc((total_args ? total_args : 1) * sizeof *tl->args);
     tl->n_events = total_ev;
-    /* global order = tracks in order; a builder's events of one track are
-     * contiguous in its own order, so walk tracks and copy per builder run */
-    size_t at = 0, arg_at = 0;
+    size_t *ev_at = cp_xmalloc((n ? n : 1) * sizeof *ev_at);
+    size_t at = 0;
     for (size_t r = 0; r < n; r++) {
         size_t bi = rank_of[r];
         tl_builder *b = bs[bi];
@@ -586,10 +607,8 @@ int tl_finish(tl_builder **bs, size_t n, const tl_finish_opts *opts, tl_timeline
                 t0 = b->tpos[t];
         rk->track_begin = (uint32_t)t0;
         rk->track_end = (uint32_t)(t0 + b->n_tracks);
-        size_t ev_at = at;
-        at = copy_events(tl, b, at, &arg_at);
-        /* per-track ranges: events were copied in track order, so each
-         * track is one contiguous run; count, then accumulate */
+        /* per-track ranges: the builder's events go out in track order, so
+         * each track is one contiguous run; count, then accumulate */
         for (size_t t = t0; t < t0 + b->n_tracks; t++) {
             tl_track *tr = &tl->tracks[t];
             tr->key = gt[t].key;
@@ -597,9 +616,10 @@ int tl_finish(tl_builder **bs, size_t n, const tl_finish_opts *opts, tl_timeline
             tr->name = b->remap[b->tnames[gt[t].local]];
             tr->ev_begin = tr->ev_end = 0;
         }
-        for (size_t e = ev_at; e < at; e++)
-            tl->tracks[tl->track[e]].ev_end++;
-        size_t acc = ev_at;
+        for (size_t e = 0; e < b->n; e++)
+            tl->tracks[b->tpos[b->track[e]]].ev_end++;
+        ev_at[r] = at;
+        size_t acc = at;
         for (size_t t = t0; t < t0 + b->n_tracks; t++) {
             tl_track *tr = &tl->tracks[t];
             size_t cnt = tr->ev_end;
@@ -607,9 +627,11 @@ int tl_finish(tl_builder **bs, size_t n, const tl_finish_opts *opts, tl_timeline
             tr->ev_end = acc + cnt;
             acc += cnt;
         }
+        at += b->n;
     }
-    tl->arg_begin[total_ev] = (uint32_t)arg_at;
-    tl->n_args = arg_at;
+    move_events(tl, bs, n, rank_of, ev_at, total_ev);
+    cp_log_debug("timeline: %zu events, %zu args, %zu strings", total_ev, tl->n_args, cp_intern_count(&tl->strings));
+    free(ev_at);
     free(gt);
     free(rank_of);
     for (size_t i = 0; i < n; i++)
@@ -649,6 +671,8 @@ void tl_free(tl_timeline *tl)
     free(tl->ext_id);
     free(tl->link);
     free(tl->arg_begin);
-    free(tl->args);
+    free(tl->arg_count);
+    for (size_t r = 0; r < tl->n_ranks; r++)
+        free(tl->ranks[r].args);
     free(tl);
 }

@@ -120,12 +120,6 @@ typedef struct tl_rank_meta {
     tl_pg *pgs;              /* allocated in the builder's arena */
 } tl_rank_meta;
 
-typedef struct tl_rank {
-    tl_rank_meta meta;       /* string ids already remapped into the timeline */
-    uint32_t source;         /* string id: the input file path */
-    uint32_t track_begin, track_end; /* this rank's tracks */
-    size_t n_events;
-} tl_rank;
 
 typedef enum tl_arg_type { TL_ARG_INT = 0, TL_ARG_NUM, TL_ARG_STR, TL_ARG_BOOL } tl_arg_type;
 
@@ -138,6 +132,15 @@ typedef struct tl_arg {
         uint32_t s; /* string id */
     } v;
 } tl_arg;
+
+typedef struct tl_rank {
+    tl_rank_meta meta;       /* string ids already remapped into the timeline */
+    uint32_t source;         /* string id: the input file path */
+    uint32_t track_begin, track_end; /* this rank's tracks */
+    size_t n_events;
+    tl_arg *args;            /* the args of this rank's events, in file order (see tl_event_args) */
+    size_t n_args;
+} tl_rank;
 
 /* One event as a reader hands it to the builder. */
 typedef struct tl_ev {
@@ -204,9 +207,13 @@ typedef struct tl_timeline {
     int64_t *corr;
     int64_t *ext_id;
     int64_t *link;     /* launch <-> GPU work partner event index, -1 none */
-    uint32_t *arg_begin; /* args of event i: args[arg_begin[i] .. arg_begin[i+1]) */
-    tl_arg *args;
-    size_t n_args;
+    /* Args of event i: arg_count[i] of them from arg_begin[i] in its rank's
+     * args (tl_event_args). They stay in the arrays the reader filled,
+     * remapped in place, so finishing never copies them (10M args on a 1 GB
+     * trace). */
+    uint32_t *arg_begin;
+    uint32_t *arg_count;
+    size_t n_args;       /* over all ranks */
 
     tl_track *tracks;
     size_t n_tracks;
@@ -228,6 +235,12 @@ void tl_free(tl_timeline *tl);
 
 static inline const char *tl_str(const tl_timeline *tl, uint32_t id) { return cp_intern_str(&tl->strings, id); }
 static inline int64_t tl_end_ns(const tl_timeline *tl, size_t i) { return tl->ts_ns[i] + tl->dur_ns[i]; }
+/* The args of event ev (*n of them); borrowed from the timeline. */
+static inline const tl_arg *tl_event_args(const tl_timeline *tl, size_t ev, uint32_t *n)
+{
+    *n = tl->arg_count[ev];
+    return tl->ranks[tl->tracks[tl->track[ev]].rank_index].args + tl->arg_begin[ev];
+}
 
 /* Argument lookup by key string (linear over the event's few args). NULL when absent. */
 const tl_arg *tl_arg_get(const tl_timeline *tl, size_t ev, const char *key);

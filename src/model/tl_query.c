@@ -92,9 +92,11 @@ const tl_arg *tl_arg_by_id(const tl_timeline *tl, size_t ev, uint32_t key_id)
 {
     if (key_id == UINT32_MAX)
         return NULL;
-    for (uint32_t a = tl->arg_begin[ev]; a < tl->arg_begin[ev + 1]; a++)
-        if (tl->args[a].key == key_id)
-            return &tl->args[a];
+    uint32_t n;
+    const tl_arg *args = tl_event_args(tl, ev, &n);
+    for (uint32_t a = 0; a < n; a++)
+        if (args[a].key == key_id)
+            return &args[a];
     return NULL;
 }
 
