@@ -82,7 +82,8 @@ void an_launch_compute(const an_ctx *ctx, const an_view *v, an_launch_rank *out)
                 cpu[kept++] = cpu[k];
     }
     nc = kept;
-    size_t cap = 0;
+    size_t cap = v->n_gpu; /* one row a GPU event, the common case */
+    out->rows = cp_xmalloc((cap ? cap : 1) * sizeof *out->rows);
     for (size_t k = 0; k < v->n_gpu; k++) {
         size_t g = v->gpu[k];
         int64_t c = tl->corr[v->base + g];

@@ -302,6 +302,10 @@ static void collect(sweep_env *env, size_t ri, pts *p, step_win **steps, size_t 
     const tl_rank *rk = &tl->ranks[ri];
     size_t cap = 0;
     int64_t lo = INT64_MAX, hi = INT64_MIN;
+    if (env->win_t0 == INT64_MIN) { /* whole rank: two points an event, the common case, in one allocation */
+        p->cap = 2 * rk->n_events + 64;
+        p->v = cp_xmalloc(p->cap * sizeof *p->v);
+    }
     for (uint32_t t = rk->track_begin; t < rk->track_end; t++) {
         const tl_track *tr = &tl->tracks[t];
         for (size_t i = tr->ev_begin; i < tr->ev_end; i++) {

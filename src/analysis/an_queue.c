@@ -103,8 +103,8 @@ void an_queue_compute(const an_ctx *ctx, const an_view *v, an_queue_rank *out)
             an_name_is(ctx, tl->name[v->base + i], AN_NAME_LAUNCH))
             calls[nc++] = (an_corr_idx){ tl->corr[v->base + i], i };
     an_corr_sort(calls, nc);
-    qev *q = NULL;
-    size_t nq = 0, cap = 0;
+    size_t nq = 0, cap = 2 * v->n_gpu; /* an enqueue and a dequeue a GPU event, the common case */
+    qev *q = cp_xmalloc((cap ? cap : 1) * sizeof *q);
     for (size_t k = 0; k < v->n_gpu; k++) {
         size_t g = v->gpu[k];
         int64_t c = tl->corr[v->base + g];

@@ -48,7 +48,9 @@ enum { AN_KT_NONE = 0, AN_KT_COMPUTE = 1, AN_KT_COMM = 2, AN_KT_MEMORY = 4 };
 typedef struct an_view {
     bool exact;            /* false: HTA-compatible; true: corrected */
     size_t base, n;        /* events [base, base + n) of the timeline */
-    int64_t *t0, *t1;      /* start/end in ns (HTA: rounded to whole us when the file is fractional) */
+    int64_t *t0, *t1;      /* start/end in ns (HTA: rounded to whole us when the file is fractional);
+                            * read-only: t0 may be the timeline's own ts_ns (t0_borrowed) */
+    bool t0_borrowed;
     int64_t *stream;       /* >= 0: GPU work on that stream in this view; -1 otherwise */
     uint32_t *mult;        /* times the event appears in the view (0: filtered out; HTA may duplicate) */
     uint8_t *ktype;        /* AN_KT_* of GPU work, AN_KT_NONE otherwise */

@@ -214,7 +214,7 @@ static void view_alloc(an_view *v, size_t base, size_t n, bool exact)
     v->exact = exact;
     v->base = base;
     v->n = n;
-    v->t0 = cp_xmalloc(m * sizeof *v->t0);
+    v->t0 = NULL; /* the builders set it: their own array or the timeline's */
     v->t1 = cp_xmalloc(m * sizeof *v->t1);
     v->stream = cp_xmalloc(m * sizeof *v->stream);
     v->mult = cp_xcalloc(m, sizeof *v->mult);
@@ -226,7 +226,8 @@ static void view_alloc(an_view *v, size_t base, size_t n, bool exact)
 
 static void view_free(an_view *v)
 {
-    free(v->t0);
+    if (!v->t0_borrowed)
+        free(v->t0);
     free(v->t1);
     free(v->stream);
     free(v->mult);
@@ -313,6 +314,12 @@ static void build_hta(const build_ctx *b, const tl_rank *rk, an_view *v)
         if (row[i] && (tl->ts_ns[ev] - clock) % 1000 != 0)
             v->rounded = true;
     }
+    if (v->rounded) {
+        v->t0 = cp_xmalloc((n ? n : 1) * sizeof *v->t0);
+    } else {
+        v->t0 = tl->ts_ns + base;
+        v->t0_borrowed = true;
+    }
     for (size_t i = 0; i < n; i++) {
         size_t ev = base + i;
         int64_t raw = tl->ts_ns[ev] - clock;
@@ -320,7 +327,6 @@ static void build_hta(const build_ctx *b, const tl_rank *rk, an_view *v)
             v->t0[i] = ceil_div(raw, 1000) * 1000 + clock;
             v->t1[i] = floor_div(raw + tl->dur_ns[ev], 1000) * 1000 + clock;
         } else {
-            v->t0[i] = tl->ts_ns[ev];
             v->t1[i] = tl->ts_ns[ev] + tl->dur_ns[ev];
         }
         v->stream[i] = row[i] ? hta_stream(b, ev) : -1;
@@ -411,9 +417,10 @@ static void build_hta(const build_ctx *b, const tl_rank *rk, an_view *v)
 static void build_exact(const build_ctx *b, an_view *v)
 {
     const tl_timeline *tl = b->tl;
+    v->t0 = tl->ts_ns + v->base; /* exact starts are the timeline's */
+    v->t0_borrowed = true;
     for (size_t i = 0; i < v->n; i++) {
         size_t ev = v->base + i;
-        v->t0[i] = tl->ts_ns[ev];
         v->t1[i] = tl->ts_ns[ev] + tl->dur_ns[ev];
         v->mult[i] = tl->cat[ev] == TL_CAT_TRACE ? 0 : 1;
         v->ktype[i] = (uint8_t)(v->mult[i] ? exact_ktype(b, ev) : AN_KT_NONE);
