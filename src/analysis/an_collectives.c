@@ -230,6 +230,8 @@ static uint64_t rec_key(const rec *r, enum rec_order o, int pass)
 
 static void sort_recs(rec *v, size_t n, enum rec_order o)
 {
+    if (n < 2)
+        return;
     static const int n_keys[] = { 2, 3, 3 };
     cp_kv *kv = cp_xmalloc((n ? n : 1) * sizeof *kv), *tmp = cp_xmalloc((n ? n : 1) * sizeof *tmp);
     for (size_t i = 0; i < n; i++)

@@ -657,6 +657,8 @@ void tl_free(tl_timeline *tl)
     if (!tl)
         return;
     cp_intern_free(&tl->strings);
+    for (size_t r = 0; r < tl->n_ranks; r++) /* before the arena that holds the ranks */
+        free(tl->ranks[r].args);
     cp_arena_free(&tl->arena);
     free(tl->ts_ns);
     free(tl->dur_ns);
@@ -672,7 +674,5 @@ void tl_free(tl_timeline *tl)
     free(tl->link);
     free(tl->arg_begin);
     free(tl->arg_count);
-    for (size_t r = 0; r < tl->n_ranks; r++)
-        free(tl->ranks[r].args);
     free(tl);
 }
