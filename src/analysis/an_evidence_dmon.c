@@ -340,7 +340,7 @@ void an_ev_dmon(an_ctx *ctx, an_evidence_result *out, const char *path, const vo
     static const char *const memctl_names[] = { "mem", "MCUTL", NULL };
     int c_util = col_any(d, util_names), c_smact = col_any(d, smact_names);
     rep_report *rp = ctx->rep;
-    rep_int(rp, e, "gpus", "GPUs (entities)", (int64_t)d->n_entities, NULL);
+    rep_int(rp, e, "entities", "entities (GPUs, MIG instances)", (int64_t)d->n_entities, NULL);
     rep_int(rp, e, "samples", "samples", (int64_t)d->n_samples, NULL);
     if (c_util >= 0) {
         r_low_util(&k, c_util);

@@ -122,6 +122,12 @@ expect "$FIX/nccl_ib_no_gdr_channels.log" nccl_log NCCL_GDR_DISABLED
 expect "$FIX/nccl_single_nic_ib_hca.log" nccl_log NCCL_SINGLE_NIC
 expect "$FIX/dmon_smi_throttled.txt" dmon DMON_THROTTLED DMON_PCIE_BUSY
 expect "$FIX/dmon_dcgmi_memory_bound.txt" dmon DMON_MEMORY_BOUND
+# issue 3 section 5 rules no sample triggers: P2P not used inside a node, a
+# NIC for many GPUs in the matrix, other IB completion errors, a failed test
+expect "$FIX/nccl_shm_no_p2p.log" nccl_log NCCL_P2P_NOT_USED
+expect "$FIX/topo_4gpu_1nic.txt" nvidia_smi_topo TOPO_FEW_NICS
+expect "$FIX/nccl_ib_error5.log" nccl_log NCCL_IB_ERROR
+expect "$FIX/nccl_tests_failed.txt" nccl_tests NCCLTESTS_FAILED NCCLTESTS_BELOW_EXPECTED
 for fx in nccl_ib_no_gdr_channels.log:NCCL_GDR_DISABLED nccl_single_nic_ib_hca.log:NCCL_SINGLE_NIC \
           dmon_smi_throttled.txt:DMON_THROTTLED; do
     "$CHAINPROF" analyze "$FIX/${fx%%:*}" --json | python3 -c '
