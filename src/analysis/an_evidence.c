@@ -9,14 +9,17 @@
  *   have already reduced each file to typed facts with line numbers; this
  *   analyzer only judges them, so every evidence line of a finding cites
  *   FILE:LINE.
- * - An evidence file says what is wrong but not how much of the step it
- *   costs, so these findings carry no gain (null) unless a trace measures
- *   it; failure signatures (the job cannot run) are `critical` and rank
- *   first, the rest rank by severity after the measured findings.
+ * - An evidence file says what is wrong but mostly not how much of the step
+ *   it costs: a benchmark (nccl-tests, perftest) below its expected rate
+ *   carries a gain as a share of its own time, every other finding a null
+ *   gain with gain_assumption saying why; failure signatures (the job
+ *   cannot run) are `critical` and rank first, the rest rank by severity
+ *   after the findings with a gain.
  * - One static rule table per evidence kind (`nccl_rules`, below; the
  *   checks of nccl-tests, perftest and topology outputs are in
  *   an_evidence_tables.c, apart because their reader headers and the NCCL
- *   log reader's must not meet in one translation unit). Checklist for a rule:
+ *   log reader's must not meet in one translation unit; dmon samples in
+ *   an_evidence_dmon.c). Checklist for a rule:
  *   a row or a check here, the code in docs/METRICS.md ("Findings from
  *   evidence files"), and a fixture or real sample in the tests.
  */
@@ -185,35 +188,46 @@ static void r_socket(an_evidence_result *out, const nccl_rule *self, const char 
     cite(x, path, &f->network_at);
 }
 
+/* GPU Direct RDMA, by the strength of what the log shows:
+ *   - "GPU Direct RDMA Disabled" (NCCL says so, with its reason): medium;
+ *   - NET/IB channel lines and not one of them NET/IB/<dev>/GDRDMA: the
+ *     connections were made without GDR, seen line by line: medium;
+ *   - IB in use and neither a GDR line nor any channel line: an absence
+ *     (an excerpt of the init often ends before the connection lines that
+ *     would show GDR): low.
+ * Not raised when the log holds an IB failure: the failure says more. */
 static void r_gdr_off(an_evidence_result *out, const nccl_rule *self, const char *path, const rd_nccl_facts *f)
 {
-    bool ib = f->net == RD_NCCL_NET_IB || f->ib_using_at.line > 0;
+    bool ib = f->net == RD_NCCL_NET_IB || f->ib_using_at.line > 0 || f->transports[RD_NCCL_TR_NET_IB] > 0;
     bool failed = false; /* a failure signature says more than an absence */
     for (int i = 0; i < f->n_issues; i++)
         failed |= f->issues[i].kind == RD_NCCL_ISSUE_IB_COMPLETION || f->issues[i].kind == RD_NCCL_ISSUE_IBV_CALL;
-    if (f->gdr != RD_NCCL_GDR_OFF && ib && !failed && f->gdr != RD_NCCL_GDR_ON &&
-        f->transports[RD_NCCL_TR_NET_IB_GDR] == 0) {
-        /* IB in use, and neither "GPU Direct RDMA Enabled" nor a
-         * NET/IB/GDRDMA channel anywhere in the log: an absence, so low
-         * (excerpts of logs often lack the lines that would show GDR) */
-        an_finding *x = add(out, self, "GPU Direct RDMA is not seen in use on the IB transport",
-                            "load nvidia-peermem (nv_peer_mem on old drivers) and keep GPU and NIC close on PCIe "
-                            "(NCCL_NET_GDR_LEVEL); NCCL_DEBUG=INFO then shows NET/IB/<dev>/GDRDMA channels");
-        x->severity = AN_SEV_LOW;
-        cite(x, path, &f->ib_using_at);
-        an_finding_evidence(x, "%s: no \"GPU Direct RDMA Enabled\" line and no NET/IB/GDRDMA channel in %ld lines", path,
-                            f->lines);
+    const char *rec = "load nvidia-peermem (or nv_peer_mem on old drivers), keep GPU and NIC under one PCIe "
+                      "switch (NCCL_NET_GDR_LEVEL), and check the log shows NET/IB/<dev>/GDRDMA channels; without "
+                      "GDR every inter-node transfer is staged through host memory";
+    if (f->gdr == RD_NCCL_GDR_OFF) {
+        char t[160];
+        snprintf(t, sizeof t, "GPU Direct RDMA is disabled%s%s", f->gdr_reason[0] ? ": " : "", f->gdr_reason);
+        an_finding *x = add(out, self, t, rec);
+        cite(x, path, &f->gdr_at);
         return;
     }
-    if (f->gdr != RD_NCCL_GDR_OFF)
+    if (!ib || failed || f->gdr == RD_NCCL_GDR_ON || f->transports[RD_NCCL_TR_NET_IB_GDR] > 0)
         return;
-    char t[160];
-    snprintf(t, sizeof t, "GPU Direct RDMA is disabled%s%s", f->gdr_reason[0] ? ": " : "", f->gdr_reason);
-    an_finding *x = add(out, self, t,
-                        "load nvidia-peermem (or nv_peer_mem on old drivers), keep GPU and NIC under one PCIe "
-                        "switch (NCCL_NET_GDR_LEVEL), and check the log shows NET/IB/GDRDMA channels; without GDR "
-                        "every transfer is staged through host memory");
-    cite(x, path, &f->gdr_at);
+    if (f->transports[RD_NCCL_TR_NET_IB] > 0) {
+        char t[160];
+        snprintf(t, sizeof t, "GPU Direct RDMA is not used: %ld NET/IB channel%s, none via GDRDMA",
+                 f->transports[RD_NCCL_TR_NET_IB], f->transports[RD_NCCL_TR_NET_IB] == 1 ? "" : "s");
+        an_finding *x = add(out, self, t, rec);
+        cite(x, path, &f->transport_at[RD_NCCL_TR_NET_IB]);
+        cite(x, path, &f->ib_using_at);
+        return;
+    }
+    an_finding *x = add(out, self, "GPU Direct RDMA is not seen in use on the IB transport", rec);
+    x->severity = AN_SEV_LOW;
+    cite(x, path, &f->ib_using_at);
+    an_finding_evidence(x, "%s: no \"GPU Direct RDMA Enabled\" line and no NET/IB/GDRDMA channel in %ld lines", path,
+                        f->lines);
 }
 
 static void r_p2p(an_evidence_result *out, const nccl_rule *self, const char *path, const rd_nccl_facts *f)
@@ -241,6 +255,12 @@ static void r_nvls(an_evidence_result *out, const nccl_rule *self, const char *p
     cite(x, path, &f->channels_at);
 }
 
+/* One IB device for >= 4 GPUs of a host. The log lists the NICs NCCL
+ * uses, not the NICs the node has: when NCCL_IB_HCA narrowed the list it is
+ * a configuration choice (medium, the rule's severity); otherwise it is the
+ * node's capacity as NCCL sees it, which the log cannot tell from a
+ * container or driver hiding NICs, so low (nvidia-smi topo -m decides:
+ * TOPO_FEW_NICS). */
 static void r_single_nic(an_evidence_result *out, const nccl_rule *self, const char *path, const rd_nccl_facts *f)
 {
     if (f->n_devs != 1 || f->net != RD_NCCL_NET_IB)
@@ -250,14 +270,30 @@ static void r_single_nic(an_evidence_result *out, const nccl_rule *self, const c
         most = CP_MAX(most, f->host_ranks[h]);
     if (most < 4)
         return;
+    const char *hca = rd_nccl_env(f, "NCCL_IB_HCA");
     char t[160];
-    snprintf(t, sizeof t, "one NIC (%s) serves %d GPUs of a node", f->devs[0].name, most);
+    snprintf(t, sizeof t, "one NIC (%s) serves %d GPUs of a node%s", f->devs[0].name, most,
+             hca ? " (NCCL_IB_HCA selects it)" : "");
     an_finding *x = add(out, self, t,
                         "give each GPU (or pair) its own NIC: list all HCAs in NCCL_IB_HCA, check that the other "
-                        "NICs are up and visible in the container; one NIC caps every GPU at its share of one link");
+                        "NICs are up and visible in the container (nvidia-smi topo -m lists the node's NICs); one "
+                        "NIC caps every GPU at its share of one link");
     cite(x, path, &f->ib_using_at);
+    if (hca) {
+        for (int i = 0; i < f->n_env; i++)
+            if (!strcmp(f->env[i].name, "NCCL_IB_HCA") && f->env[i].line > 0)
+                an_finding_evidence(x, "%s:%ld: NCCL_IB_HCA set by environment to %s", path, f->env[i].line,
+                                    f->env[i].value);
+    } else {
+        x->severity = AN_SEV_LOW;
+        an_finding_evidence(x, "%s: the NICs NCCL uses, not necessarily all the node has (no NCCL_IB_HCA line)", path);
+    }
 }
 
+/* Rows run in this order, and among findings of one severity without a gain
+ * the merged list keeps it (docs/METRICS.md): failure signatures, then the
+ * transport NCCL chose (sockets, GDR: configuration a user can change),
+ * then capacity (one NIC), then the intra-node path. */
 static const nccl_rule nccl_rules[] = {
     { "NCCL_IB_ERR12_RETRY", AN_L_INTER, AN_SEV_CRITICAL, r_ib_err12 },
     { "NCCL_IB_ERR4_GDR", AN_L_INTER, AN_SEV_CRITICAL, r_ib_err4_gdr },
@@ -307,6 +343,8 @@ int an_evidence_run(an_ctx *ctx)
             an_ev_perftest(ctx, out, ev->path, ev->facts, e);
         } else if (!strcmp(ev->kind, "nvidia_smi_topo")) {
             an_ev_topo(out, ev->path, ev->facts, e, rp);
+        } else if (!strcmp(ev->kind, "dmon")) {
+            an_ev_dmon(ctx, out, ev->path, ev->facts, e);
         }
         rep_int(rp, e, "findings", "findings", (int64_t)(out->n - before), NULL);
     }

@@ -73,11 +73,18 @@ void an_ev_nccl_tests(an_ctx *ctx, an_evidence_result *out, const char *path, co
         rep_num(rp, ro, "expected_busbw_gbps", "expected", exp, "GB/s");
         if (!row || !isfinite(exp) || bw >= NT_LOW_FRAC * exp)
             continue;
-        char title[160], a[200];
+        char title[160], a[320];
         snprintf(title, sizeof title, "nccl-tests %s busbw %.2f GB/s is %.0f %% of the expected %.1f GB/s",
                  run->op[0] ? run->op : "collective", bw, 100 * bw / exp, exp);
-        snprintf(a, sizeof a, "expected %s busbw from %s", inter ? "inter-node" : "intra-node", src);
-        an_finding *x = an_finding_add(out, "NCCLTESTS_BELOW_EXPECTED", inter ? AN_L_INTER : AN_L_INTRA, NAN, title,
+        /* the benchmark's collective time at its best row scales as
+         * 1/busbw: at the healthy target it would take bw/target of it */
+        double target = (inter ? AN_NET_TARGET_FRAC : AN_INTRA_TARGET_FRAC) * exp;
+        double gain = 100 * (1 - bw / target);
+        snprintf(a, sizeof a,
+                 "share of this benchmark's collective time (best row, no training step measured) saved at %.0f %% of "
+                 "the expected %s busbw %.1f GB/s (from %s), time scaling as 1/busbw",
+                 100 * target / exp, inter ? "inter-node" : "intra-node", exp, src);
+        an_finding *x = an_finding_add(out, "NCCLTESTS_BELOW_EXPECTED", inter ? AN_L_INTER : AN_L_INTRA, gain, title,
                                        inter ? "compare with ib_write_bw between the same nodes: if perftest is fine, "
                                                "suspect NCCL's transport (socket fallback, GDR off, too few "
                                                "channels/QPs); if not, the fabric (ECMP, adaptive routing, links)"
@@ -98,7 +105,7 @@ void an_ev_nccl_tests(an_ctx *ctx, an_evidence_result *out, const char *path, co
         an_finding *x = an_finding_add(out, "NCCLTESTS_FAILED", AN_L_INTER, NAN, "nccl-tests reported a failure",
                                        "the test did not complete: read the failure line and the NCCL_DEBUG=INFO "
                                        "log of the same run",
-                                       "");
+                                       "none: the test failed, there is no bandwidth to scale");
         x->severity = AN_SEV_CRITICAL;
         an_finding_evidence(x, "%s:%u: %s", path, t->failure_line, t->failure);
     }
@@ -107,6 +114,7 @@ void an_ev_nccl_tests(an_ctx *ctx, an_evidence_result *out, const char *path, co
 /* ---- perftest ---- */
 
 #define PT_LOW_FRAC 0.75
+#define PT_TARGET_FRAC 0.9 /* what a healthy RDMA link carries in ib_*_bw */
 
 /* The link rate a bandwidth test ran on: --nic-gbps, else the smallest
  * standard Ethernet/IB rate at or above the measured peak. */
@@ -148,11 +156,15 @@ void an_ev_perftest(an_ctx *ctx, an_evidence_result *out, const char *path, cons
         rep_num(rp, ro, "line_rate_gbit_s", "line rate", rate, "Gb/s");
         if (!isfinite(rate) || best->bw_avg_gbit_s >= PT_LOW_FRAC * rate)
             continue;
-        char title[160], a[200];
+        char title[160], a[320];
         snprintf(title, sizeof title, "%s reaches %.1f Gb/s, %.0f %% of a %.0f Gb/s link",
                  run->tool[0] ? run->tool : "perftest", best->bw_avg_gbit_s, 100 * best->bw_avg_gbit_s / rate, rate);
-        snprintf(a, sizeof a, "line rate from %s", src);
-        an_finding *x = an_finding_add(out, "PERFTEST_BELOW_LINE_RATE", AN_L_INTER, NAN, title,
+        double gain = 100 * (1 - best->bw_avg_gbit_s / (PT_TARGET_FRAC * rate));
+        snprintf(a, sizeof a,
+                 "share of this benchmark's transfer time (best message size) saved at %.0f %% of the line rate "
+                 "(from %s), time scaling as 1/bandwidth",
+                 100 * PT_TARGET_FRAC, src);
+        an_finding *x = an_finding_add(out, "PERFTEST_BELOW_LINE_RATE", AN_L_INTER, gain, title,
                                        "check the port speed and width (ibstat / ethtool: a split or degraded port "
                                        "shows half the rate), the MTU (4096 for RoCE/IB), the number of QPs (-q), "
                                        "the NIC's PCIe link (lspci -vv LnkSta) and NUMA placement (run on the NIC's "

@@ -50,9 +50,9 @@ int an_severity_parse(const char *s)
 
 /* Thresholds (documented in docs/METRICS.md, "Findings"). */
 #define NET_SLOW_FRAC 0.6       /* inter busbw below this fraction of expected */
-#define NET_TARGET_FRAC 0.8     /* what a healthy fabric reaches (NCCL over IB/RoCE) */
+#define NET_TARGET_FRAC AN_NET_TARGET_FRAC
 #define INTRA_SLOW_FRAC 0.3
-#define INTRA_TARGET_FRAC 0.7
+#define INTRA_TARGET_FRAC AN_INTRA_TARGET_FRAC
 #define MIN_EXPOSED_PCT 1.0     /* a layer must expose at least this much to matter */
 #define LAUNCH_BOUND_PCT 2.0
 #define OVERLAP_LOW 0.3
@@ -460,6 +460,14 @@ int an_findings_run(an_ctx *ctx)
         uint32_t order = x->order;
         *x = ev->v[i];
         x->order = order;
+        if (f.job_ns > 0 && isfinite(x->gain_pct)) {
+            /* an evidence file's gain is a share of its own benchmark's time,
+             * not of the traced step: next to trace findings it would rank
+             * on a different scale, so it is kept in words only */
+            snprintf(x->assumption, sizeof x->assumption, "%.1f %% of the benchmark's own time, not of the traced "
+                     "step time (so not ranked with the trace findings): %.190s", x->gain_pct, ev->v[i].assumption);
+            x->gain_pct = NAN;
+        }
     }
     out->job_ns = f.job_ns;
     if (out->n > 1)

@@ -663,7 +663,8 @@ int an_layers_run(an_ctx *ctx)
                         rep_null(r, so, "id", "step", NULL);
                     rep_int(r, so, "dur_ns", "duration", st->dur_ns, "ns");
                 }
-                rep_int(r, so, "start_ns", "start", st->ts_ns - tl->t0_ns, "ns");
+                if (!rep_child(so, "start_ns")) /* the steps table's row has one: no duplicate key */
+                    rep_int(r, so, "start_ns", "start", st->ts_ns - tl->t0_ns, "ns");
                 put_layers(r, so, st);
             }
         }

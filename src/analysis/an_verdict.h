@@ -177,6 +177,12 @@ an_finding *an_finding_add(an_findings_result *out, const char *code, an_layer l
 /* Append one evidence line (printf-like) to x; silently capped. */
 void an_finding_evidence(an_finding *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* What a healthy path reaches, as a fraction of the expected busbw: the
+ * target the gains of slow-collective findings scale to (trace rules in
+ * an_findings.c, nccl-tests in an_evidence_tables.c; docs/METRICS.md). */
+#define AN_NET_TARGET_FRAC 0.8   /* NCCL over IB/RoCE */
+#define AN_INTRA_TARGET_FRAC 0.7 /* NCCL over NVLink/PCIe inside a node */
+
 /* ---- evidence files ---- */
 
 /* an_evidence: findings from the evidence files (NCCL logs, nccl-tests,
@@ -189,5 +195,7 @@ typedef an_findings_result an_evidence_result;
 void an_ev_nccl_tests(an_ctx *ctx, an_evidence_result *out, const char *path, const void *facts, rep_node *e);
 void an_ev_perftest(an_ctx *ctx, an_evidence_result *out, const char *path, const void *facts, rep_node *e);
 void an_ev_topo(an_evidence_result *out, const char *path, const void *facts, rep_node *e, rep_report *rp);
+/* nvidia-smi dmon / dcgmi dmon samples (rd_dmon *): an_evidence_dmon.c. */
+void an_ev_dmon(an_ctx *ctx, an_evidence_result *out, const char *path, const void *facts, rep_node *e);
 
 #endif

@@ -1,10 +1,15 @@
 #!/bin/bash
-# verdict_evidence.sh - evidence files given to `chainprof analyze`: each
-# real sample under ../shared/data/logs (nccl, nccl-tests, perftest, topo,
-# dmon) is detected and parsed; where its #@ lines state a problem the top
-# finding names that cause; healthy references raise nothing above low;
-# evidence[] lists every file with its kind; a trace plus evidence in one
-# run. Skips (77) without the data or python3.
+# verdict_evidence.sh - evidence files given to `chainprof analyze`.
+# Walks EVERY sample under ../shared/data/logs: each must be in the table
+# below (written from the sample's #@ lines), parse as its kind, and where
+# the #@ lines state a problem the top finding must name that cause (with
+# FILE:LINE evidence); "-" marks a healthy reference, which raises nothing
+# above low. Failure logs that analyze does not read (PyTorch tracebacks,
+# dmesg) must be refused with exit 3 pointing at `chainprof diagnose`, and
+# diagnose's first verdict must be the stated cause. Then the project's
+# fixtures for rule variants no sample shows, and a trace plus evidence in
+# one run. Every finding without a gain says why in gain_assumption.
+# Skips (77) without the data or python3.
 set -u
 CHAINPROF=${CHAINPROF:?}
 DATA=${CHAINPROF_DATA:-${CP_DATA_DIR:-}}
@@ -41,30 +46,115 @@ else:
         print("FAIL: %s: evidence does not cite FILE:LINE" % name); ok = False
 if also and also not in [x["code"] for x in f]:
     print("FAIL: %s: no %s finding" % (name, also)); ok = False
-print(("ok   " if ok else "BAD  ") + name.rsplit("/", 1)[-1], [x["code"] for x in f][:3])
+for x in f:
+    if x["estimated_gain_pct"] is None and not x["gain_assumption"]:
+        print("FAIL: %s: %s has no gain and does not say why" % (name, x["code"])); ok = False
+print(("ok   " if ok else "BAD  ") + name.rsplit("/", 1)[-1], [(x["code"], x["severity"]) for x in f][:3])
 sys.exit(0 if ok else 1)
 PY
 }
 
-expect "$L/nccl/aws-v100-no-efa-ofi-warn-socket-fallback-nccl248-nccl398.txt" nccl_log NCCL_SOCKET_FALLBACK
-expect "$L/nccl/roce-error12-vendor129-fixed-gid-index3-nccl426.txt" nccl_log NCCL_IB_ERR12_RETRY
-expect "$L/nccl/h800-roce-gid3-gdr-error4-vendor81-nccl1052.txt" nccl_log NCCL_IB_ERR4_GDR
-expect "$L/nccl/h800-8gpu-nvls-not-available-0-nvls-channels-nccl892.txt" nccl_log NCCL_NVLS_UNAVAILABLE
-# the excerpt shows one NIC for four GPUs (medium) and no sign of GDR (low):
-# both are reported, the single NIC first
-expect "$L/nccl/nccl256-ib-no-gdrdma-question-nv-peer-memory56.txt" nccl_log NCCL_SINGLE_NIC NCCL_GDR_DISABLED
-expect "$L/nccl/h100-nccl2243-nvls-ibext-sharp-no-prefix-nccl1584.txt" nccl_log -
+# diagnosed FILE VERDICT: analyze refuses it (exit 3, naming diagnose) and
+# diagnose's first verdict is VERDICT
+diagnosed() {
+    local f=$1 code=$2 rc=0
+    "$CHAINPROF" analyze "$f" --json >/dev/null 2>"$tmp/err" || rc=$?
+    if [ "$rc" != 3 ] || ! grep -q 'diagnose' "$tmp/err"; then
+        echo "FAIL: $f: analyze exit $rc, expected 3 naming diagnose: $(cat "$tmp/err")"; fail=1; return
+    fi
+    "$CHAINPROF" diagnose "$f" --json >"$tmp/d.json" 2>"$tmp/err" || { echo "FAIL: diagnose $f: $(cat "$tmp/err")"; fail=1; return; }
+    python3 - "$tmp/d.json" "$code" "$f" <<'PY' || fail=1
+import json, sys
+d = json.load(open(sys.argv[1])); code, name = sys.argv[2:4]
+v = [x["code"] for x in d["verdicts"]]
+ok = bool(v) and v[0] == code
+print(("ok   " if ok else "FAIL: ") + name.rsplit("/", 1)[-1] + " (diagnose)", v[:3])
+sys.exit(0 if ok else 1)
+PY
+}
+
+# Every sample, from its #@ lines: path under logs/, then kind and the
+# stated cause ("-": none stated; "diagnose" rows name diagnose's verdict).
+table="
+nccl/aws-v100-no-efa-ofi-warn-socket-fallback-nccl248-nccl398.txt  nccl_log  NCCL_SOCKET_FALLBACK
+nccl/roce-error12-vendor129-fixed-gid-index3-nccl426.txt  nccl_log  NCCL_IB_ERR12_RETRY
+nccl/h800-roce-gid3-gdr-error4-vendor81-nccl1052.txt  nccl_log  NCCL_IB_ERR4_GDR
+nccl/h800-8gpu-nvls-not-available-0-nvls-channels-nccl892.txt  nccl_log  NCCL_NVLS_UNAVAILABLE
+nccl/nccl256-ib-no-gdrdma-question-nv-peer-memory56.txt  nccl_log  NCCL_GDR_DISABLED  NCCL_SINGLE_NIC
+nccl/h100-nccl2243-nvls-ibext-sharp-no-prefix-nccl1584.txt  nccl_log  -
+nccl-tests/gtx1080x2-macos-port-old-format-all-collectives-poor-busbw.txt  nccl_tests  NCCLTESTS_BELOW_EXPECTED
+nccl-tests/abci-a100-2node-16gpu-sharp-old-error-column.txt  nccl_tests  -
+nccl-tests/coreweave-h100-64gpu-ib-sharp-allreduce.txt  nccl_tests  -
+perftest/dgx-spark-cx7-roce-4qp-write-bw.txt  perftest  PERFTEST_BELOW_LINE_RATE
+perftest/cx7-ndr400-b2b-send-lat-read-write-new-perftest.txt  perftest  -
+topo/a100-sxm4-8gpu-10nic-nv12-amd-nps4.txt  nvidia_smi_topo  -
+topo/h100-8gpu-8nic-nv18-sglang30401.txt  nvidia_smi_topo  -
+topo/pcie-6gpu-2socket-pix-node-sys-pytorch47885.txt  nvidia_smi_topo  TOPO_GPU_PAIRS_SYS
+dmon/dcgmi-dmon-triton-gke-t4-1vs4-instances.txt  dmon  DMON_SM_IDLE_WHILE_BUSY
+dmon/nvidia-smi-dmon-pucvmet-old-format-deepspeech178.txt  dmon  DMON_LOW_UTIL  DMON_HOT
+fio-iperf/fio-seqwrite-zfs-psync-fio31-fio815.txt  fio  -
+fio-iperf/iperf3-old-bandwidth-header-server-and-client-19gbps.txt  iperf3  -
+pytorch/unhandled-system-error-connection-refused-bad-node.txt  nccl_log  NCCL_CONNECT_FAILED
+pytorch/cuda-oom-forward-b200-tried-to-allocate-55gib.txt  diagnose  oom_oversized
+pytorch/watchdog-600000ms-new-format-last-enqueued-llamafactory7396.txt  diagnose  nccl_timeout_stall
+pytorch/watchdog-timeout-desync-report-collective-mismatch.txt  diagnose  nccl_desync
+pytorch/xid79-fallen-off-bus-multiline-dmesg-nvsentinel155.txt  diagnose  gpu_fell_off_bus
+"
+n=0
+while IFS= read -r -d '' f; do
+    rel=${f#"$L"/}
+    row=$(printf '%s\n' "$table" | awk -v p="$rel" '$1 == p { print; exit }')
+    if [ -z "$row" ]; then
+        echo "FAIL: $rel: a sample without a row in this test's table (read its #@ lines and add one)"; fail=1; continue
+    fi
+    read -r _ kind top also <<<"$row"
+    n=$((n + 1))
+    if [ "$kind" = diagnose ]; then diagnosed "$f" "$top"; else expect "$f" "$kind" "$top" "$also"; fi
+done < <(find "$L" -type f -print0 | sort -z)
+rows=$(printf '%s\n' "$table" | grep -c .)
+[ "$n" = "$rows" ] || { echo "FAIL: $n samples walked, the table has $rows rows (a sample went missing)"; fail=1; }
+
+# rule variants no sample shows (fixtures written by the project)
 expect "$FIX/nccl_ibv_unreachable.log" nccl_log NCCL_IBV_UNREACHABLE
-expect "$L/nccl-tests/gtx1080x2-macos-port-old-format-all-collectives-poor-busbw.txt" nccl_tests NCCLTESTS_BELOW_EXPECTED
-expect "$L/nccl-tests/abci-a100-2node-16gpu-sharp-old-error-column.txt" nccl_tests -
-expect "$L/nccl-tests/coreweave-h100-64gpu-ib-sharp-allreduce.txt" nccl_tests -
-expect "$L/perftest/dgx-spark-cx7-roce-4qp-write-bw.txt" perftest PERFTEST_BELOW_LINE_RATE
-expect "$L/perftest/cx7-ndr400-b2b-send-lat-read-write-new-perftest.txt" perftest -
-expect "$L/topo/a100-sxm4-8gpu-10nic-nv12-amd-nps4.txt" nvidia_smi_topo -
-expect "$L/topo/h100-8gpu-8nic-nv18-sglang30401.txt" nvidia_smi_topo -
-# GPUs spread over PIX/NODE/SYS paths with no NVLink: the stated cause
-expect "$L/topo/pcie-6gpu-2socket-pix-node-sys-pytorch47885.txt" nvidia_smi_topo TOPO_GPU_PAIRS_SYS
-for f in "$L"/dmon/*.txt; do expect "$f" dmon -; done
+# NET/IB channels and none via GDRDMA: GDR off, seen line by line (medium)
+expect "$FIX/nccl_ib_no_gdr_channels.log" nccl_log NCCL_GDR_DISABLED
+# NCCL_IB_HCA narrows NCCL to one NIC for four GPUs: a configuration (medium)
+expect "$FIX/nccl_single_nic_ib_hca.log" nccl_log NCCL_SINGLE_NIC
+expect "$FIX/dmon_smi_throttled.txt" dmon DMON_THROTTLED DMON_PCIE_BUSY
+expect "$FIX/dmon_dcgmi_memory_bound.txt" dmon DMON_MEMORY_BOUND
+# issue 3 section 5 rules no sample triggers: P2P not used inside a node, a
+# NIC for many GPUs in the matrix, other IB completion errors, a failed test
+expect "$FIX/nccl_shm_no_p2p.log" nccl_log NCCL_P2P_NOT_USED
+expect "$FIX/topo_4gpu_1nic.txt" nvidia_smi_topo TOPO_FEW_NICS
+expect "$FIX/nccl_ib_error5.log" nccl_log NCCL_IB_ERROR
+expect "$FIX/nccl_tests_failed.txt" nccl_tests NCCLTESTS_FAILED NCCLTESTS_BELOW_EXPECTED
+for fx in nccl_ib_no_gdr_channels.log:NCCL_GDR_DISABLED nccl_single_nic_ib_hca.log:NCCL_SINGLE_NIC \
+          dmon_smi_throttled.txt:DMON_THROTTLED; do
+    "$CHAINPROF" analyze "$FIX/${fx%%:*}" --json | python3 -c '
+import json, sys
+f = json.load(sys.stdin)["findings"]
+sys.exit(0 if f and f[0]["code"] == sys.argv[1] and f[0]["severity"] == "medium" else 1)' "${fx#*:}" ||
+        { echo "FAIL: ${fx%%:*}: ${fx#*:} is not medium"; fail=1; }
+done
+# the absences of the real samples stay low: GDR unseen, one NIC as NCCL sees it
+"$CHAINPROF" analyze "$L/nccl/nccl256-ib-no-gdrdma-question-nv-peer-memory56.txt" --json | python3 -c '
+import json, sys
+f = {x["code"]: x for x in json.load(sys.stdin)["findings"]}
+sys.exit(0 if f["NCCL_GDR_DISABLED"]["severity"] == "low" and f["NCCL_SINGLE_NIC"]["severity"] == "low" else 1)' ||
+    { echo "FAIL: nccl256: GDR/single-NIC severities"; fail=1; }
+
+# evidence-only gains: a benchmark below its expected rate has a gain (share
+# of its own time) with the assumption stated
+for f in "$L/nccl-tests/gtx1080x2-macos-port-old-format-all-collectives-poor-busbw.txt:93.3:0.74" \
+         "$L/perftest/dgx-spark-cx7-roce-4qp-write-bw.txt:37.9:111.7"; do
+    "$CHAINPROF" analyze "${f%%:*}" --json | python3 -c '
+import json, sys
+x = json.load(sys.stdin)["findings"][0]
+g = x["estimated_gain_pct"]
+ok = g is not None and abs(g - float(sys.argv[1])) < 0.1 and "1/b" in x["gain_assumption"] and sys.argv[2] in x["title"]
+print(("ok   " if ok else "FAIL: ") + "gain", x["code"], g, x["title"])
+sys.exit(0 if ok else 1)' "$(echo "$f" | cut -d: -f2)" "$(echo "$f" | cut -d: -f3)" || fail=1
+done
 
 # a trace and evidence together: both kinds listed, the measured network
 # finding first (it has a gain), the log's socket fallback after it
@@ -82,5 +172,16 @@ ok = ok and r["findings"][1]["estimated_gain_pct"] is None and len(r["evidence"]
 print(("ok   " if ok else "FAIL: ") + "trace + log", kinds, codes)
 sys.exit(0 if ok else 1)
 PY
+    # a benchmark's gain is a share of its own time: next to a trace it is
+    # kept in words (gain_assumption) and not ranked against step time
+    "$CHAINPROF" analyze "$tmp/job/rank-*.json" "$L/perftest/dgx-spark-cx7-roce-4qp-write-bw.txt" --json |
+        python3 -c '
+import json, sys
+f = {x["code"]: x for x in json.load(sys.stdin)["findings"]}
+p = f["PERFTEST_BELOW_LINE_RATE"]
+ok = p["estimated_gain_pct"] is None and p["gain_assumption"].startswith("37.9 % of the benchmark")
+ok = ok and f["NET_INTER_SLOW"]["estimated_gain_pct"] is not None
+print(("ok   " if ok else "FAIL: ") + "trace + perftest", p["gain_assumption"][:60])
+sys.exit(0 if ok else 1)' || fail=1
 fi
 exit $fail

@@ -121,6 +121,31 @@ static void test_straggler_and_dataloader(void **state)
     run_free(&x);
 }
 
+/* One node: the all-reduce stays inside it and runs far below the
+ * catalog's NVLink busbw of the A100: NET_INTRA_SLOW, scaled to 70 %. */
+static void test_intra_slow(void **state)
+{
+    (void)state;
+    job_spec j = job_default();
+    j.ranks = 4;
+    j.gpus_per_node = 4;
+    run_t x;
+    run_job(&x, &j);
+    const an_collectives_result *cr = x.ctx.results[AN_collectives];
+    assert_true(isfinite(cr->expected_intra_gbps) && isfinite(cr->intra_busbw_gbps));
+    assert_false(isfinite(cr->inter_busbw_gbps));
+    const an_finding *f = find(&x, "NET_INTRA_SLOW");
+    assert_non_null(f);
+    assert_int_equal(f->layer, AN_L_INTRA);
+    assert_string_equal(x.fr->v[0].code, "NET_INTRA_SLOW");
+    double ratio = cr->intra_busbw_gbps / cr->expected_intra_gbps;
+    assert_true(ratio < 0.3);
+    double transfer = (double)js_transfer_ns(&j) * j.steps;
+    CP_ASSERT_NEAR(f->gain_pct, 100.0 * transfer * (1 - ratio / AN_INTRA_TARGET_FRAC) / x.fr->job_ns, 0.5);
+    assert_null(find(&x, "NET_INTER_SLOW"));
+    run_free(&x);
+}
+
 static void test_severity_names(void **state)
 {
     (void)state;
@@ -136,6 +161,7 @@ int main(void)
         cmocka_unit_test(test_reference_case_sizes),
         cmocka_unit_test(test_healthy_job),
         cmocka_unit_test(test_straggler_and_dataloader),
+        cmocka_unit_test(test_intra_slow),
         cmocka_unit_test(test_severity_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -92,12 +92,50 @@ static void test_csv_and_path(void **state)
     rep_free(r);
 }
 
+/* One rule for list cells in every CSV table: a list's items joined with
+ * "; ", an object as key=value, cells found by column key so an extra or a
+ * missing child never shifts the row. */
+static void test_csv_list_cells(void **state)
+{
+    (void)state;
+    char *argv[] = { "chainprof" };
+    rep_report *r = rep_new("chainprof.test/1", 1, argv);
+    static const rep_col cols[] = { { "rank", "rank", NULL, -1 }, { "steps", "steps", NULL, -1 },
+                                    { "layer", "layer", NULL, -1 } };
+    rep_node *t = rep_table(r, r->root, "stragglers", "stragglers", cols, 3);
+    rep_node *row = rep_row(r, t);
+    rep_cell_int(r, row, 3);
+    rep_node *steps = rep_arr(r, row, "steps", "steps");
+    rep_int(r, steps, NULL, NULL, 4, NULL);
+    rep_int(r, steps, NULL, NULL, 9, NULL);
+    rep_str(r, steps, NULL, NULL, "a, \"b\"");
+    rep_cell_str(r, row, "compute");
+    rep_node *extra = rep_obj(r, row, "layers", "layers");
+    rep_node *host = rep_obj(r, extra, "host", "host");
+    rep_int(r, host, "exposed_ns", NULL, 5, "ns");
+    rep_num(r, host, "share_pct", NULL, NAN, "%");
+    row = rep_row(r, t); /* an empty list, no extra key */
+    rep_cell_int(r, row, 7);
+    rep_node *empty = rep_arr(r, row, "steps", "steps");
+    (void)empty;
+    rep_cell_str(r, row, "host");
+    cp_buf b = CP_BUF_INIT;
+    assert_int_equal(render_csv(r, &b, NULL, NULL), 0);
+    const char *s = cp_buf_str(&b);
+    assert_non_null(strstr(s, "# stragglers\nrank,steps,layer,layers\n"));
+    assert_non_null(strstr(s, "\n3,\"4; 9; a, \"\"b\"\"\",compute,host.exposed_ns=5; host.share_pct=\n"));
+    assert_non_null(strstr(s, "\n7,,host,\n"));
+    cp_buf_free(&b);
+    rep_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json),
         cmocka_unit_test(test_text),
         cmocka_unit_test(test_csv_and_path),
+        cmocka_unit_test(test_csv_list_cells),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
