@@ -374,11 +374,14 @@ double gpu_gemm_tflops(gpu_rt *rt, int dev, gpu_gemm_prec p, uint64_t n, int rep
         return fail(rt, e, "cudaSetDevice", why, why_size);
     if (rt->Malloc(&a, ab_bytes) || rt->Malloc(&b, ab_bytes) || rt->Malloc(&c, c_bytes) ||
         rt->Malloc(&ws, ws_bytes)) {
-        snprintf(why, why_size, "cudaMalloc of 3 x %zu MiB failed", c_bytes >> 20);
+        snprintf(why, why_size, "cudaMalloc of A, B (%zu MiB each), C (%zu MiB) and workspace failed", ab_bytes >> 20,
+                 c_bytes >> 20);
         goto out;
     }
-    if (fp8) { /* unit scale factors for A and B, in device memory as cuBLASLt requires */
-        const float ones[2] = { 1.0f, 1.0f };
+    if (fp8) { /* unit scale factors for A and B, in device memory as cuBLASLt requires; B's 256 bytes
+                * after A's so each keeps cudaMalloc's alignment */
+        float ones[65] = { 1.0f };
+        ones[64] = 1.0f;
         if (rt->Malloc(&scale, sizeof ones) || rt->Memcpy(scale, ones, sizeof ones, GPU_H2D)) {
             snprintf(why, why_size, "cudaMalloc/cudaMemcpy of the fp8 scale factors failed");
             goto out;
@@ -395,7 +398,7 @@ double gpu_gemm_tflops(gpu_rt *rt, int dev, gpu_gemm_prec p, uint64_t n, int rep
     }
     if (fp8) {
         const int32_t trans_a = GPU_OP_T, trans_b = GPU_OP_N;
-        const void *sa = scale, *sb = (const char *)scale + sizeof(float);
+        const void *sa = scale, *sb = (const char *)scale + 64 * sizeof(float);
         if (rt->ltMatmulDescSetAttribute(desc, GPU_LT_DESC_TRANSA, &trans_a, sizeof trans_a) ||
             rt->ltMatmulDescSetAttribute(desc, GPU_LT_DESC_TRANSB, &trans_b, sizeof trans_b) ||
             rt->ltMatmulDescSetAttribute(desc, GPU_LT_DESC_A_SCALE_POINTER, &sa, sizeof sa) ||

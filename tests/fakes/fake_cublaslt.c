@@ -7,7 +7,7 @@
  *   bf16/fp16: A, B, C of that type, CUBLAS_COMPUTE_32F (68), fp32 scale;
  *   tf32:      fp32 A, B, C, CUBLAS_COMPUTE_32F_FAST_TF32 (77);
  *   fp8:       E4M3 (28) A and B, bf16/fp16/fp32 C, compute 68, A transposed
- *              and B not ("TN"), A and B scale pointers set.
+ *              and B not ("TN"), A and B scale pointers set to positive floats.
  * A "GEMM" then sleeps 1 ms (fp8: 0.5 ms), so chainprof's TFLOP/s =
  * 2 n^3 / time is predictable to within scheduling noise (n = 4096: at most
  * 137.4 TFLOP/s, fp8 274.9). Leaked descriptors show up under ASan.
@@ -68,7 +68,9 @@ static int supported(const desc *d, const layout *a, const layout *b, const layo
     case 0: return c->type == 0 && (d->compute == 77 || d->compute == 68);
     case 28:
         return (c->type == 14 || c->type == 2 || c->type == 0) && d->compute == 68 && d->transa == 1 &&
-               d->transb == 0 && d->a_scale && d->b_scale;
+               d->transb == 0 && d->a_scale && d->b_scale &&
+               /* "device" memory is host memory in the fake cudart: the scales must be readable floats */
+               *(const float *)d->a_scale > 0 && *(const float *)d->b_scale > 0;
     default: return 0;
     }
 }
