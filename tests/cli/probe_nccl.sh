@@ -7,6 +7,7 @@
 #   no libnccl / a missing symbol: --backend nccl exits 5 with the reason,
 #     auto falls back to host buffers and says why;
 #   a release without ncclAlltoAll: all-to-all through grouped send/recv;
+#   device work that never finishes: exit 1 after --timeout, NCCL aborted;
 #   mpirun -np 2 and 4 (when Open MPI is installed): the same checks with
 #     the busbw factors of 2 and 4 ranks.
 set -u
@@ -89,6 +90,15 @@ rows = [r for r in d["results"] if r.get("op")]
 assert rows and all("host buffers" in r["method"] and r["wrong"] == 0 for r in rows)
 PY
 done
+# work that never finishes (a dead peer): the wait gives up at --timeout, aborts NCCL, exit 1
+FAKE_STREAM_HANG=1 run one 1 --backend nccl --timeout 1
+grep -q "nccl: collective did not finish within 1 s" "$tmp/err" || fail "hung stream: no timeout message"
+python3 - "$tmp/out.json" <<'PY' || fail "hung stream: errors[]"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [e["probe"] for e in d["errors"]] == ["coll"] and "communicator aborted" in d["errors"][0]["reason"], d["errors"]
+assert not [r for r in d["results"] if r.get("op")]
+PY
 "$CHAINPROF" probe coll --backend bogus > /dev/null 2>&1; [ $? = 2 ] || fail "--backend bogus is not a usage error"
 
 if command -v mpirun >/dev/null; then

@@ -8,7 +8,8 @@
  *   missing/  built with -DFAKE_MISSING_SYMBOL: no cudaMemcpy.
  * chainprof finds it through CHAINPROF_GPU_LIB_DIR. Streams are dummies
  * (every call completes before it returns); the compute capability is
- * FAKE_CC (env, "major.minor", default 9.0), so fp8's sm_89 gate is testable.
+ * FAKE_CC (env, "major.minor", default 9.0), so fp8's sm_89 gate is testable;
+ * FAKE_STREAM_HANG=1 makes streams never finish (timeout paths).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +44,15 @@ static int fake_stream;
 int cudaStreamCreate(void **s) { *s = &fake_stream; return 0; }
 int cudaStreamDestroy(void *s) { return s == &fake_stream ? 0 : 400; }
 int cudaStreamSynchronize(void *s) { return s == &fake_stream ? 0 : 400; }
-int cudaStreamQuery(void *s) { return s == &fake_stream ? 0 : 400; }
+/* FAKE_STREAM_HANG=1: work never completes (cudaErrorNotReady), as on a
+ * device whose NCCL peer died */
+int cudaStreamQuery(void *s)
+{
+    if (s != &fake_stream)
+        return 400;
+    const char *h = getenv("FAKE_STREAM_HANG");
+    return h && atoi(h) ? 600 : 0;
+}
 int cudaDeviceGetAttribute(int *v, int attr, int dev)
 {
     int n, major = 9, minor = 0;
