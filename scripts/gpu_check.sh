@@ -92,15 +92,18 @@ if command -v mpirun >/dev/null; then
         "$bin" probe coll --backend nccl "${common[@]}" "${sweep[@]}" --json
 fi
 
-# ---- 5. full measurements, best effort ----
-step probe_full 120 "$bin" probe compute memory intra coll "${common[@]}" --json
+# ---- 5. full measurements, best effort, one probe at a time (a slow one loses only itself) ----
+for p in compute memory intra coll; do
+    step "full_$p" 60 "$bin" probe "$p" "${common[@]}" --json
+done
 
 # ---- 6. summary ----
 if command -v python3 >/dev/null; then
     python3 - "$OUT" > "$OUT/summary.txt" 2>&1 <<'PY'
 import json, os, sys
 out = sys.argv[1]
-for name in ("probe", "coll_nccl", "coll_mpi", "mpirun_nccl", "probe_full"):
+for name in ("probe", "coll_nccl", "coll_mpi", "mpirun_nccl", "full_compute", "full_memory", "full_intra",
+             "full_coll"):
     p = os.path.join(out, name + ".out")
     try:
         d = json.load(open(p))

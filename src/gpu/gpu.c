@@ -26,7 +26,7 @@ static const sym cudart_syms[] = {
     S(DeviceSynchronize, "cudaDeviceSynchronize"), S(DeviceCanAccessPeer, "cudaDeviceCanAccessPeer"),
     S(DeviceEnablePeerAccess, "cudaDeviceEnablePeerAccess"), S(MemcpyPeer, "cudaMemcpyPeer"),
     S(GetErrorString, "cudaGetErrorString"), S(StreamCreate, "cudaStreamCreate"),
-    S(StreamDestroy, "cudaStreamDestroy"), S(StreamSynchronize, "cudaStreamSynchronize"),
+    S(StreamDestroy, "cudaStreamDestroy"),
     S(StreamQuery, "cudaStreamQuery"), S(DeviceGetAttribute, "cudaDeviceGetAttribute"),
 };
 static const sym nvml_syms[] = {

@@ -79,7 +79,6 @@ typedef struct gpu_rt {
     const char *(*GetErrorString)(int);
     int (*StreamCreate)(void **);
     int (*StreamDestroy)(void *);
-    int (*StreamSynchronize)(void *);
     int (*StreamQuery)(void *); /* 0 done, GPU_ERR_NOT_READY still running */
     int (*DeviceGetAttribute)(int *, int, int);
     /* NVML (optional: names and peaks; return nvmlReturn_t, 0 = success) */

@@ -72,7 +72,6 @@ W(ncclGroupStart, (void), ncclGroupStart())
 W(ncclGroupEnd, (void), ncclGroupEnd())
 W(StreamCreate, (void **s), cudaStreamCreate((cudaStream_t *)s))
 W(StreamDestroy, (void *s), cudaStreamDestroy(s))
-W(StreamSynchronize, (void *s), cudaStreamSynchronize(s))
 W(StreamQuery, (void *s), cudaStreamQuery(s))
 W(DeviceGetAttribute, (int *v, int a, int d), cudaDeviceGetAttribute(v, (enum cudaDeviceAttr)a, d))
 W(ltMatmulDescSetAttribute, (void *d, int a, const void *b, size_t n),
