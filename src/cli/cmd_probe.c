@@ -25,7 +25,7 @@
 
 enum {
     O_LIST = 100, O_QUICK, O_FULL, O_DIR, O_SIZE, O_SECONDS, O_LISTEN, O_CONNECT, O_STREAMS, O_MIN_BYTES,
-    O_MAX_BYTES, O_ITERS, O_WARMUP, O_TIMEOUT, O_DB, O_NO_HISTORY, O_FACTOR,
+    O_MAX_BYTES, O_ITERS, O_WARMUP, O_TIMEOUT, O_DB, O_NO_HISTORY, O_FACTOR, O_BACKEND,
 };
 
 static const cli_opt opts[] = {
@@ -43,6 +43,8 @@ static const cli_opt opts[] = {
     { "iters", 0, "N", O_ITERS, 0, "coll: timed iterations per size (default 20)" },
     { "warmup", 0, "N", O_WARMUP, 0, "coll: untimed warm-up iterations per size (default 5)" },
     { "factor", 0, "F", O_FACTOR, 0, "coll: message size multiplier between sweep steps (default 2; quick 4)" },
+    { "backend", 0, "auto|mpi|nccl", O_BACKEND, 0,
+      "coll: host buffers through MPI, or GPU buffers through NCCL (auto: NCCL when every rank has it and a GPU)" },
     { "timeout", 0, "S", O_TIMEOUT, 0, "every network wait gives up after S seconds (default 30)" },
     { "db", 0, "PATH", O_DB, 0, "history database (default $XDG_DATA_HOME/chainprof/history.db)" },
     { "no-history", 0, NULL, O_NO_HISTORY, 0, "do not record this run in the history database" },
@@ -128,6 +130,10 @@ int cmd_probe(cli_ctx *ctx)
     po.dir = cli_get(ctx, O_DIR);
     po.listen = cli_get(ctx, O_LISTEN);
     po.connect = cli_get(ctx, O_CONNECT);
+    po.coll_backend = cli_get(ctx, O_BACKEND);
+    if (po.coll_backend && strcmp(po.coll_backend, "auto") && strcmp(po.coll_backend, "mpi") &&
+        strcmp(po.coll_backend, "nccl"))
+        return cli_usage_error(ctx, "bad --backend '%s' (auto, mpi or nccl)", po.coll_backend);
     long streams, iters, warmup;
     if (size_opt(ctx, O_SIZE, &po.size_bytes) || size_opt(ctx, O_MIN_BYTES, &po.min_bytes) ||
         size_opt(ctx, O_MAX_BYTES, &po.max_bytes))

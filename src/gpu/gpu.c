@@ -25,7 +25,9 @@ static const sym cudart_syms[] = {
     S(Free, "cudaFree"), S(MallocHost, "cudaMallocHost"), S(FreeHost, "cudaFreeHost"), S(Memcpy, "cudaMemcpy"),
     S(DeviceSynchronize, "cudaDeviceSynchronize"), S(DeviceCanAccessPeer, "cudaDeviceCanAccessPeer"),
     S(DeviceEnablePeerAccess, "cudaDeviceEnablePeerAccess"), S(MemcpyPeer, "cudaMemcpyPeer"),
-    S(GetErrorString, "cudaGetErrorString"),
+    S(GetErrorString, "cudaGetErrorString"), S(StreamCreate, "cudaStreamCreate"),
+    S(StreamDestroy, "cudaStreamDestroy"),
+    S(StreamQuery, "cudaStreamQuery"), S(DeviceGetAttribute, "cudaDeviceGetAttribute"),
 };
 static const sym nvml_syms[] = {
     S(nvmlInit, "nvmlInit_v2"), S(nvmlShutdown, "nvmlShutdown"),
@@ -38,11 +40,20 @@ static const sym nvml_syms[] = {
 static const sym lt_syms[] = {
     S(ltCreate, "cublasLtCreate"), S(ltDestroy, "cublasLtDestroy"),
     S(ltMatmulDescCreate, "cublasLtMatmulDescCreate"), S(ltMatmulDescDestroy, "cublasLtMatmulDescDestroy"),
+    S(ltMatmulDescSetAttribute, "cublasLtMatmulDescSetAttribute"),
     S(ltMatrixLayoutCreate, "cublasLtMatrixLayoutCreate"), S(ltMatrixLayoutDestroy, "cublasLtMatrixLayoutDestroy"),
     S(ltMatmulPreferenceCreate, "cublasLtMatmulPreferenceCreate"),
     S(ltMatmulPreferenceSetAttribute, "cublasLtMatmulPreferenceSetAttribute"),
     S(ltMatmulPreferenceDestroy, "cublasLtMatmulPreferenceDestroy"),
     S(ltMatmulAlgoGetHeuristic, "cublasLtMatmulAlgoGetHeuristic"), S(ltMatmul, "cublasLtMatmul"),
+};
+static const sym nccl_syms[] = {
+    S(ncclGetVersion, "ncclGetVersion"), S(ncclGetUniqueId, "ncclGetUniqueId"),
+    S(ncclCommInitRank, "ncclCommInitRank"), S(ncclCommDestroy, "ncclCommDestroy"),
+    S(ncclCommAbort, "ncclCommAbort"), S(ncclGetErrorString, "ncclGetErrorString"),
+    S(ncclAllReduce, "ncclAllReduce"), S(ncclAllGather, "ncclAllGather"),
+    S(ncclReduceScatter, "ncclReduceScatter"), S(ncclBroadcast, "ncclBroadcast"), S(ncclSend, "ncclSend"),
+    S(ncclRecv, "ncclRecv"), S(ncclGroupStart, "ncclGroupStart"), S(ncclGroupEnd, "ncclGroupEnd"),
 };
 #undef S
 
@@ -272,12 +283,10 @@ out:
 }
 
 /* ---- GEMM through cuBLASLt ----
- * Owned constants (values of the public CUDA 12 headers): cudaDataType
- * CUDA_R_32F 0, CUDA_R_16F 2, CUDA_R_16BF 14; cublasComputeType_t
- * CUBLAS_COMPUTE_32F 68, CUBLAS_COMPUTE_32F_FAST_TF32 77;
- * CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES 1. fp8 needs scale pointers and
- * a TN layout per architecture and is not measured. */
-enum { R_32F = 0, R_16F = 2, R_16BF = 14, COMPUTE_32F = 68, COMPUTE_32F_FAST_TF32 = 77, PREF_MAX_WORKSPACE = 1 };
+ * The enum values are the GPU_* constants of gpu.h. fp8 follows the rules
+ * cuBLASLt documents for E4M3 inputs: A transposed and B not ("TN"), fp32
+ * compute and scale type, and per-tensor scale factors given as device
+ * pointers (1.0 here: the inputs are zeros, only the speed matters). */
 
 /* cublasLtMatmulHeuristicResult_t: algo (8 x uint64), workspaceSize, state,
  * wavesCount, 4 reserved ints */
@@ -291,8 +300,24 @@ typedef struct lt_heuristic {
 
 const char *gpu_gemm_prec_name(gpu_gemm_prec p)
 {
-    static const char *const names[GPU_GEMM_N] = { "bf16", "fp16", "tf32" };
+    static const char *const names[GPU_GEMM_N] = { "bf16", "fp16", "tf32", "fp8" };
     return (unsigned)p < GPU_GEMM_N ? names[p] : "?";
+}
+
+int gpu_gemm_min_cc(gpu_gemm_prec p)
+{
+    /* bf16/tf32 tensor cores arrived with sm_80, but cuBLASLt runs them
+     * (slowly) on older parts too; fp8 has no fallback before sm_89 (Ada) */
+    return p == GPU_GEMM_FP8 ? 89 : 0;
+}
+
+int gpu_compute_capability(gpu_rt *rt, int dev)
+{
+    int major = 0, minor = 0;
+    if (rt->DeviceGetAttribute(&major, GPU_ATTR_CC_MAJOR, dev) != 0 ||
+        rt->DeviceGetAttribute(&minor, GPU_ATTR_CC_MINOR, dev) != 0 || major <= 0 || minor < 0 || minor > 9)
+        return -1;
+    return major * 10 + minor;
 }
 
 bool gpu_gemm_available(gpu_rt *rt)
@@ -325,27 +350,62 @@ double gpu_gemm_tflops(gpu_rt *rt, int dev, gpu_gemm_prec p, uint64_t n, int rep
         snprintf(why, why_size, "%s", rt->cublaslt_why);
         return NAN;
     }
-    int ab_type = p == GPU_GEMM_BF16 ? R_16BF : p == GPU_GEMM_FP16 ? R_16F : R_32F;
-    int compute = p == GPU_GEMM_TF32 ? COMPUTE_32F_FAST_TF32 : COMPUTE_32F;
-    size_t elem = p == GPU_GEMM_TF32 ? 4 : 2, bytes = (size_t)(n * n) * elem, ws_bytes = 32u << 20;
+    int need = gpu_gemm_min_cc(p), cc = need ? gpu_compute_capability(rt, dev) : 0;
+    if (cc < need) {
+        if (cc < 0)
+            snprintf(why, why_size, "needs compute capability %d.%d or newer; GPU %d does not report its own", need / 10,
+                     need % 10, dev);
+        else
+            snprintf(why, why_size, "needs compute capability %d.%d or newer; GPU %d is %d.%d", need / 10, need % 10,
+                     dev, cc / 10, cc % 10);
+        return NAN;
+    }
+    bool fp8 = p == GPU_GEMM_FP8;
+    int ab_type = p == GPU_GEMM_BF16 ? GPU_R_16BF : p == GPU_GEMM_FP16 ? GPU_R_16F : fp8 ? GPU_R_8F_E4M3 : GPU_R_32F;
+    int c_type = fp8 ? GPU_R_16BF : ab_type;
+    int compute = p == GPU_GEMM_TF32 ? GPU_COMPUTE_32F_FAST_TF32 : GPU_COMPUTE_32F;
+    size_t ab_elem = p == GPU_GEMM_TF32 ? 4 : fp8 ? 1 : 2, c_elem = p == GPU_GEMM_TF32 ? 4 : 2;
+    size_t ab_bytes = (size_t)(n * n) * ab_elem, c_bytes = (size_t)(n * n) * c_elem, ws_bytes = 32u << 20;
     void *lt = NULL, *desc = NULL, *la = NULL, *lb = NULL, *lc = NULL, *pref = NULL;
-    void *a = NULL, *b = NULL, *c = NULL, *ws = NULL;
+    void *a = NULL, *b = NULL, *c = NULL, *ws = NULL, *scale = NULL;
     double best = NAN;
     int e;
     if ((e = rt->SetDevice(dev)) != 0)
         return fail(rt, e, "cudaSetDevice", why, why_size);
-    if (rt->Malloc(&a, bytes) || rt->Malloc(&b, bytes) || rt->Malloc(&c, bytes) || rt->Malloc(&ws, ws_bytes)) {
-        snprintf(why, why_size, "cudaMalloc of 3 x %zu MiB failed", bytes >> 20);
+    if (rt->Malloc(&a, ab_bytes) || rt->Malloc(&b, ab_bytes) || rt->Malloc(&c, c_bytes) ||
+        rt->Malloc(&ws, ws_bytes)) {
+        snprintf(why, why_size, "cudaMalloc of A, B (%zu MiB each), C (%zu MiB) and workspace failed", ab_bytes >> 20,
+                 c_bytes >> 20);
         goto out;
     }
+    if (fp8) { /* unit scale factors for A and B, in device memory as cuBLASLt requires; B's 256 bytes
+                * after A's so each keeps cudaMalloc's alignment */
+        float ones[65] = { 1.0f };
+        ones[64] = 1.0f;
+        if (rt->Malloc(&scale, sizeof ones) || rt->Memcpy(scale, ones, sizeof ones, GPU_H2D)) {
+            snprintf(why, why_size, "cudaMalloc/cudaMemcpy of the fp8 scale factors failed");
+            goto out;
+        }
+    }
     /* contents do not matter for speed, but must be finite: zeros are */
-    if (rt->ltCreate(&lt) || rt->ltMatmulDescCreate(&desc, compute, R_32F) ||
+    if (rt->ltCreate(&lt) || rt->ltMatmulDescCreate(&desc, compute, GPU_R_32F) ||
         rt->ltMatrixLayoutCreate(&la, ab_type, n, n, (int64_t)n) ||
         rt->ltMatrixLayoutCreate(&lb, ab_type, n, n, (int64_t)n) ||
-        rt->ltMatrixLayoutCreate(&lc, ab_type, n, n, (int64_t)n) || rt->ltMatmulPreferenceCreate(&pref) ||
-        rt->ltMatmulPreferenceSetAttribute(pref, PREF_MAX_WORKSPACE, &ws_bytes, sizeof ws_bytes)) {
+        rt->ltMatrixLayoutCreate(&lc, c_type, n, n, (int64_t)n) || rt->ltMatmulPreferenceCreate(&pref) ||
+        rt->ltMatmulPreferenceSetAttribute(pref, GPU_LT_PREF_MAX_WORKSPACE_BYTES, &ws_bytes, sizeof ws_bytes)) {
         snprintf(why, why_size, "cuBLASLt setup failed for %s", gpu_gemm_prec_name(p));
         goto out;
+    }
+    if (fp8) {
+        const int32_t trans_a = GPU_OP_T, trans_b = GPU_OP_N;
+        const void *sa = scale, *sb = (const char *)scale + 64 * sizeof(float);
+        if (rt->ltMatmulDescSetAttribute(desc, GPU_LT_DESC_TRANSA, &trans_a, sizeof trans_a) ||
+            rt->ltMatmulDescSetAttribute(desc, GPU_LT_DESC_TRANSB, &trans_b, sizeof trans_b) ||
+            rt->ltMatmulDescSetAttribute(desc, GPU_LT_DESC_A_SCALE_POINTER, &sa, sizeof sa) ||
+            rt->ltMatmulDescSetAttribute(desc, GPU_LT_DESC_B_SCALE_POINTER, &sb, sizeof sb)) {
+            snprintf(why, why_size, "cuBLASLt rejected the fp8 layout or scale attributes");
+            goto out;
+        }
     }
     lt_heuristic heur;
     int found = 0;
@@ -387,9 +447,53 @@ out:
         rt->ltMatmulDescDestroy(desc);
     if (lt)
         rt->ltDestroy(lt);
-    void *bufs[] = { a, b, c, ws };
+    void *bufs[] = { a, b, c, ws, scale };
     for (size_t i = 0; i < CP_ARRAY_LEN(bufs); i++)
         if (bufs[i])
             rt->Free(bufs[i]);
     return best;
+}
+
+/* ---- NCCL ---- */
+
+void gpu_nccl_version_str(int code, char *buf, size_t size)
+{
+    if (code <= 0) {
+        snprintf(buf, size, "unknown");
+        return;
+    }
+    /* NCCL_VERSION(X,Y,Z) is X*10000+Y*100+Z from 2.9 on, X*1000+Y*100+Z before */
+    int major = code >= 10000 ? code / 10000 : code / 1000;
+    int minor = code >= 10000 ? code / 100 % 100 : code / 100 % 10;
+    snprintf(buf, size, "%d.%d.%d", major, minor, code % 100);
+}
+
+bool gpu_nccl_available(gpu_rt *rt)
+{
+    if (rt->nccl)
+        return true;
+    if (rt->nccl_why[0])
+        return false;
+    static const char *const names[] = { "libnccl.so", "libnccl.so.2" };
+    void *h = open_lib(names, CP_ARRAY_LEN(names), rt->nccl_path, sizeof rt->nccl_path);
+    if (!h) {
+        snprintf(rt->nccl_why, sizeof rt->nccl_why, "library not found: %s", rt->nccl_path);
+        return false;
+    }
+    const char *missing = resolve(h, rt, nccl_syms, CP_ARRAY_LEN(nccl_syms));
+    if (missing) {
+        snprintf(rt->nccl_why, sizeof rt->nccl_why, "symbol missing: %s in %s", missing, rt->nccl_path);
+        dlclose(h);
+        return false;
+    }
+    /* all-to-all as one call only in recent releases; optional */
+    void *a2a = dlsym(h, "ncclAlltoAll");
+    memcpy(&rt->ncclAlltoAll, &a2a, sizeof a2a);
+    int e = rt->ncclGetVersion(&rt->nccl_version);
+    if (e != 0) {
+        snprintf(rt->nccl_why, sizeof rt->nccl_why, "ncclGetVersion failed: %s", rt->ncclGetErrorString(e));
+        return false; /* the library stays loaded, as the others (see gpu_close) */
+    }
+    rt->nccl = h;
+    return true;
 }

@@ -55,6 +55,7 @@ typedef struct bufs {
     float *send, *recv;
     size_t count, n; /* elements of the op's full buffer; ranks */
     int rank;
+    size_t rs_off;   /* where this rank's reduce-scatter block lands in recv */
 } bufs;
 
 /* Fill the input of op (in place or not) with the test vector. */
@@ -92,6 +93,7 @@ static int64_t check(coll_op op, const bufs *b)
     int n = (int)b->n, prev = (b->rank - 1 + n) % n;
     int64_t wrong = 0;
     size_t m = op == COLL_REDUCE_SCATTER ? blk : b->count;
+    const float *got = op == COLL_REDUCE_SCATTER ? b->recv + b->rs_off : b->recv;
     for (size_t i = 0; i < m; i++) {
         float want = 0;
         switch (op) {
@@ -109,7 +111,7 @@ static int64_t check(coll_op op, const bufs *b)
         case COLL_SEND_RECV: want = coll_value(prev, i); break;
         default: break;
         }
-        if (b->recv[i] != want)
+        if (got[i] != want)
             wrong++;
     }
     return wrong;
@@ -133,18 +135,34 @@ static int run_op(comm *c, coll_op op, bool in_place, bufs *b, cp_error *err)
     }
 }
 
-static int measure(comm *c, const coll_cfg *cfg, coll_op op, bool in_place, bufs *b, coll_result *r,
-                   cp_error *err)
+/* One call of op: on the engine's buffers, or through the comm. */
+static int launch(comm *c, const coll_engine *eng, coll_op op, bool in_place, bufs *b, cp_error *err)
 {
-    int rc = 0;
+    return eng ? eng->run(eng->self, op, in_place, b->count, err) : run_op(c, op, in_place, b, err);
+}
+
+/* Host test vectors -> engine buffers (no-op for host buffers). */
+static int stage(const coll_engine *eng, coll_op op, bool in_place, bufs *b, cp_error *err)
+{
     fill(op, in_place, b);
+    return eng ? eng->upload(eng->self, b->send, b->recv, b->count, err) : 0;
+}
+
+static int measure(comm *c, const coll_engine *eng, const coll_cfg *cfg, coll_op op, bool in_place, bufs *b,
+                   coll_result *r, cp_error *err)
+{
+    int rc = stage(eng, op, in_place, b, err);
     for (int i = 0; i < cfg->warmup && rc == 0; i++)
-        rc = run_op(c, op, in_place, b, err);
+        rc = launch(c, eng, op, in_place, b, err);
+    if (rc == 0 && eng)
+        rc = eng->wait(eng->self, err);
     if (rc == 0)
         rc = comm_barrier(c, err);
     double t0 = now_s();
     for (int i = 0; i < cfg->iters && rc == 0; i++)
-        rc = run_op(c, op, in_place, b, err);
+        rc = launch(c, eng, op, in_place, b, err);
+    if (rc == 0 && eng) /* device work is asynchronous: the span ends when it is done */
+        rc = eng->wait(eng->self, err);
     double t[1] = {(now_s() - t0) / cfg->iters};
     if (rc == 0)
         rc = comm_allreduce_f64(c, t, 1, COMM_SUM, err);
@@ -153,8 +171,10 @@ static int measure(comm *c, const coll_cfg *cfg, coll_op op, bool in_place, bufs
     double sec = t[0] / (double)b->n; /* mean over ranks */
     int64_t wrong[1] = {-1};
     if (cfg->check) {
-        fill(op, in_place, b);
-        if ((rc = run_op(c, op, in_place, b, err)) < 0)
+        b->rs_off = eng && eng->rs_in_place_at_block && in_place ? (size_t)b->rank * (b->count / b->n) : 0;
+        if ((rc = stage(eng, op, in_place, b, err)) < 0 || (rc = launch(c, eng, op, in_place, b, err)) < 0)
+            return rc;
+        if (eng && ((rc = eng->wait(eng->self, err)) < 0 || (rc = eng->download(eng->self, b->recv, b->count, err)) < 0))
             return rc;
         wrong[0] = check(op, b);
         if ((rc = comm_allreduce_i64(c, wrong, 1, COMM_SUM, err)) < 0)
@@ -173,13 +193,19 @@ static int measure(comm *c, const coll_cfg *cfg, coll_op op, bool in_place, bufs
 
 int coll_sweep(comm *c, const coll_cfg *cfg, coll_result **out, size_t *n_out, cp_error *err)
 {
+    return coll_sweep_engine(c, NULL, cfg, out, n_out, err);
+}
+
+int coll_sweep_engine(comm *c, const coll_engine *eng, const coll_cfg *cfg, coll_result **out, size_t *n_out,
+                      cp_error *err)
+{
     size_t n = (size_t)comm_size(c), cap = 16, nr = 0;
     coll_result *res = cp_xmalloc(cap * sizeof *res);
     bufs b = {.n = n, .rank = comm_rank(c)};
     size_t max_count = cfg->max_bytes / sizeof(float) + n;
     b.send = cp_xcalloc(max_count, sizeof(float));
     b.recv = cp_xcalloc(max_count, sizeof(float));
-    int rc = 0;
+    int rc = eng ? eng->setup(eng->self, max_count, err) : 0;
     for (int op = 0; op < COLL_N_OPS && rc == 0; op++) {
         if (!(cfg->ops_mask & (1u << op)) || op == COLL_REDUCE)
             continue; /* MPI reduce to one root is not in the list */
@@ -197,16 +223,19 @@ int coll_sweep(comm *c, const coll_cfg *cfg, coll_result **out, size_t *n_out, c
             b.count = count;
             for (int ip = 0; ip < 2 && rc == 0; ip++) {
                 bool in_place = ip == 1;
-                if ((op == COLL_BROADCAST && !in_place) || (op == COLL_SEND_RECV && in_place))
+                if ((op == COLL_BROADCAST && !in_place) || (op == COLL_SEND_RECV && in_place) ||
+                    (op == COLL_ALL_TO_ALL && in_place && eng && eng->no_in_place_all_to_all))
                     continue;
                 if (nr == cap)
                     res = cp_xrealloc(res, (cap *= 2) * sizeof *res);
-                rc = measure(c, cfg, (coll_op)op, in_place, &b, &res[nr], err);
+                rc = measure(c, eng, cfg, (coll_op)op, in_place, &b, &res[nr], err);
                 if (rc == 0)
                     nr++;
             }
         }
     }
+    if (eng)
+        eng->teardown(eng->self);
     free(b.send);
     free(b.recv);
     *out = res;

@@ -8,6 +8,12 @@
  * summed over the ranks (#wrong). Out-of-place and in-place runs are separate
  * rows. Bandwidths follow busbw.h.
  *
+ * Where the buffers live is a coll_engine: NULL means host buffers and the
+ * comm's collectives (MPI or local); coll_nccl.h provides device buffers and
+ * NCCL. The sweep fills and checks host copies either way: an engine uploads
+ * them before the calls and downloads the result for the check, and `wait`
+ * ends the timed span (device work is asynchronous).
+ *
  * coll_p2p_matrix measures one-way bandwidth of every rank pair in turn
  * (while the others wait), so a slow link or host stands out; p2p_slow.h
  * decides which.
@@ -42,6 +48,23 @@ typedef struct coll_result {
     int64_t wrong;               /* -1: not checked */
 } coll_result;
 
+/* A buffer back-end (see top). Every callback returns 0 or a negative
+ * cp_status. The sweep calls setup once, then per row upload / run... /
+ * wait / download, and teardown once (also after a failure). */
+typedef struct coll_engine {
+    void *self;
+    int (*setup)(void *self, size_t max_count, cp_error *err); /* float32 elements per buffer */
+    int (*upload)(void *self, const float *send, const float *recv, size_t count, cp_error *err);
+    int (*run)(void *self, coll_op op, bool in_place, size_t count, cp_error *err);
+    int (*wait)(void *self, cp_error *err);
+    int (*download)(void *self, float *recv, size_t count, cp_error *err);
+    void (*teardown)(void *self);
+    /* in-place reduce-scatter leaves rank r's block at recv + r*block (NCCL)
+     * instead of at the start (MPI_IN_PLACE) */
+    bool rs_in_place_at_block;
+    bool no_in_place_all_to_all; /* no in-place all-to-all rows */
+} coll_engine;
+
 /* Fill defaults for zero fields (quick: a short sweep). */
 void coll_cfg_defaults(coll_cfg *cfg, bool quick);
 
@@ -49,6 +72,10 @@ void coll_cfg_defaults(coll_cfg *cfg, bool quick);
  * every rank). Ops that cannot run on this rank count (send-recv alone) are
  * left out. */
 int coll_sweep(comm *c, const coll_cfg *cfg, coll_result **out, size_t *n_out, cp_error *err);
+/* The same with the buffers of eng (NULL: as coll_sweep). Rows measured
+ * before a failure are returned too. */
+int coll_sweep_engine(comm *c, const coll_engine *eng, const coll_cfg *cfg, coll_result **out, size_t *n_out,
+                      cp_error *err);
 
 /* bw_gbps[size*size] (caller-allocated) gets bw[i*n+j] = one-way GB/s from
  * rank i to rank j, NaN on the diagonal; same on every rank. */

@@ -67,6 +67,7 @@ typedef struct probe_opts {
     double timeout_s;        /* every network wait; 0 = probe default */
     struct comm *comm;       /* coll: the process group; NULL = one process */
     double factor;           /* coll: message-size multiplier of the sweep; 0 = default */
+    const char *coll_backend; /* coll: "auto" (NULL), "mpi" (host buffers) or "nccl" (GPU buffers) */
 } probe_opts;
 
 /* One result row. Strings are borrowed for the call only (probe_emit copies).

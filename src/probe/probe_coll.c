@@ -10,14 +10,21 @@
  * (metric slow_host / slow_link, value = its bandwidth, peak = the
  * reference, so efficiency is the fraction of the median it reached).
  *
- * GPU buffers through NCCL: not in this build (src/gpu has no NCCL
- * back-end yet); the report says so under coll.nccl.
+ * Buffers: host buffers through the comm (MPI, or a copy alone), or GPU
+ * buffers through NCCL (coll_nccl.h). --backend nccl insists, mpi refuses,
+ * auto (the default) takes NCCL when every rank has libnccl and a GPU; the
+ * ranks decide together, since one rank on NCCL and another on MPI would
+ * wait for each other forever. coll.buffers and coll.nccl say what was used
+ * and why NCCL was not. The pair matrix always runs on the comm (it is the
+ * host network's view).
  */
 #include "probe.h"
 
 #include "../base/util.h"
 #include "../comm/comm.h"
+#include "../gpu/gpu.h"
 #include "coll_bench.h"
+#include "coll_nccl.h"
 #include "p2p_slow.h"
 
 #include <math.h>
@@ -44,14 +51,23 @@ static const char *mpi_call(coll_op op)
     }
 }
 
-static void emit_sweep(probe_ctx *ctx, comm *c, const coll_cfg *cfg, const coll_result *res, size_t n)
+/* nx: the NCCL engine when the rows came from GPU buffers, else NULL. */
+static void emit_sweep(probe_ctx *ctx, comm *c, const coll_nccl *nx, const coll_cfg *cfg, const coll_result *res,
+                       size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        char method[256];
-        snprintf(method, sizeof method,
-                 "%s float32 on %d rank(s) (%s comm, host buffers), mean of %d iterations after %d warm-up, "
-                 "time averaged over ranks; busbw as nccl-tests",
-                 strcmp(comm_backend(c), "mpi") ? "one-rank copy" : mpi_call(res[i].op), comm_size(c), comm_backend(c), cfg->iters, cfg->warmup);
+        char method[384];
+        if (nx)
+            snprintf(method, sizeof method,
+                     "%s float32 on %d rank(s) (NCCL %s, GPU buffers, rank 0 on GPU %d), mean of %d iterations "
+                     "after %d warm-up until the stream drained, time averaged over ranks; busbw as nccl-tests",
+                     coll_nccl_call(nx, res[i].op), comm_size(c), nx->version, nx->dev, cfg->iters, cfg->warmup);
+        else
+            snprintf(method, sizeof method,
+                     "%s float32 on %d rank(s) (%s comm, host buffers), mean of %d iterations after %d warm-up, "
+                     "time averaged over ranks; busbw as nccl-tests",
+                     strcmp(comm_backend(c), "mpi") ? "one-rank copy" : mpi_call(res[i].op), comm_size(c),
+                     comm_backend(c), cfg->iters, cfg->warmup);
         probe_row r = {
             .metric = "busbw", .value = res[i].busbw_gbps, .unit = "GB/s", .peak = NAN, .method = method,
             .is_coll = true, .op = coll_op_name(res[i].op), .size_bytes = res[i].size_bytes,
@@ -153,6 +169,35 @@ static void emit_p2p(probe_ctx *ctx, int n, char (*hosts)[COMM_HOST_MAX], const 
     free(hp);
 }
 
+/* NCCL or not: the same answer on every rank (collective). why says why
+ * not; an explicit --backend nccl that cannot be met is CP_ERR_UNAVAILABLE. */
+static int pick_nccl(probe_ctx *ctx, comm *c, bool *use, char *why, size_t why_size, cp_error *err)
+{
+    const char *want = ctx->opts.coll_backend ? ctx->opts.coll_backend : "auto";
+    *use = false;
+    why[0] = 0;
+    if (strcmp(want, "mpi") == 0) {
+        snprintf(why, why_size, "not requested (--backend mpi)");
+        return 0;
+    }
+    gpu_rt *g = probe_gpu(ctx);
+    bool ok = g && gpu_nccl_available(g);
+    if (!g)
+        snprintf(why, why_size, "no GPU: %s", ctx->gpu_why);
+    else if (!ok)
+        snprintf(why, why_size, "%s", g->nccl_why);
+    int64_t lacking[1] = { !ok };
+    int rc = comm_allreduce_i64(c, lacking, 1, COMM_SUM, err);
+    if (rc < 0)
+        return rc;
+    if (ok && lacking[0])
+        snprintf(why, why_size, "%lld of %d ranks lack libnccl or a GPU", (long long)lacking[0], comm_size(c));
+    *use = lacking[0] == 0;
+    if (!*use && strcmp(want, "nccl") == 0)
+        return cp_error_set(err, CP_ERR_UNAVAILABLE, NULL, 0, 0, -1, "--backend nccl: %s", why);
+    return 0;
+}
+
 int probe_coll_run(probe_ctx *ctx, cp_error *err)
 {
     comm *c = ctx->opts.comm, *own = NULL;
@@ -169,19 +214,47 @@ int probe_coll_run(probe_ctx *ctx, cp_error *err)
                     .check = true};
     coll_cfg_defaults(&cfg, ctx->opts.quick);
     int n = comm_size(c), me = comm_rank(c);
+    bool use_nccl = false;
+    char why[700];
+    coll_nccl nx;
+    memset(&nx, 0, sizeof nx);
+    rc = pick_nccl(ctx, c, &use_nccl, why, sizeof why, err);
+    if (rc == 0 && use_nccl && (rc = coll_nccl_open(&nx, ctx->gpu, c, err)) < 0)
+        snprintf(why, sizeof why, "set-up failed: %s", err ? err->msg : "?");
     if (ctx->rep && me == 0) {
         rep_node *o = rep_obj(ctx->rep, ctx->rep->root, "coll", "collectives");
         rep_str(ctx->rep, o, "backend", "comm back-end", comm_backend(c));
         rep_int(ctx->rep, o, "ranks", "ranks", n, NULL);
-        rep_str(ctx->rep, o, "nccl", "NCCL (GPU buffers)",
-                "unavailable: this build has no NCCL back-end in src/gpu; host buffers measured through MPI");
+        bool used = use_nccl && rc == 0;
+        rep_str(ctx->rep, o, "buffers", "buffers", used ? "device" : "host");
+        if (used) {
+            char line[700];
+            snprintf(line, sizeof line, "used: NCCL %s (%s), rank 0 on GPU %d", nx.version, ctx->gpu->nccl_path,
+                     nx.dev);
+            rep_str(ctx->rep, o, "nccl", "NCCL (GPU buffers)", line);
+            rep_str(ctx->rep, o, "nccl_version", "NCCL version", nx.version);
+        } else {
+            char line[720];
+            snprintf(line, sizeof line, "%s%s", strncmp(why, "not requested", 13) ? "unavailable: " : "", why);
+            rep_str(ctx->rep, o, "nccl", "NCCL (GPU buffers)", line);
+            rep_null(ctx->rep, o, "nccl_version", "NCCL version", NULL);
+        }
+    }
+    if (rc < 0) {
+        comm_close(own);
+        return rc;
     }
     coll_result *res = NULL;
     size_t nres = 0;
-    rc = coll_sweep(c, &cfg, &res, &nres, err);
+    coll_engine eng;
+    if (use_nccl)
+        coll_nccl_engine(&nx, &eng);
+    rc = coll_sweep_engine(c, use_nccl ? &eng : NULL, &cfg, &res, &nres, err);
     if (me == 0)
-        emit_sweep(ctx, c, &cfg, res, nres);
+        emit_sweep(ctx, c, use_nccl ? &nx : NULL, &cfg, res, nres);
     free(res);
+    if (use_nccl)
+        coll_nccl_close(&nx);
     if (rc == 0 && n >= 2) {
         char (*hosts)[COMM_HOST_MAX] = cp_xcalloc((size_t)n, sizeof *hosts);
         double *bw = cp_xcalloc((size_t)n * (size_t)n, sizeof *bw);

@@ -16,8 +16,10 @@
  * AVX-512/AVX2/NEON (true of current server cores; a 1-unit part shows up
  * as ~50 % efficiency, which is the honest reading).
  *
- * The GPU GEMM row comes from src/gpu (cuBLASLt through dlopen) when a GPU
- * is present.
+ * The GPU GEMM rows (bf16, fp16, tf32, fp8 per device) come from src/gpu
+ * (cuBLASLt through dlopen) when a GPU is present; a precision the device
+ * cannot run (fp8 before sm_89) or that fails keeps its row with a null value
+ * and the reason in `method`, so the JSON says why rather than omitting it.
  */
 #include "probe.h"
 #include "probe_cpu.h"
@@ -313,18 +315,25 @@ int probe_compute_run(probe_ctx *ctx, cp_error *err)
         cp_log_warn("GPU GEMM not measured: cuBLASLt %s", g->cublaslt_why);
     for (int d = 0; g && gpu_gemm_available(g) && d < g->n_devices; d++)
         for (int p = 0; p < GPU_GEMM_N; p++) {
-            char metric[64], method[256], why[256];
+            char metric[64], method[512], why[256];
             uint64_t n = ctx->opts.quick ? 4096 : 8192;
             int greps = ctx->opts.quick ? 2 : 5;
             double tf = gpu_gemm_tflops(g, d, (gpu_gemm_prec)p, n, greps, why, sizeof why);
-            if (isnan(tf)) {
-                cp_log_warn("gpu %d %s GEMM not measured: %s", d, gpu_gemm_prec_name((gpu_gemm_prec)p), why);
-                continue;
-            }
             snprintf(metric, sizeof metric, "gpu%d_gemm_%s_tflops", d, gpu_gemm_prec_name((gpu_gemm_prec)p));
-            snprintf(method, sizeof method,
-                     "cublasLtMatmul %llu^3, fp32 accumulate, best of %d batches of 10, 2 n^3 FLOPs per GEMM",
-                     (unsigned long long)n, greps);
+            /* a precision that cannot run still gets its row (value null) saying why */
+            if (isnan(tf))
+                snprintf(method, sizeof method, "not measured: %s", why);
+            else if (p == GPU_GEMM_FP8)
+                snprintf(method, sizeof method,
+                         "cublasLtMatmul %llu^3, fp8 e4m3 inputs (TN, unit scales), bf16 output, fp32 accumulate, "
+                         "best of %d batches of 10, 2 n^3 FLOPs per GEMM",
+                         (unsigned long long)n, greps);
+            else
+                snprintf(method, sizeof method,
+                         "cublasLtMatmul %llu^3, fp32 accumulate, best of %d batches of 10, 2 n^3 FLOPs per GEMM",
+                         (unsigned long long)n, greps);
+            if (isnan(tf) && strncmp(why, "needs ", 6) != 0)
+                cp_log_warn("gpu %d %s GEMM not measured: %s", d, gpu_gemm_prec_name((gpu_gemm_prec)p), why);
             probe_emit_value(ctx, metric, tf, "TFLOP/s", NAN, method);
         }
     if (ctx->topology) {

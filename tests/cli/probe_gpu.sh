@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GPU paths of chainprof probe through the fake libraries built from
 # tests/fakes: one GPU (rows with peaks derived from the fake NVML), two GPUs
-# (P2P matrix), no device, a missing symbol, no library: each says why.
+# (P2P matrix), no device, a missing symbol, no library: each says why;
+# GEMM rows in bf16/fp16/tf32/fp8 and fp8's reason on a pre-sm_89 GPU.
 set -u
 command -v python3 >/dev/null || { echo "skip: python3 is needed to check the JSON"; exit 77; }
 fakes="$CP_BUILD_DIR/fakes"
@@ -32,6 +33,19 @@ assert d["topology"]["gpu_devices"][0]["name"] == "H100 80GB HBM3 (fake 0)"
 for p in ("bf16", "fp16", "tf32"):
     r = rows["gpu0_gemm_%s_tflops" % p]
     assert 0 < r["value"] <= 137.5 and r["unit"] == "TFLOP/s" and r["layer"] == "compute", r
+# fp8 GEMM: the fake accepts it only with E4M3 A/B, TN, scale pointers; 0.5 ms per GEMM
+r = rows["gpu0_gemm_fp8_tflops"]
+assert 0 < r["value"] <= 275 and r["unit"] == "TFLOP/s" and "fp8 e4m3" in r["method"], r
+PY
+# a GPU older than sm_89: the fp8 row stays, value null, saying why; the others are measured
+FAKE_CC=8.0 run one 1 compute
+python3 - "$tmp/out.json" <<'PY' || fail "fp8 on compute capability 8.0"
+import json, sys
+rows = {r["metric"]: r for r in json.load(open(sys.argv[1]))["results"]}
+r = rows["gpu0_gemm_fp8_tflops"]
+assert r["value"] is None and r["efficiency"] is None, r
+assert r["method"] == "not measured: needs compute capability 8.9 or newer; GPU 0 is 8.0", r
+assert rows["gpu0_gemm_bf16_tflops"]["value"] > 0
 PY
 run one 2
 python3 - "$tmp/out.json" <<'PY' || fail "two GPUs"

@@ -9,6 +9,8 @@
 #include "probe/p2p_slow.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 static void test_busbw_factors(void **state)
 {
@@ -137,12 +139,113 @@ static void test_sweep_local(void **state)
     comm_close(c);
 }
 
+/* A mock engine with its own "device" buffers, one rank: what the sweep
+ * fills must reach them through upload, and the check must read them
+ * through download, or the rows come out wrong. */
+typedef struct mock_eng {
+    float *dsend, *drecv;
+    int setups, teardowns, uploads, waits, downloads, runs, fail_at_run;
+    bool pending; /* a run not yet waited on */
+} mock_eng;
+
+static int mock_setup(void *self, size_t max_count, cp_error *err)
+{
+    (void)err;
+    mock_eng *m = self;
+    m->setups++;
+    m->dsend = calloc(max_count, sizeof(float));
+    m->drecv = calloc(max_count, sizeof(float));
+    return 0;
+}
+static int mock_upload(void *self, const float *send, const float *recv, size_t count, cp_error *err)
+{
+    (void)err;
+    mock_eng *m = self;
+    m->uploads++;
+    memcpy(m->dsend, send, count * sizeof(float));
+    memcpy(m->drecv, recv, count * sizeof(float));
+    return 0;
+}
+static int mock_run(void *self, coll_op op, bool in_place, size_t count, cp_error *err)
+{
+    mock_eng *m = self;
+    if (++m->runs == m->fail_at_run)
+        return cp_error_set(err, CP_ERR_IO, NULL, 0, 0, -1, "mock failure");
+    m->pending = true;
+    if (!in_place && op != COLL_BROADCAST) /* one rank: every op is a copy */
+        memcpy(m->drecv, m->dsend, count * sizeof(float));
+    return 0;
+}
+static int mock_wait(void *self, cp_error *err)
+{
+    (void)err;
+    mock_eng *m = self;
+    m->waits++;
+    m->pending = false;
+    return 0;
+}
+static int mock_download(void *self, float *recv, size_t count, cp_error *err)
+{
+    (void)err;
+    mock_eng *m = self;
+    assert_false(m->pending); /* the sweep waits before it reads results */
+    m->downloads++;
+    memcpy(recv, m->drecv, count * sizeof(float));
+    return 0;
+}
+static void mock_teardown(void *self)
+{
+    mock_eng *m = self;
+    m->teardowns++;
+    free(m->dsend);
+    free(m->drecv);
+}
+
+static void test_sweep_engine(void **state)
+{
+    (void)state;
+    comm *c = NULL;
+    assert_int_equal(comm_open(&c, true, 10, NULL), 0);
+    coll_cfg cfg = {.min_bytes = 64, .max_bytes = 4096, .factor = 4, .warmup = 2, .iters = 3, .check = true};
+    coll_cfg_defaults(&cfg, false);
+    mock_eng m = {0};
+    coll_engine eng = {.self = &m, .setup = mock_setup, .upload = mock_upload, .run = mock_run, .wait = mock_wait,
+                       .download = mock_download, .teardown = mock_teardown, .rs_in_place_at_block = true,
+                       .no_in_place_all_to_all = true};
+    coll_result *res = NULL;
+    size_t n = 0;
+    cp_error err;
+    assert_int_equal(coll_sweep_engine(c, &eng, &cfg, &res, &n, &err), 0);
+    /* as the host sweep less the 4 in-place all-to-all rows */
+    assert_int_equal(n, 8 * 4);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(res[i].wrong, 0);
+        assert_false(res[i].op == COLL_ALL_TO_ALL && res[i].in_place);
+    }
+    assert_int_equal(m.setups, 1);
+    assert_int_equal(m.teardowns, 1);
+    assert_int_equal(m.uploads, 2 * (int)n);   /* timed run and check */
+    assert_int_equal(m.downloads, (int)n);     /* check only */
+    assert_int_equal(m.waits, 3 * (int)n);     /* after warm-up, after the timed calls, before the check */
+    assert_int_equal(m.runs, (2 + 3 + 1) * (int)n);
+    free(res);
+
+    /* a failing call: the error comes back, rows so far are kept, buffers released */
+    m = (mock_eng){.fail_at_run = 6 * 3 + 2};
+    assert_int_equal(coll_sweep_engine(c, &eng, &cfg, &res, &n, &err), CP_ERR_IO);
+    assert_int_equal(n, 3);
+    assert_string_equal(err.msg, "mock failure");
+    assert_int_equal(m.teardowns, 1);
+    free(res);
+    comm_close(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_busbw_factors), cmocka_unit_test(test_busbw_values),
         cmocka_unit_test(test_slow_host), cmocka_unit_test(test_slow_link_and_intra),
-        cmocka_unit_test(test_sweep_local),
+        cmocka_unit_test(test_sweep_local), cmocka_unit_test(test_sweep_engine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
