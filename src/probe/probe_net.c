@@ -268,6 +268,11 @@ int probe_net_run(probe_ctx *ctx, cp_error *err)
     }
     if (rc == 0 && (rs.ran || rs.rc < 0))
         rc = rdma_finish(ctx, &rs, how, status, sizeof status, err);
+    else if (rc == 0 && o->listen && o->rdma >= 0 && avail) {
+        char devs[sizeof status];
+        snprintf(devs, sizeof devs, "%s", status);
+        snprintf(status, sizeof status, "not run: the peer did not ask for RDMA (%.500s here)", devs);
+    }
 out:
     if (ctx->rep) {
         rep_node *n = rep_obj(ctx->rep, ctx->rep->root, "net", "network");
