@@ -10,6 +10,7 @@ packages=(
   zlib1g-dev libzstd-dev zstd           # compressed traces (.gz, .zst)
   libsqlite3-dev sqlite3                # nsys exports, run history
   libhwloc-dev                          # machine topology (probe)
+  liburing-dev                          # io_uring checkpoint writer (probe storage; optional)
   libopenmpi-dev openmpi-bin            # cluster probes under mpirun
   libcmocka-dev                         # unit tests
   iproute2                              # network-namespace test hosts

@@ -25,7 +25,8 @@
 
 enum {
     O_LIST = 100, O_QUICK, O_FULL, O_DIR, O_SIZE, O_SECONDS, O_LISTEN, O_CONNECT, O_STREAMS, O_MIN_BYTES,
-    O_MAX_BYTES, O_ITERS, O_WARMUP, O_TIMEOUT, O_DB, O_NO_HISTORY, O_FACTOR, O_BACKEND,
+    O_MAX_BYTES, O_ITERS, O_WARMUP, O_TIMEOUT, O_DB, O_NO_HISTORY, O_FACTOR, O_BACKEND, O_RDMA, O_NO_RDMA,
+    O_RDMA_DEV, O_IB_PORT, O_GID_INDEX, O_QPS,
 };
 
 static const cli_opt opts[] = {
@@ -38,11 +39,17 @@ static const cli_opt opts[] = {
     { "listen", 0, "[ADDR:]PORT", O_LISTEN, 0, "net: serve a peer on this address" },
     { "connect", 0, "HOST:PORT", O_CONNECT, 0, "net: measure towards a peer serving with --listen" },
     { "streams", 0, "N", O_STREAMS, 0, "net: parallel TCP streams / RDMA QPs (default 1)" },
-    { "min-bytes", 0, "BYTES", O_MIN_BYTES, 0, "coll: smallest message size (default 8)" },
-    { "max-bytes", 0, "BYTES", O_MAX_BYTES, 0, "coll: largest message size (default 64M; quick 1M)" },
-    { "iters", 0, "N", O_ITERS, 0, "coll: timed iterations per size (default 20)" },
+    { "rdma", 0, NULL, O_RDMA, 0, "net: RDMA is required: fail when it cannot run (default: when a device exists)" },
+    { "no-rdma", 0, NULL, O_NO_RDMA, 0, "net: no RDMA measurement (a server refuses a client's request)" },
+    { "rdma-dev", 0, "NAME", O_RDMA_DEV, 0, "net: RDMA device (default: the first libibverbs lists)" },
+    { "ib-port", 0, "N", O_IB_PORT, 0, "net: RDMA port number (default 1)" },
+    { "gid-index", 0, "N", O_GID_INDEX, 0, "net: GID index for RoCE/global routing (default: 0 on RoCE, none on IB)" },
+    { "qps", 0, "N", O_QPS, 0, "net: RDMA RC queue pairs per side (default 1)" },
+    { "min-bytes", 0, "BYTES", O_MIN_BYTES, 0, "coll, RDMA: smallest message size (default 8; RDMA 2, quick 4K)" },
+    { "max-bytes", 0, "BYTES", O_MAX_BYTES, 0, "coll, RDMA: largest message size (default 64M, RDMA 8M; quick 1M)" },
+    { "iters", 0, "N", O_ITERS, 0, "coll: timed iterations per size (default 20); RDMA: messages per QP (1000)" },
     { "warmup", 0, "N", O_WARMUP, 0, "coll: untimed warm-up iterations per size (default 5)" },
-    { "factor", 0, "F", O_FACTOR, 0, "coll: message size multiplier between sweep steps (default 2; quick 4)" },
+    { "factor", 0, "F", O_FACTOR, 0, "coll, RDMA: message size multiplier between sweep steps (default 2; quick 4)" },
     { "backend", 0, "auto|mpi|nccl", O_BACKEND, 0,
       "coll: host buffers through MPI, or GPU buffers through NCCL (auto: NCCL when every rank has it and a GPU)" },
     { "timeout", 0, "S", O_TIMEOUT, 0, "every network wait gives up after S seconds (default 30)" },
@@ -92,7 +99,11 @@ static void history_metrics(const probe_ctx *pc, hist_metrics *m)
     for (size_t i = 0; i < pc->n_results; i++) {
         const probe_result *r = &pc->results[i];
         if (!r->row.is_coll) {
-            snprintf(path, sizeof path, "%s/%s", r->probe, r->row.metric);
+            if (r->row.size_bytes) /* a sweep (RDMA): one path per size */
+                snprintf(path, sizeof path, "%s/%s/%llu", r->probe, r->row.metric,
+                         (unsigned long long)r->row.size_bytes);
+            else
+                snprintf(path, sizeof path, "%s/%s", r->probe, r->row.metric);
             hist_metrics_add(m, path, r->row.value, r->row.unit);
             continue;
         }
@@ -145,6 +156,18 @@ int cmd_probe(cli_ctx *ctx)
         cli_get_long(ctx, O_ITERS, 0, 0, 1000000, &iters) < 0 ||
         cli_get_long(ctx, O_WARMUP, 0, 0, 1000000, &warmup) < 0)
         return CLI_EXIT_USAGE;
+    long ib_port, gid_index, qps;
+    if (cli_get_long(ctx, O_IB_PORT, 0, 0, 255, &ib_port) < 0 ||
+        cli_get_long(ctx, O_GID_INDEX, 0, 0, 255, &gid_index) < 0 || cli_get_long(ctx, O_QPS, 0, 0, 64, &qps) < 0)
+        return CLI_EXIT_USAGE;
+    if (cli_has(ctx, O_RDMA) && cli_has(ctx, O_NO_RDMA))
+        return cli_usage_error(ctx, "--rdma and --no-rdma exclude each other");
+    po.rdma = cli_has(ctx, O_RDMA) ? 1 : cli_has(ctx, O_NO_RDMA) ? -1 : 0;
+    po.rdma_dev = cli_get(ctx, O_RDMA_DEV);
+    po.ib_port = (int)ib_port;
+    po.has_gid_index = cli_has(ctx, O_GID_INDEX);
+    po.gid_index = (int)gid_index;
+    po.qps = (int)qps;
     po.streams = (int)streams;
     po.iters = (int)iters;
     po.warmup = (int)warmup;

@@ -96,7 +96,7 @@ static void set_timeouts(int fd, double t)
 }
 
 /* Move exactly n bytes; what/peer name the failure. */
-static int io_full(int fd, void *buf, size_t n, bool out, double timeout_s, const char *what, const char *peer,
+int net_io_full(int fd, void *buf, size_t n, bool out, double timeout_s, const char *what, const char *peer,
                    cp_error *err)
 {
     char *p = buf;
@@ -266,7 +266,7 @@ static void *stream_main(void *arg)
     if (j->sending) {
         double deadline = now_s() + j->seconds;
         while (j->rc == 0 && now_s() < deadline) {
-            j->rc = io_full(j->fd, buf, j->msg_bytes, true, j->timeout_s, "data send", j->peer, &j->err);
+            j->rc = net_io_full(j->fd, buf, j->msg_bytes, true, j->timeout_s, "data send", j->peer, &j->err);
             if (j->rc == 0)
                 j->bytes += j->msg_bytes;
         }
@@ -355,7 +355,7 @@ int net_serve(int lfd, const net_cfg *cfg_in, net_result *res, cp_error *err)
     if ((rc = tcp_accept(lfd, cfg.timeout_s, &cfd, res->peer, sizeof res->peer, err)) < 0)
         return rc;
     unsigned char hello[6 + 16];
-    if ((rc = io_full(cfd, hello, sizeof hello, false, cfg.timeout_s, "hello", res->peer, err)) < 0)
+    if ((rc = net_io_full(cfd, hello, sizeof hello, false, cfg.timeout_s, "hello", res->peer, err)) < 0)
         goto out;
     if (memcmp(hello, NET_MAGIC, 6) != 0) {
         rc = cp_error_set(err, CP_ERR_FORMAT, NULL, 0, 0, -1, "hello from %s: not a chainprof net peer", res->peer);
@@ -371,20 +371,24 @@ int net_serve(int lfd, const net_cfg *cfg_in, net_result *res, cp_error *err)
         goto out;
     }
     res->streams = cfg.streams;
-    if ((rc = io_full(cfd, "OK", 2, true, cfg.timeout_s, "hello reply", res->peer, err)) < 0)
+    if ((rc = net_io_full(cfd, "OK", 2, true, cfg.timeout_s, "hello reply", res->peer, err)) < 0)
         goto out;
     for (int i = 0; i < cfg.ping_count && rc == 0; i++) {
         unsigned char p[8];
-        rc = io_full(cfd, p, 8, false, cfg.timeout_s, "ping", res->peer, err);
+        rc = net_io_full(cfd, p, 8, false, cfg.timeout_s, "ping", res->peer, err);
         if (rc == 0)
-            rc = io_full(cfd, p, 8, true, cfg.timeout_s, "pong", res->peer, err);
+            rc = net_io_full(cfd, p, 8, true, cfg.timeout_s, "pong", res->peer, err);
     }
     while (rc == 0) {
         char phase;
-        if ((rc = io_full(cfd, &phase, 1, false, cfg.timeout_s, "phase", res->peer, err)) < 0)
+        if ((rc = net_io_full(cfd, &phase, 1, false, cfg.timeout_s, "phase", res->peer, err)) < 0)
             break;
         if (phase == 'Q')
             break;
+        if (phase == 'R' && cfg.extra) {
+            rc = cfg.extra(cfd, true, res->peer, cfg.timeout_s, cfg.extra_arg, err);
+            continue;
+        }
         if (phase != 'U' && phase != 'B') {
             rc = cp_error_set(err, CP_ERR_FORMAT, NULL, 0, 0, -1, "phase from %s: unknown code", res->peer);
             break;
@@ -410,7 +414,7 @@ int net_serve(int lfd, const net_cfg *cfg_in, net_result *res, cp_error *err)
         unsigned char rep[16];
         put_u64(rep, rx);
         put_u64(rep + 8, (uint64_t)((t_end - t0) * 1e9));
-        rc = io_full(cfd, rep, 16, true, cfg.timeout_s, "phase report", res->peer, err);
+        rc = net_io_full(cfd, rep, 16, true, cfg.timeout_s, "phase report", res->peer, err);
         if (phase == 'U') {
             res->oneway_bytes = rx;
             res->oneway_gbps = (double)rx / (t_end - t0) / 1e9;
@@ -429,7 +433,7 @@ static int cmp_dbl(const void *a, const void *b)
 
 static int client_phase(int cfd, char phase, const net_cfg *cfg, const char *peer, net_result *res, cp_error *err)
 {
-    int rc = io_full(cfd, &phase, 1, true, cfg->timeout_s, "phase", peer, err);
+    int rc = net_io_full(cfd, &phase, 1, true, cfg->timeout_s, "phase", peer, err);
     int fds[NET_MAX_STREAMS];
     int n = 0;
     double t0 = now_s();
@@ -445,7 +449,7 @@ static int client_phase(int cfd, char phase, const net_cfg *cfg, const char *pee
     close_all(fds, n);
     unsigned char rep[16];
     if (rc == 0)
-        rc = io_full(cfd, rep, 16, false, cfg->timeout_s, "phase report", peer, err);
+        rc = net_io_full(cfd, rep, 16, false, cfg->timeout_s, "phase report", peer, err);
     if (rc < 0)
         return rc;
     uint64_t srv_bytes = get_u64(rep);
@@ -478,9 +482,9 @@ int net_client(const net_cfg *cfg_in, net_result *res, cp_error *err)
     put_u32(hello + 14, (uint32_t)cfg.ping_count);
     put_u32(hello + 18, (uint32_t)(cfg.seconds * 1000));
     char ok[2];
-    rc = io_full(cfd, hello, sizeof hello, true, cfg.timeout_s, "hello", res->peer, err);
+    rc = net_io_full(cfd, hello, sizeof hello, true, cfg.timeout_s, "hello", res->peer, err);
     if (rc == 0)
-        rc = io_full(cfd, ok, 2, false, cfg.timeout_s, "hello reply", res->peer, err);
+        rc = net_io_full(cfd, ok, 2, false, cfg.timeout_s, "hello reply", res->peer, err);
     if (rc == 0 && memcmp(ok, "OK", 2) != 0)
         rc = cp_error_set(err, CP_ERR_FORMAT, NULL, 0, 0, -1, "hello reply from %s: not a chainprof net peer",
                           res->peer);
@@ -488,9 +492,9 @@ int net_client(const net_cfg *cfg_in, net_result *res, cp_error *err)
     for (int i = 0; i < cfg.ping_count && rc == 0; i++) {
         unsigned char p[8] = {0};
         double t = now_s();
-        rc = io_full(cfd, p, 8, true, cfg.timeout_s, "ping", res->peer, err);
+        rc = net_io_full(cfd, p, 8, true, cfg.timeout_s, "ping", res->peer, err);
         if (rc == 0)
-            rc = io_full(cfd, p, 8, false, cfg.timeout_s, "pong", res->peer, err);
+            rc = net_io_full(cfd, p, 8, false, cfg.timeout_s, "pong", res->peer, err);
         rtt[i] = (now_s() - t) * 1e6;
     }
     if (rc == 0) {
@@ -505,8 +509,12 @@ int net_client(const net_cfg *cfg_in, net_result *res, cp_error *err)
         rc = client_phase(cfd, 'U', &cfg, res->peer, res, err);
     if (rc == 0)
         rc = client_phase(cfd, 'B', &cfg, res->peer, res, err);
-    if (rc == 0)
-        rc = io_full(cfd, "Q", 1, true, cfg.timeout_s, "quit", res->peer, err);
+    if (rc == 0 && cfg.extra) /* sends its own phase code ('R') when it has something to run */
+        rc = cfg.extra(cfd, false, res->peer, cfg.timeout_s, cfg.extra_arg, err);
+    if (rc == 0 && net_io_full(cfd, "Q", 1, true, cfg.timeout_s, "quit", res->peer, NULL) < 0 && !cfg.extra)
+        rc = cp_error_set(err, CP_ERR_IO, NULL, 0, 0, -1, "quit with %s: peer closed the connection", res->peer);
+    /* with an extra phase its failure is already recorded there: the
+     * figures measured before it stand */
     close(cfd);
     return rc;
 }

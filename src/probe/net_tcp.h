@@ -13,6 +13,9 @@
  *           u64 ns) -> bandwidth = bytes / time as the receiver saw it
  *   'B'     bidirectional: the same with both ends sending on every stream;
  *           bandwidth = bytes both ways / the longer of the two windows
+ *   'R'     an extra phase run by cfg->extra (the RDMA session, net_rdma.h):
+ *           the client's hook sends 'R' itself when it has something to
+ *           run; the server calls its hook on 'R'
  *   'Q'     done
  * Every wait is bounded by timeout_s: connect and accept poll with it, reads
  * and writes use SO_RCVTIMEO/SO_SNDTIMEO. A refused port, an unreachable
@@ -39,6 +42,11 @@ typedef struct net_cfg {
     size_t msg_bytes;   /* write size (default 128 KiB) */
     int ping_count;     /* latency round trips (default 1000) */
     double timeout_s;   /* every wait (default 10) */
+    /* Extra phase on the control connection after the TCP phases (NULL =
+     * none). Returns < 0 only when the control connection broke; its own
+     * failures stay in arg. */
+    int (*extra)(int fd, bool server, const char *peer, double timeout_s, void *arg, cp_error *err);
+    void *extra_arg;
 } net_cfg;
 
 typedef struct net_result {
@@ -62,6 +70,12 @@ int net_listen(const net_cfg *cfg, int *fd, int *port_out, cp_error *err);
 int net_serve(int lfd, const net_cfg *cfg, net_result *res, cp_error *err);
 /* Run a session against a server. */
 int net_client(const net_cfg *cfg, net_result *res, cp_error *err);
+/* Move exactly n bytes on a connected socket (its SO_RCVTIMEO/SO_SNDTIMEO
+ * bound each wait); what/peer name the failure: CP_ERR_TIMEOUT when the
+ * peer made no progress, CP_ERR_IO when it closed the connection. */
+int net_io_full(int fd, void *buf, size_t n, bool out, double timeout_s, const char *what, const char *peer,
+                cp_error *err);
+
 /* Both ends in one process on loopback. */
 int net_loopback(const net_cfg *cfg, net_result *res, cp_error *err);
 

@@ -250,7 +250,19 @@ void probe_report(probe_ctx *ctx, const probe_outcome *out, size_t n_out)
             else
                 rep_cell_null(r, row);
         } else {
-            for (int k = 0; k < 7; k++)
+            if (w->op)
+                rep_cell_str(r, row, w->op);
+            else
+                rep_cell_null(r, row);
+            if (w->size_bytes)
+                rep_cell_int(r, row, (int64_t)w->size_bytes);
+            else
+                rep_cell_null(r, row);
+            if (w->time_us > 0)
+                rep_cell_num(r, row, w->time_us);
+            else
+                rep_cell_null(r, row);
+            for (int k = 0; k < 4; k++)
                 rep_cell_null(r, row);
         }
     }

@@ -68,6 +68,13 @@ typedef struct probe_opts {
     struct comm *comm;       /* coll: the process group; NULL = one process */
     double factor;           /* coll: message-size multiplier of the sweep; 0 = default */
     const char *coll_backend; /* coll: "auto" (NULL), "mpi" (host buffers) or "nccl" (GPU buffers) */
+    /* net: RDMA (net_rdma.h); min_bytes/max_bytes/factor/iters also shape its sweep */
+    int rdma;                /* 0 auto (when a device is listed), 1 required (--rdma), -1 off (--no-rdma) */
+    const char *rdma_dev;    /* device name; NULL = the first */
+    int ib_port;             /* 0 = port 1 */
+    bool has_gid_index;      /* --gid-index given */
+    int gid_index;
+    int qps;                 /* RC QPs per side; 0 = 1 */
 } probe_opts;
 
 /* One result row. Strings are borrowed for the call only (probe_emit copies).
@@ -80,7 +87,8 @@ typedef struct probe_row {
     const char *unit;        /* "GB/s" (1e9 B/s), "GFLOP/s", "us", "ops/s", ... */
     double peak;             /* theoretical peak in `unit`; NaN = unknown */
     const char *method;      /* how it was measured, one line */
-    /* collective rows */
+    /* collective rows; op and size_bytes also on sized non-collective rows
+     * (RDMA: op "rdma_write", size the message) and rendered there when set */
     bool is_coll;
     const char *op;          /* all_reduce, all_gather, ... */
     uint64_t size_bytes;

@@ -13,20 +13,23 @@
  * the bandwidth rows when exactly one physical NIC has a known speed (with
  * several we cannot tell which one TCP used, so peak stays null).
  *
- * RDMA: libibverbs.so.1 is opened with dlopen and its device list read
- * through three owned declarations (no verbs header needed at build time);
- * RDMA is then reported as unavailable with the reason (library missing, no
- * device, or devices present but no RC measurement in this build yet),
- * never silently absent.
+ * RDMA (net_rdma.c): when libibverbs lists a device (or with --rdma), the
+ * same session adds RC WRITE/READ/SEND bandwidth over --qps QPs and
+ * WRITE/SEND latency, on the control connection after the TCP phases (or
+ * both ends in this process without a peer). `net.rdma` in the report says
+ * what happened: "measured ...", "unavailable: why" or "off". A missing
+ * device or a port that is down on either side is "unavailable" (an error
+ * only with --rdma); any other RDMA failure (modify_qp, a completion error,
+ * a timeout) fails the probe with its reason, after the TCP rows.
  */
 #include "probe.h"
 
 #include "../base/log.h"
 #include "../base/util.h"
+#include "net_rdma.h"
 #include "net_tcp.h"
 
 #include <dirent.h>
-#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,47 +99,6 @@ static double line_rates(probe_ctx *ctx)
     return known == 1 ? only : NAN;
 }
 
-/* Owned declarations of the three libibverbs calls used (stable since
- * IBVERBS_1.1): the device is opaque to us. */
-struct ibv_device;
-typedef struct ibv_device **(*ibv_get_device_list_fn)(int *num_devices);
-typedef void (*ibv_free_device_list_fn)(struct ibv_device **list);
-typedef const char *(*ibv_get_device_name_fn)(struct ibv_device *device);
-
-/* The rdma status line: why RDMA was not measured. */
-static void rdma_status(char *out, size_t size)
-{
-    void *h = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char *e = dlerror();
-        snprintf(out, size, "unavailable: libibverbs.so.1 cannot be loaded (%s)", e ? e : "not found");
-        return;
-    }
-    ibv_get_device_list_fn get = (ibv_get_device_list_fn)dlsym(h, "ibv_get_device_list");
-    ibv_free_device_list_fn put = (ibv_free_device_list_fn)dlsym(h, "ibv_free_device_list");
-    ibv_get_device_name_fn name = (ibv_get_device_name_fn)dlsym(h, "ibv_get_device_name");
-    if (!get || !put || !name) {
-        snprintf(out, size, "unavailable: libibverbs.so.1 lacks ibv_get_device_list/ibv_get_device_name");
-        dlclose(h);
-        return;
-    }
-    int n = 0;
-    struct ibv_device **list = get(&n);
-    if (!list || n <= 0) {
-        snprintf(out, size, "unavailable: no RDMA device (libibverbs lists none)");
-    } else {
-        size_t off = (size_t)snprintf(out, size, "unavailable: RDMA device(s)");
-        for (int i = 0; i < n && off < size; i++)
-            off += (size_t)snprintf(out + off, size - off, " %s", name(list[i]));
-        if (off < size)
-            snprintf(out + off, size - off, " found, but this build has no RC write/read/send measurement yet");
-    }
-    if (list)
-        put(list);
-    /* h stays open on purpose: libibverbs keeps its device cache in globals,
-     * and unloading it would turn that cache into reported leaks */
-}
-
 static void emit_session(probe_ctx *ctx, const net_result *r, bool server, const char *how, double peak)
 {
     char m[256];
@@ -154,6 +116,96 @@ static void emit_session(probe_ctx *ctx, const net_result *r, bool server, const
     probe_emit_value(ctx, "tcp_rtt_min", r->rtt_min_us, "us", NAN, m);
 }
 
+static void rdma_cfg_from(const probe_opts *o, rdma_cfg *c)
+{
+    memset(c, 0, sizeof *c);
+    c->dev = o->rdma_dev;
+    c->port = o->ib_port;
+    c->gid_index = o->has_gid_index ? o->gid_index : -1;
+    c->qps = o->qps;
+    c->min_bytes = o->min_bytes;
+    c->max_bytes = o->max_bytes;
+    c->factor = o->factor;
+    c->iters = o->iters;
+    c->lat_iters = o->iters;
+    c->timeout_s = o->timeout_s;
+    c->quick = o->quick;
+}
+
+static void emit_rdma(probe_ctx *ctx, const rdma_session *s, const char *how)
+{
+    const rdma_info *in = &s->info;
+    double peak = isfinite(in->line_rate_gbps) ? in->line_rate_gbps / 8 : NAN;
+    char link[256];
+    snprintf(link, sizeof link, "%s port %d (%s, %g Gb/s, MTU %d)%s%s", in->dev, in->port,
+             in->link_layer == 2 ? "RoCE" : "InfiniBand", in->line_rate_gbps, in->mtu_bytes,
+             in->peer_dev[0] ? " <-> " : "", in->peer_dev);
+    for (size_t i = 0; i < s->n_meas; i++) {
+        const rdma_meas *m = &s->meas[i];
+        char metric[64], op[32], method[1024];
+        snprintf(op, sizeof op, "rdma_%s", m->op);
+        probe_row r = { .unit = "GB/s", .op = op, .size_bytes = m->size_bytes, .wrong = -1, .method = method };
+        if (!m->lat) {
+            snprintf(method, sizeof method,
+                     "%s, RC %s, %d QP(s), %llu messages of %llu B, %s; BW average = size x messages / time",
+                     how, m->op, m->qps, (unsigned long long)m->msgs, (unsigned long long)m->size_bytes, link);
+            r.metric = metric;
+            r.peak = peak;
+            r.time_us = m->seconds / (double)m->msgs * 1e6; /* per message, as the rate's inverse */
+            snprintf(metric, sizeof metric, "rdma_%s_bw", m->op);
+            r.value = m->bw_gbps;
+            probe_emit(ctx, &r);
+            snprintf(metric, sizeof metric, "rdma_%s_bw_peak", m->op);
+            r.value = m->bw_peak_gbps;
+            probe_emit(ctx, &r);
+            snprintf(metric, sizeof metric, "rdma_%s_msg_rate", m->op);
+            r.value = m->msg_rate_mpps;
+            r.unit = "Mmsg/s";
+            r.peak = NAN;
+            probe_emit(ctx, &r);
+            continue;
+        }
+        snprintf(method, sizeof method,
+                 "%s, RC %s ping-pong on 1 QP, %llu round trips of %llu B, %s; one-way = round trip / 2", how,
+                 m->op, (unsigned long long)m->msgs, (unsigned long long)m->size_bytes, link);
+        static const char *const stat[] = { "typical", "min", "avg", "p99", "p999", "max", "stdev" };
+        const double v[] = { m->lat_typical_us, m->lat_min_us, m->lat_avg_us, m->lat_p99_us,
+                             m->lat_p999_us, m->lat_max_us, m->lat_stdev_us };
+        r.unit = "us";
+        r.peak = NAN;
+        r.time_us = 0;
+        r.metric = metric;
+        for (size_t k = 0; k < CP_ARRAY_LEN(stat); k++) {
+            snprintf(metric, sizeof metric, "rdma_%s_lat_%s", m->op, stat[k]);
+            r.value = v[k];
+            probe_emit(ctx, &r);
+        }
+    }
+}
+
+/* After the session: rows, the status line, and whether it is an error. */
+static int rdma_finish(probe_ctx *ctx, rdma_session *s, const char *how, char *status, size_t size, cp_error *err)
+{
+    emit_rdma(ctx, s, how);
+    if (s->rc == 0) {
+        if (s->n_meas)
+            snprintf(status, size, "measured: %s port %d, %d QP(s), %zu tests", s->info.dev, s->info.port,
+                     s->info.qps, s->n_meas);
+        else /* the server: the client holds the figures */
+            snprintf(status, size, "served: %s port %d, %d QP(s) for the peer's tests", s->info.dev,
+                     s->info.port, s->info.qps);
+        return 0;
+    }
+    snprintf(status, size, "%s: %s", s->rc == CP_ERR_UNAVAILABLE ? "unavailable" : "failed", s->err.msg);
+    if (s->rc == CP_ERR_UNAVAILABLE && ctx->opts.rdma <= 0)
+        return 0; /* auto mode: a missing device or a down port is a fact, not an error */
+    if (err) {
+        *err = s->err;
+        snprintf(err->msg, sizeof err->msg, "rdma: %.*s", (int)sizeof err->msg - 8, s->err.msg);
+    }
+    return s->rc;
+}
+
 int probe_net_run(probe_ctx *ctx, cp_error *err)
 {
     const probe_opts *o = &ctx->opts;
@@ -163,20 +215,29 @@ int probe_net_run(probe_ctx *ctx, cp_error *err)
     if (o->quick && !(cfg.seconds > 0))
         cfg.seconds = 0.5;
     net_result r;
-    char buf[300], how[400];
+    char buf[300], how[400], status[640];
     int rc;
-    if (ctx->rep) {
-        rep_node *n = rep_obj(ctx->rep, ctx->rep->root, "net", "network");
-        char why[512];
-        rdma_status(why, sizeof why);
-        rep_str(ctx->rep, n, "rdma", "RDMA", why);
-    }
+    /* RDMA: decided before the session so a client knows whether to ask */
+    rdma_session rs;
+    memset(&rs, 0, sizeof rs);
+    rdma_cfg_from(o, &rs.cfg);
+    bool avail = false;
+    rdma_probe_devices(status, sizeof status, &avail);
+    bool want = o->rdma > 0 || (o->rdma == 0 && avail);
+    if (o->rdma < 0)
+        snprintf(status, sizeof status, "off (--no-rdma)");
+    else if (!avail && o->rdma > 0)
+        rs.rc = cp_error_set(&rs.err, CP_ERR_UNAVAILABLE, NULL, 0, 0, -1, "%s", status + (strncmp(status, "unavailable: ", 13) ? 0 : 13));
     if (o->listen) {
         if ((rc = net_split_hostport(o->listen, true, buf, sizeof buf, &cfg.host, &cfg.port, err)) < 0)
-            return rc;
+            goto out;
         int lfd, port;
         if ((rc = net_listen(&cfg, &lfd, &port, err)) < 0)
-            return rc;
+            goto out;
+        /* the server always answers an RDMA request, if only with why not */
+        rs.disabled = o->rdma < 0;
+        cfg.extra = rdma_phase;
+        cfg.extra_arg = &rs;
         cp_log_info("net: listening on %s:%d (one session, %.0f s timeout)", *cfg.host ? cfg.host : "*", port,
                     cfg.timeout_s > 0 ? cfg.timeout_s : 10);
         rc = net_serve(lfd, &cfg, &r, err);
@@ -184,19 +245,39 @@ int probe_net_run(probe_ctx *ctx, cp_error *err)
         snprintf(how, sizeof how, "served %s", r.peer);
         if (rc == 0)
             emit_session(ctx, &r, true, how, peak);
-        return rc;
-    }
-    if (o->connect) {
+    } else if (o->connect) {
         if ((rc = net_split_hostport(o->connect, false, buf, sizeof buf, &cfg.host, &cfg.port, err)) < 0)
-            return rc;
+            goto out;
+        if (want && rs.rc == 0) {
+            cfg.extra = rdma_phase;
+            cfg.extra_arg = &rs;
+        }
         rc = net_client(&cfg, &r, err);
         snprintf(how, sizeof how, "to %s", o->connect);
+        if (rc == 0)
+            emit_session(ctx, &r, false, how, peak);
     } else {
         rc = net_loopback(&cfg, &r, err);
         snprintf(how, sizeof how, "loopback 127.0.0.1 (both ends in this process)");
-        peak = NAN; /* loopback is not bounded by a NIC */
+        if (rc == 0)
+            emit_session(ctx, &r, false, how, NAN); /* loopback is not bounded by a NIC */
+        if (rc == 0 && want && rs.rc == 0) {
+            snprintf(how, sizeof how, "loopback (both ends in this process, one device)");
+            rc = rdma_loopback(&rs, err);
+        }
     }
-    if (rc == 0)
-        emit_session(ctx, &r, false, how, peak);
+    if (rc == 0 && (rs.ran || rs.rc < 0))
+        rc = rdma_finish(ctx, &rs, how, status, sizeof status, err);
+    else if (rc == 0 && o->listen && o->rdma >= 0 && avail) {
+        char devs[sizeof status];
+        snprintf(devs, sizeof devs, "%s", status);
+        snprintf(status, sizeof status, "not run: the peer did not ask for RDMA (%.500s here)", devs);
+    }
+out:
+    if (ctx->rep) {
+        rep_node *n = rep_obj(ctx->rep, ctx->rep->root, "net", "network");
+        rep_str(ctx->rep, n, "rdma", "RDMA", status);
+    }
+    rdma_session_free(&rs);
     return rc;
 }
