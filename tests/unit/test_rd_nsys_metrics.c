@@ -3,38 +3,10 @@
  * libsqlite3 (two processes on two GPUs, a NIC and an IB switch, damaged
  * and unlisted samples), a schema without the optional tables, and the real
  * exports under ../shared/data/nsys checked against sqlite3 counts. */
-#include "test_util.h"
-
-#include "model/timeline.h"
-#include "readers/rd_nsys.h"
+#include "nsys_testutil.h"
 
 #include <sqlite3.h>
 #include <unistd.h>
-
-typedef struct extra {
-    tl_builder *b[8];
-    size_t n;
-} extra;
-
-static tl_builder *more(void *ctx, const char *src)
-{
-    extra *x = ctx;
-    assert_true(x->n < 7);
-    return x->b[++x->n] = tl_builder_new(src);
-}
-
-static tl_timeline *load(const char *path)
-{
-    extra x = { { tl_builder_new(path) }, 0 };
-    rd_opts o = { .more = more, .more_ctx = &x };
-    cp_error err;
-    cp_error_clear(&err);
-    if (rd_nsys_read(path, x.b[0], &o, &err))
-        fail_msg("%s: %s", path, err.msg);
-    tl_timeline *tl;
-    assert_int_equal(tl_finish(x.b, x.n + 1, NULL, &tl, NULL), 0);
-    return tl;
-}
 
 static void make_db(const char *path, const char *sql)
 {
@@ -142,7 +114,7 @@ static void test_counters(void **state)
     char sql[sizeof kernels_sql + sizeof metrics_sql];
     snprintf(sql, sizeof sql, "%s%s", kernels_sql, metrics_sql);
     make_db(path, sql);
-    tl_timeline *tl = load(path);
+    tl_timeline *tl = nsys_load(path);
     unlink(path);
     assert_int_equal(tl->n_ranks, 2);
 
@@ -203,7 +175,7 @@ static void test_partial_schema(void **state)
              "INSERT INTO NET_NIC_METRIC VALUES (6000, 3, 44);",
              kernels_sql);
     make_db(path, sql);
-    tl_timeline *tl = load(path);
+    tl_timeline *tl = nsys_load(path);
     unlink(path);
     size_t i;
     assert_int_equal(samples(tl, "GPU 1 metrics", "metric 1/2", &i), 1);
@@ -223,19 +195,13 @@ static void test_partial_schema(void **state)
 static void test_real_exports(void **state)
 {
     (void)state;
-    static const char *const exports[] = {
-        "nsys/pipit/saxpy-mpi-cuda_nsys_perlmutter0.sqlite", "nsys/pipit/perlmutter-cloverleaf-cuda.sqlite",
-        "nsys/nsys-ai/mock.sqlite",                          "nsys/nsys-ai/healthy_1pct.sqlite",
-        "nsys/nsys-ai/h100_2gpu_1s.sqlite",                  "nsys/nsys-ai/mfu_2gpu_before.sqlite",
-        "nsys/nsys-ai/mfu_2gpu_after.sqlite",
-    };
     static const char *const tables[][2] = {
         { "GPU_METRICS", "timestamp" }, { "NET_NIC_METRIC", "start" }, { "NET_IB_SWITCH_METRIC", "start" }
     };
     char buf[4096];
     int found = 0;
-    for (size_t f = 0; f < sizeof exports / sizeof exports[0]; f++) {
-        const char *path = cp_test_data(exports[f], buf, sizeof buf);
+    for (size_t f = 0; f < sizeof nsys_exports / sizeof nsys_exports[0]; f++) {
+        const char *path = cp_test_data(nsys_exports[f], buf, sizeof buf);
         if (!path)
             continue;
         found++;
@@ -252,12 +218,12 @@ static void test_real_exports(void **state)
             sqlite3_finalize(st);
         }
         sqlite3_close(db);
-        tl_timeline *tl = load(path);
+        tl_timeline *tl = nsys_load(path);
         int64_t got = 0;
         for (size_t e = 0; e < tl->n_events; e++)
             got += tl->tracks[tl->track[e]].key.kind == TL_TRACK_OTHER;
         if (got != want)
-            fail_msg("%s: %lld counter samples, sqlite3 counts %lld", exports[f], (long long)got, (long long)want);
+            fail_msg("%s: %lld counter samples, sqlite3 counts %lld", nsys_exports[f], (long long)got, (long long)want);
         tl_free(tl);
     }
     if (!found)
