@@ -135,7 +135,8 @@ static bool col_has(nsys_ctx *c, const char *table, const char *col)
 /* A wanted column: its name and the SQL literal that stands for it when it
  * is absent or NULL (NULL: keep NULL, the caller tests the type). Defaults
  * applied in SQL let the row loops read every integer with one
- * sqlite3_column_int64 call. */
+ * sqlite3_column_int64 call. A name "a*b*c" is the product of those
+ * columns (each defaulted), one value instead of three. */
 typedef struct qcol {
     const char *name;
     const char *dflt;
@@ -150,7 +151,17 @@ static sqlite3_stmt *select_cols(nsys_ctx *c, const char *table, const qcol *col
     size_t w = (size_t)snprintf(sql, sizeof sql, "SELECT ");
     for (size_t i = 0; i < n && w < sizeof sql; i++) {
         const char *sep = i ? ", " : "";
-        if (!col_has(c, table, cols[i].name))
+        if (strchr(cols[i].name, '*')) { /* "a*b*c": the product, each factor defaulted */
+            w += (size_t)snprintf(sql + w, sizeof sql - w, "%s1", sep);
+            for (const char *f = cols[i].name; *f && w < sizeof sql;) {
+                int len = (int)strcspn(f, "*");
+                char one[64];
+                snprintf(one, sizeof one, "%.*s", len, f);
+                if (col_has(c, table, one))
+                    w += (size_t)snprintf(sql + w, sizeof sql - w, "*coalesce(\"%s\", %s)", one, cols[i].dflt);
+                f += len + (f[len] == '*');
+            }
+        } else if (!col_has(c, table, cols[i].name))
             w += (size_t)snprintf(sql + w, sizeof sql - w, "%s%s", sep, cols[i].dflt ? cols[i].dflt : "NULL");
         else if (cols[i].dflt)
             w += (size_t)snprintf(sql + w, sizeof sql - w, "%scoalesce(\"%s\", %s)", sep, cols[i].name,
@@ -478,9 +489,8 @@ static void gpu_row(nsys_ctx *c, sqlite3_stmt *st, nsys_proc *p, uint32_t name, 
 
 static void read_kernels(nsys_ctx *c)
 {
-    static const qcol cols[] = { GPU_COLS,          { "demangledName", "-1" }, { "shortName", "-1" },
-                                 { "gridX", "1" },  { "gridY", "1" },          { "gridZ", "1" },
-                                 { "blockX", "1" }, { "blockY", "1" },         { "blockZ", "1" } };
+    static const qcol cols[] = { GPU_COLS, { "demangledName", "-1" }, { "shortName", "-1" },
+                                 { "gridX*gridY*gridZ", "1" }, { "blockX*blockY*blockZ", "1" } };
     sqlite3_stmt *st = select_cols(c, "CUPTI_ACTIVITY_KIND_KERNEL", cols, CP_ARRAY_LEN(cols), NULL);
     if (!st)
         return;
@@ -493,8 +503,8 @@ static void read_kernels(nsys_ctx *c)
         tl_builder *b = p->b;
         if (sname >= 0)
             tl_builder_arg_str(b, p->k_short_name, sid_plain(c, p, sname));
-        tl_builder_arg_int(b, p->k_grid, I64(st, 8) * I64(st, 9) * I64(st, 10));
-        tl_builder_arg_int(b, p->k_block, I64(st, 11) * I64(st, 12) * I64(st, 13));
+        tl_builder_arg_int(b, p->k_grid, I64(st, 8));
+        tl_builder_arg_int(b, p->k_block, I64(st, 9));
     }
     sqlite3_finalize(st);
 }

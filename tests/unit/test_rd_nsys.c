@@ -38,15 +38,20 @@ static int64_t q1(sqlite3 *db, const char *sql)
 static void check_kernels(sqlite3 *db, const tl_timeline *tl, const char *name)
 {
     int64_t n_sql = q1(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL");
-    int64_t n = 0, total = 0;
+    int64_t n = 0, total = 0, grid = 0, block = 0, g, b;
     for (size_t i = 0; i < tl->n_events; i++)
         if (tl->cat[i] == TL_CAT_KERNEL) {
             n++;
             total += tl->dur_ns[i];
+            assert_true(tl_arg_int(tl, i, "grid", &g) && tl_arg_int(tl, i, "block", &b));
+            grid += g;
+            block += b;
         }
     if (n != n_sql)
         fail_msg("%s: %lld kernels, sqlite3 says %lld", name, (long long)n, (long long)n_sql);
     assert_int_equal(total, q1(db, "SELECT sum(end - start) FROM CUPTI_ACTIVITY_KIND_KERNEL"));
+    assert_int_equal(grid, q1(db, "SELECT sum(gridX * gridY * gridZ) FROM CUPTI_ACTIVITY_KIND_KERNEL"));
+    assert_int_equal(block, q1(db, "SELECT sum(blockX * blockY * blockZ) FROM CUPTI_ACTIVITY_KIND_KERNEL"));
     sqlite3_stmt *st;
     sqlite3_prepare_v2(db, "SELECT deviceId, streamId, sum(end - start), count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL "
                            "GROUP BY deviceId, streamId", -1, &st, NULL);
