@@ -4,8 +4,10 @@
 # 1. The largest real export under ../shared/data/nsys (when present).
 # 2. A synthetic export with the nsys schema (kernels, runtime calls, memcpys, NVTX ranges, strings),
 #    ROWS kernels (default 2,000,000), written with sqlite3 into the build directory.
-# For each: the time `sqlite3` needs to read every row of the tables the reader reads (the floor:
-# SQLite's read speed), and the time `chainprof analyze` needs (read + all analyses), both CPU time.
+# For each: the time `sqlite3` needs to read the rows (the floor: SQLite's read speed), once for two
+# columns and once for every column the reader takes from the kernel and runtime tables; the reader
+# alone (bench/bench_nsys_read.c: rows into builders, then tl_finish timed apart); and
+# `chainprof analyze` (read + all analyses). All CPU time.
 set -euo pipefail
 build=${1:-build}
 rows=${2:-2000000}
@@ -24,11 +26,23 @@ floor_sql="SELECT count(*), sum(start), sum(end) FROM CUPTI_ACTIVITY_KIND_KERNEL
 SELECT count(*), sum(start) FROM CUPTI_ACTIVITY_KIND_RUNTIME;
 SELECT count(*), sum(length(value)) FROM StringIds;"
 
+floor_cols_sql="SELECT count(*), sum(start), sum(end), sum(deviceId), sum(streamId), sum(correlationId),
+  sum(globalPid), sum(demangledName), sum(shortName), sum(gridX*gridY*gridZ), sum(blockX*blockY*blockZ)
+  FROM CUPTI_ACTIVITY_KIND_KERNEL;
+SELECT count(*), sum(start), sum(end), sum(globalTid), sum(correlationId), sum(nameId) FROM CUPTI_ACTIVITY_KIND_RUNTIME;"
+
+reader="$build/bench/bench_nsys_read"
+mkdir -p "$build/bench"
+${CC:-gcc} -std=c17 -O2 -D_GNU_SOURCE -I"$here/src" -o "$reader" "$here/bench/bench_nsys_read.c" \
+    "$build/libcp_readers.a" "$build/libcp_model.a" "$build/libcp_base.a" -lsqlite3 -lz -lzstd -lpthread -lm
+
 run() {
   local f=$1
   local mb; mb=$(du -m "$f" | cut -f1)
   printf '%s (%s MB)\n' "$(basename "$f")" "$mb"
   printf '  sqlite3 reading the rows:  %s\n' "$(cpu sqlite3 -readonly "$f" "$floor_sql")"
+  printf '  sqlite3, the reader columns: %s\n' "$(cpu sqlite3 -readonly "$f" "$floor_cols_sql")"
+  printf '  reader alone (bench_nsys_read): %s\n' "$("$reader" "$f" 1 | tr -d '\n')"
   printf '  chainprof analyze --json:  %s\n' "$(cpu "$bin" analyze --no-history --json "$f")"
 }
 
@@ -38,7 +52,6 @@ if [ -d "$data/nsys" ]; then
 fi
 
 syn="$build/bench/nsys_synth.sqlite"
-mkdir -p "$build/bench"
 if [ ! -f "$syn" ]; then
   rm -f "$syn.tmp"
   sqlite3 "$syn.tmp" >/dev/null <<SQL

@@ -25,7 +25,15 @@
  *   emit_nvtx ranges become cpu_op events named by the op; NCCL's own NVTX
  *   domain ranges become nvtx events with domain "NCCL" and their decoded
  *   payload fields as args; other NVTX ranges are user annotations.
- *   OS runtime calls become osrt events (storage-layer evidence).
+ *   OS runtime calls become osrt events (storage-layer evidence). GPU and
+ *   NIC/IB metric tables become counter samples (see "GPU and NIC/IB
+ *   metrics" below).
+ * - Speed: each table is one prepared statement stepped once, every value
+ *   one sqlite3_column_int64 (defaults applied in SQL), no allocation or
+ *   formatting per row. Names go through per-process memo arrays indexed by
+ *   StringIds id (or by enum value), so a distinct name is looked up and
+ *   interned once; builders are reserved from the tables' row counts. The
+ *   builders take the rows directly: nothing is staged in between.
  */
 #include "reader.h"
 #include "rd_nsys.h"
@@ -47,10 +55,39 @@ extern char **environ;
 #define PID_OF(gid) (((gid) >> 24) & 0xFFFFFF)
 #define TID_OF(gid) ((gid)&0xFFFFFF)
 
+/* StringIds ids above this are not cached (interned on every use). */
+#define SID_CACHE_MAX (1u << 26)
+/* Direct-mapped cache of recently used tracks per process. */
+#define TRACK_CACHE 64
+
+/* What a StringIds id means in one process's builder, filled on first use:
+ * the interned name (+1, 0 = not yet) in each role the id was used in. */
+typedef struct sid_memo {
+    uint32_t plain;  /* the text as is */
+    uint32_t api;    /* an API name without its _vNNNN suffix */
+    uint32_t op;     /* NVTX use: 0 = not yet, 1 = not a PyTorch emit_nvtx op, else the op name + 2 */
+    uint8_t api_info; /* API_DRIVER | API_SYNC */
+    uint8_t nccl_text; /* the text starts with "nccl" */
+} sid_memo;
+
+enum { API_DRIVER = 1, API_SYNC = 2 };
+
+typedef struct track_slot {
+    int64_t a, b; /* (device, stream) or (globalTid, -1) */
+    uint32_t track;
+    uint8_t kind; /* tl_track_kind + 1, 0 = empty */
+} track_slot;
+
 typedef struct nsys_proc {
     int64_t pid;
     tl_builder *b;
-    uint32_t *sid_cache; /* StringIds id -> builder string id + 1 (0 = not yet) */
+    sid_memo *memo; /* StringIds id -> names, n_memo entries (lazily allocated) */
+    /* interned keys and fixed names of this builder */
+    uint32_t k_short_name, k_grid, k_block, k_bytes, k_domain, k_value, k_port, k_interval, s_nccl, s_unknown;
+    uint32_t copy_names[14][9][8]; /* Memcpy name by (copyKind, srcKind or 8 = none, dstKind), +1 */
+    uint32_t set_names[8];         /* Memset name by memKind, +1 */
+    uint32_t sync_names[5];        /* sync event name by syncType, +1 */
+    track_slot tcache[TRACK_CACHE];
 } nsys_proc;
 
 typedef struct nsys_ctx {
@@ -59,12 +96,12 @@ typedef struct nsys_ctx {
     const rd_opts *opts;
     nsys_proc *procs;
     size_t n_procs;
-    char **strs; /* StringIds: id -> text (NULL when absent) */
-    size_t n_strs;
+    nsys_proc *last; /* process of the previous row */
+    sqlite3_stmt *str_st; /* SELECT value FROM StringIds WHERE id = ? (NULL without StringIds) */
+    size_t n_memo;        /* max StringIds id + 1, capped at SID_CACHE_MAX */
     cp_arena arena;
     int64_t nccl_domain; /* NVTX domainId of NCCL, -1 unknown */
-    char **domains;      /* domainId -> name, for small ids */
-    size_t n_domains;
+    int64_t dev_owner[64]; /* CUDA device -> index of the first process with kernels on it + 1 */
 } nsys_ctx;
 
 int rd_nsys_sniff(const char *path, const unsigned char *head, size_t n)
@@ -103,18 +140,45 @@ static bool col_has(nsys_ctx *c, const char *table, const char *col)
     return yes;
 }
 
-/* Build "SELECT a, b, NULL, ... FROM t" from wanted columns, NULL for absent ones. */
-static sqlite3_stmt *select_cols(nsys_ctx *c, const char *table, const char *const *cols, size_t n,
-                                 const char *tail)
+/* A wanted column: its name and the SQL literal that stands for it when it
+ * is absent or NULL (NULL: keep NULL, the caller tests the type). Defaults
+ * applied in SQL let the row loops read every integer with one
+ * sqlite3_column_int64 call. A name "a*b*c" is the product of those
+ * columns (each defaulted), one value instead of three. */
+typedef struct qcol {
+    const char *name;
+    const char *dflt;
+} qcol;
+
+/* Build "SELECT coalesce(a, d), b, NULL, ... FROM t" from the wanted columns. */
+static sqlite3_stmt *select_cols(nsys_ctx *c, const char *table, const qcol *cols, size_t n, const char *tail)
 {
     if (!table_has(c, table))
         return NULL;
     char sql[2048];
     size_t w = (size_t)snprintf(sql, sizeof sql, "SELECT ");
-    for (size_t i = 0; i < n && w < sizeof sql; i++)
-        w += (size_t)snprintf(sql + w, sizeof sql - w, "%s%s", i ? ", " : "",
-                              col_has(c, table, cols[i]) ? cols[i] : "NULL");
-    snprintf(sql + w, sizeof sql - w, " FROM %s %s", table, tail ? tail : "");
+    for (size_t i = 0; i < n && w < sizeof sql; i++) {
+        const char *sep = i ? ", " : "";
+        if (strchr(cols[i].name, '*')) { /* "a*b*c": the product, each factor defaulted */
+            w += (size_t)snprintf(sql + w, sizeof sql - w, "%s1", sep);
+            for (const char *f = cols[i].name; *f && w < sizeof sql;) {
+                int len = (int)strcspn(f, "*");
+                char one[64];
+                snprintf(one, sizeof one, "%.*s", len, f);
+                if (col_has(c, table, one))
+                    w += (size_t)snprintf(sql + w, sizeof sql - w, "*coalesce(\"%s\", %s)", one, cols[i].dflt);
+                f += len + (f[len] == '*');
+            }
+        } else if (!col_has(c, table, cols[i].name))
+            w += (size_t)snprintf(sql + w, sizeof sql - w, "%s%s", sep, cols[i].dflt ? cols[i].dflt : "NULL");
+        else if (cols[i].dflt)
+            w += (size_t)snprintf(sql + w, sizeof sql - w, "%scoalesce(\"%s\", %s)", sep, cols[i].name,
+                                  cols[i].dflt);
+        else
+            w += (size_t)snprintf(sql + w, sizeof sql - w, "%s\"%s\"", sep, cols[i].name);
+    }
+    if (w < sizeof sql)
+        snprintf(sql + w, sizeof sql - w, " FROM %s %s", table, tail ? tail : "");
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) != SQLITE_OK) {
         cp_log_warn("%s: cannot query %s: %s", c->path, table, sqlite3_errmsg(c->db));
@@ -128,51 +192,122 @@ static int64_t col_i64(sqlite3_stmt *st, int i, int64_t dflt)
     return sqlite3_column_type(st, i) == SQLITE_NULL ? dflt : sqlite3_column_int64(st, i);
 }
 
-static void load_strings(nsys_ctx *c)
+#define I64(st, i) sqlite3_column_int64(st, i)
+
+/* Rows of a table without reading them: its largest rowid (a B-tree
+ * descent, not a scan); 0 when absent. A hint for reserving builder room. */
+static size_t table_rows(nsys_ctx *c, const char *table)
 {
+    if (!table_has(c, table))
+        return 0;
+    char sql[160];
+    snprintf(sql, sizeof sql, "SELECT max(rowid) FROM %s", table);
     sqlite3_stmt *st;
+    size_t n = 0;
+    if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+        sqlite3_column_int64(st, 0) > 0)
+        n = (size_t)sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* StringIds are looked up one id at a time (id is the table's INTEGER
+ * PRIMARY KEY, so each lookup is a B-tree descent) the first time a
+ * process uses the id; the table is never copied, and an export whose
+ * StringIds holds millions of NVTX texts costs only the ones used. */
+static void open_strings(nsys_ctx *c)
+{
     if (!table_has(c, "StringIds") ||
-        sqlite3_prepare_v2(c->db, "SELECT id, value FROM StringIds", -1, &st, NULL) != SQLITE_OK)
+        sqlite3_prepare_v2(c->db, "SELECT value FROM StringIds WHERE id = ?", -1, &c->str_st, NULL) != SQLITE_OK) {
+        c->str_st = NULL;
         return;
-    size_t cap = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(st, 0);
-        const char *v = (const char *)sqlite3_column_text(st, 1);
-        if (id < 0 || id > (1 << 26) || !v)
-            continue;
-        if ((size_t)id >= c->n_strs) {
-            cp_xgrow((void **)&c->strs, &cap, (size_t)id + 1, sizeof *c->strs);
-            memset(c->strs + c->n_strs, 0, ((size_t)id + 1 - c->n_strs) * sizeof *c->strs);
-            c->n_strs = (size_t)id + 1;
-        }
-        c->strs[id] = cp_arena_strdup(&c->arena, v);
+    }
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(c->db, "SELECT max(id) FROM StringIds", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+        int64_t m = sqlite3_column_int64(st, 0);
+        c->n_memo = m < 0 ? 0 : m >= (int64_t)SID_CACHE_MAX ? SID_CACHE_MAX : (size_t)m + 1;
     }
     sqlite3_finalize(st);
 }
 
+/* The text of a StringIds id, or NULL. Valid until the next call. */
 static const char *sid_text(nsys_ctx *c, int64_t id)
 {
-    return id >= 0 && (size_t)id < c->n_strs ? c->strs[id] : NULL;
+    if (!c->str_st || id < 0)
+        return NULL;
+    sqlite3_reset(c->str_st);
+    sqlite3_bind_int64(c->str_st, 1, id);
+    if (sqlite3_step(c->str_st) != SQLITE_ROW)
+        return NULL;
+    return (const char *)sqlite3_column_text(c->str_st, 0);
 }
 
-/* Intern a StringIds entry into a process's builder, cached per id. */
-static uint32_t sid_intern(nsys_ctx *c, nsys_proc *p, int64_t id, bool api_name)
+static uint32_t str(nsys_proc *p, const char *s) { return cp_intern_s(tl_builder_strings(p->b), s); }
+
+/* The memo of id in process p, NULL when id is not cacheable. */
+static sid_memo *memo_of(nsys_ctx *c, nsys_proc *p, int64_t id)
 {
+    if (id < 0 || (size_t)id >= c->n_memo)
+        return NULL;
+    if (!p->memo) /* calloc'd: pages of ids never used are never touched */
+        p->memo = cp_xcalloc(c->n_memo, sizeof *p->memo);
+    return &p->memo[id];
+}
+
+/* A StringIds entry as a name in p's builder, interned once per id. */
+static uint32_t sid_plain(nsys_ctx *c, nsys_proc *p, int64_t id)
+{
+    sid_memo *m = memo_of(c, p, id);
+    if (m && m->plain)
+        return m->plain - 1;
     const char *s = sid_text(c, id);
-    if (!s)
-        return cp_intern_s(tl_builder_strings(p->b), "<unknown>");
-    if (!p->sid_cache)
-        p->sid_cache = cp_xcalloc(c->n_strs ? c->n_strs : 1, sizeof *p->sid_cache);
-    if (!p->sid_cache[id]) {
-        char tmp[512];
-        const char *v = s;
-        if (api_name && strlen(s) < sizeof tmp) {
-            strcpy(tmp, s);
-            v = rd_nsys_normalize_api(tmp);
-        }
-        p->sid_cache[id] = cp_intern_s(tl_builder_strings(p->b), v) + 1;
+    uint32_t v = s ? str(p, s) : p->s_unknown;
+    if (m)
+        m->plain = v + 1;
+    return v;
+}
+
+/* Host APIs whose call blocks the thread until the GPU work is done. */
+static bool is_sync_api(const char *n)
+{
+    static const char *const sync[] = { "cudaMemcpy", "cudaMemcpy2D", "cudaMemcpy3D", "cudaMemset",
+                                        "cudaMemset2D", "cudaDeviceSynchronize", "cudaStreamSynchronize",
+                                        "cudaEventSynchronize", "cudaMemcpyToSymbol", "cudaMemcpyFromSymbol",
+                                        "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize",
+                                        "cuMemcpy", "cuMemcpyHtoD", "cuMemcpyDtoH", "cuMemsetD8", "cuMemsetD32" };
+    for (size_t i = 0; i < CP_ARRAY_LEN(sync); i++)
+        if (!strcmp(n, sync[i]))
+            return true;
+    return false;
+}
+
+/* An API name (suffix dropped) and what it is (API_DRIVER, API_SYNC),
+ * worked out once per StringIds id. */
+static uint32_t sid_api(nsys_ctx *c, nsys_proc *p, int64_t id, uint8_t *info)
+{
+    sid_memo *m = memo_of(c, p, id);
+    if (m && m->api) {
+        *info = m->api_info;
+        return m->api - 1;
     }
-    return p->sid_cache[id] - 1;
+    const char *s = sid_text(c, id);
+    char tmp[512];
+    uint32_t v = p->s_unknown;
+    if (s && strlen(s) < sizeof tmp) {
+        strcpy(tmp, s);
+        v = str(p, rd_nsys_normalize_api(tmp));
+    } else if (s) {
+        v = str(p, s);
+    }
+    const char *nm = cp_intern_str(tl_builder_strings(p->b), v);
+    *info = (uint8_t)((nm[0] == 'c' && nm[1] == 'u' && strncmp(nm, "cuda", 4) != 0 ? API_DRIVER : 0) |
+                      (is_sync_api(nm) ? API_SYNC : 0));
+    if (m) {
+        m->api = v + 1;
+        m->api_info = *info;
+    }
+    return v;
 }
 
 static void add_pid(int64_t **v, size_t *n, size_t *cap, int64_t pid)
@@ -207,6 +342,37 @@ static int32_t mapped_rank(const char *map, int64_t pid)
     return -1;
 }
 
+static void init_proc(nsys_proc *p)
+{
+    p->k_short_name = str(p, "short_name");
+    p->k_grid = str(p, "grid");
+    p->k_block = str(p, "block");
+    p->k_bytes = str(p, "bytes");
+    p->k_domain = str(p, "domain");
+    p->k_value = str(p, "value");
+    p->k_port = str(p, "port");
+    p->k_interval = str(p, "interval_ns");
+    p->s_nccl = str(p, "NCCL");
+    p->s_unknown = str(p, "<unknown>");
+}
+
+/* Room in every builder for the rows the tables hold (split evenly over
+ * the processes of a multi-process report), so columns never regrow. */
+static void reserve(nsys_ctx *c)
+{
+    size_t k = table_rows(c, "CUPTI_ACTIVITY_KIND_KERNEL"), cp = table_rows(c, "CUPTI_ACTIVITY_KIND_MEMCPY"),
+           ms = table_rows(c, "CUPTI_ACTIVITY_KIND_MEMSET"), nv = table_rows(c, "NVTX_EVENTS");
+    size_t ev = k + cp + ms + nv + table_rows(c, "CUPTI_ACTIVITY_KIND_RUNTIME") +
+                table_rows(c, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION") + table_rows(c, "OSRT_API");
+    size_t args = 3 * k + cp + ms + nv;
+    size_t n_b = 0;
+    for (size_t i = 0; i < c->n_procs; i++)
+        n_b += i == 0 || c->procs[i].b != c->procs[0].b;
+    for (size_t i = 0; i < c->n_procs; i++)
+        if (i == 0 || c->procs[i].b != c->procs[0].b)
+            tl_builder_reserve(c->procs[i].b, ev / n_b + 1, args / n_b + 1);
+}
+
 /* Processes with CUDA activity, in pid order; the first uses `first`. */
 static void discover_procs(nsys_ctx *c, tl_builder *first)
 {
@@ -234,39 +400,62 @@ static void discover_procs(nsys_ctx *c, tl_builder *first)
     qsort(pids, n, sizeof *pids, cmp_i64p);
     c->procs = cp_xcalloc(n, sizeof *c->procs);
     c->n_procs = n;
+    c->last = &c->procs[0];
     for (size_t i = 0; i < n; i++) {
         c->procs[i].pid = pids[i];
         if (i == 0 || !c->opts || !c->opts->more)
             c->procs[i].b = first;
         else
             c->procs[i].b = c->opts->more(c->opts->more_ctx, c->path);
+        init_proc(&c->procs[i]);
         if (c->opts && c->opts->rank_map && (i == 0 || c->procs[i].b != c->procs[0].b))
             tl_builder_meta(c->procs[i].b)->rank = mapped_rank(c->opts->rank_map, pids[i]);
     }
     free(pids);
+    reserve(c);
 }
 
-/* The process of a row; rows without a pid go to the only/first process. */
-static nsys_proc *proc_of(nsys_ctx *c, int64_t pid)
+/* The process of pid, or NULL when it has no CUDA activity. */
+static nsys_proc *find_proc(nsys_ctx *c, int64_t pid)
 {
+    if (c->last->pid == pid)
+        return c->last;
     for (size_t i = 0; i < c->n_procs; i++)
         if (c->procs[i].pid == pid)
-            return &c->procs[i];
-    return &c->procs[0];
+            return c->last = &c->procs[i];
+    return NULL;
 }
 
-static uint32_t str(nsys_proc *p, const char *s) { return cp_intern_s(tl_builder_strings(p->b), s); }
+/* The process of a row; rows without a known pid go to the first process. */
+static nsys_proc *proc_of(nsys_ctx *c, int64_t pid)
+{
+    nsys_proc *p = find_proc(c, pid);
+    return p ? p : &c->procs[0];
+}
+
+/* The builder track of key, through a small direct-mapped cache keyed by
+ * (a, b): rows alternate between a few streams or threads, and the
+ * builder's own lookup is a linear search. */
+static uint32_t track_of(nsys_proc *p, const tl_track_key *key, int64_t a, int64_t b)
+{
+    uint64_t h = ((uint64_t)a * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)b * 0xC2B2AE3D27D4EB4Full) ^ key->kind;
+    track_slot *t = &p->tcache[(h >> 32) % TRACK_CACHE];
+    if (t->kind == key->kind + 1u && t->a == a && t->b == b)
+        return t->track;
+    *t = (track_slot){ a, b, tl_builder_track(p->b, key), (uint8_t)(key->kind + 1) };
+    return t->track;
+}
 
 static uint32_t gpu_track(nsys_proc *p, int64_t device, int64_t stream)
 {
     tl_track_key k = { TL_TRACK_GPU, p->pid, stream, (int32_t)device, stream };
-    return tl_builder_track(p->b, &k);
+    return track_of(p, &k, device, stream);
 }
 
 static uint32_t cpu_track(nsys_proc *p, int64_t gtid)
 {
     tl_track_key k = { TL_TRACK_CPU, p->pid, gtid >= 0 ? TID_OF(gtid) : 0, -1, -1 };
-    return tl_builder_track(p->b, &k);
+    return track_of(p, &k, gtid, -1);
 }
 
 static void add_event(nsys_proc *p, nsys_ctx *c, int64_t start, int64_t end, uint32_t name, tl_cat cat,
@@ -281,96 +470,103 @@ static void add_event(nsys_proc *p, nsys_ctx *c, int64_t start, int64_t end, uin
     tl_builder_add(p->b, &ev);
 }
 
-/* Every CUPTI GPU-activity query starts with these six columns. */
-#define GPU_COLS "start", "end", "deviceId", "streamId", "correlationId", "globalPid"
+/* Every CUPTI GPU-activity query starts with these six columns. Device and
+ * stream go into the track key, as the Kineto reader puts them. */
+#define GPU_COLS                                                                                                \
+    { "start", "0" }, { "end", "0" }, { "deviceId", "0" }, { "streamId", "0" }, { "correlationId", "-1" },      \
+    {                                                                                                           \
+        "globalPid", "-1"                                                                                       \
+    }
 
 static nsys_proc *row_proc(nsys_ctx *c, sqlite3_stmt *st)
 {
-    int64_t gpid = col_i64(st, 5, -1);
+    int64_t gpid = I64(st, 5);
     return proc_of(c, gpid >= 0 ? PID_OF(gpid) : -1);
 }
 
-/* Add the GPU event of the current row (columns GPU_COLS) to process p with
- * its device and stream args, and, when bytes_col >= 0, its byte count. */
+/* Add the GPU event of the current row (columns GPU_COLS) to process p and,
+ * when bytes_col >= 0, its byte count. */
 static void gpu_row(nsys_ctx *c, sqlite3_stmt *st, nsys_proc *p, uint32_t name, tl_cat cat, int bytes_col)
 {
-    int64_t dev = col_i64(st, 2, 0), stream = col_i64(st, 3, 0);
-    add_event(p, c, col_i64(st, 0, 0), col_i64(st, 1, 0), name, cat, gpu_track(p, dev, stream),
-              col_i64(st, 4, -1), 0);
-    tl_builder_arg_int(p->b, str(p, "device"), dev);
-    tl_builder_arg_int(p->b, str(p, "stream"), stream);
+    add_event(p, c, I64(st, 0), I64(st, 1), name, cat, gpu_track(p, I64(st, 2), I64(st, 3)), I64(st, 4), 0);
     if (bytes_col >= 0)
-        tl_builder_arg_int(p->b, str(p, "bytes"), col_i64(st, bytes_col, 0));
+        tl_builder_arg_int(p->b, p->k_bytes, I64(st, bytes_col));
 }
 
 /* ---- CUDA activity ---- */
 
 static void read_kernels(nsys_ctx *c)
 {
-    static const char *const cols[] = { GPU_COLS, "demangledName", "shortName", "gridX", "gridY", "gridZ",
-                                        "blockX", "blockY", "blockZ" };
+    static const qcol cols[] = { GPU_COLS, { "demangledName", "-1" }, { "shortName", "-1" },
+                                 { "gridX*gridY*gridZ", "1" }, { "blockX*blockY*blockZ", "1" } };
     sqlite3_stmt *st = select_cols(c, "CUPTI_ACTIVITY_KIND_KERNEL", cols, CP_ARRAY_LEN(cols), NULL);
     if (!st)
         return;
     while (sqlite3_step(st) == SQLITE_ROW) {
         nsys_proc *p = row_proc(c, st);
-        gpu_row(c, st, p, sid_intern(c, p, col_i64(st, 6, col_i64(st, 7, -1)), false), TL_CAT_KERNEL, -1);
+        int64_t dev = I64(st, 2), dname = I64(st, 6), sname = I64(st, 7);
+        if (dev >= 0 && dev < (int64_t)CP_ARRAY_LEN(c->dev_owner) && !c->dev_owner[dev])
+            c->dev_owner[dev] = (p - c->procs) + 1;
+        gpu_row(c, st, p, sid_plain(c, p, dname >= 0 ? dname : sname), TL_CAT_KERNEL, -1);
         tl_builder *b = p->b;
-        if (sqlite3_column_type(st, 7) != SQLITE_NULL)
-            tl_builder_arg_str(b, str(p, "short_name"), sid_intern(c, p, col_i64(st, 7, -1), false));
-        tl_builder_arg_int(b, str(p, "grid"), col_i64(st, 8, 1) * col_i64(st, 9, 1) * col_i64(st, 10, 1));
-        tl_builder_arg_int(b, str(p, "block"), col_i64(st, 11, 1) * col_i64(st, 12, 1) * col_i64(st, 13, 1));
+        if (sname >= 0)
+            tl_builder_arg_str(b, p->k_short_name, sid_plain(c, p, sname));
+        tl_builder_arg_int(b, p->k_grid, I64(st, 8));
+        tl_builder_arg_int(b, p->k_block, I64(st, 9));
     }
     sqlite3_finalize(st);
 }
 
 /* ENUM_CUDA_MEMCPY_OPER and ENUM_CUDA_MEM_KIND, carried here because lazy
  * exports may lack the enum tables. */
-static const char *copy_kind_tag(int64_t k)
-{
-    static const char *const tags[] = { "Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA",
-                                        "DtoD", "HtoH", "PtoP", "HtoD", "DtoH", "DtoD" };
-    return k >= 0 && k < (int64_t)CP_ARRAY_LEN(tags) ? tags[k] : "Unknown";
-}
-
-static const char *mem_kind_name(int64_t k)
-{
-    static const char *const names[] = { "Pageable", "Pinned", "Device", "Array", "Managed", "Device Static",
+static const char *const copy_tags[] = { "Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD",
+                                         "DtoA",    "DtoD", "HtoH", "PtoP", "HtoD", "DtoH", "DtoD" };
+static const char *const mem_kinds[] = { "Pageable",       "Pinned", "Device", "Array", "Managed", "Device Static",
                                          "Managed Static", "Unknown" };
-    return k >= 0 && k < (int64_t)CP_ARRAY_LEN(names) ? names[k] : "Unknown";
-}
+
+static size_t clamp_idx(int64_t v, size_t n, size_t dflt) { return v >= 0 && v < (int64_t)n ? (size_t)v : dflt; }
 
 static void read_memcpy(nsys_ctx *c)
 {
-    static const char *const cols[] = { GPU_COLS, "bytes", "copyKind", "srcKind", "dstKind" };
+    static const qcol cols[] = { GPU_COLS, { "bytes", "0" }, { "copyKind", "0" }, { "srcKind", NULL },
+                                 { "dstKind", "7" } };
     sqlite3_stmt *st = select_cols(c, "CUPTI_ACTIVITY_KIND_MEMCPY", cols, CP_ARRAY_LEN(cols), NULL);
     if (!st)
         return;
     while (sqlite3_step(st) == SQLITE_ROW) {
-        char name[96];
-        int64_t kind = col_i64(st, 7, 0);
-        if (sqlite3_column_type(st, 8) != SQLITE_NULL)
-            snprintf(name, sizeof name, "Memcpy %s (%s -> %s)", copy_kind_tag(kind),
-                     mem_kind_name(col_i64(st, 8, 7)), mem_kind_name(col_i64(st, 9, 7)));
-        else
-            snprintf(name, sizeof name, "Memcpy %s", copy_kind_tag(kind));
         nsys_proc *p = row_proc(c, st);
-        gpu_row(c, st, p, str(p, name), TL_CAT_GPU_MEMCPY, 6);
+        size_t kind = clamp_idx(I64(st, 7), CP_ARRAY_LEN(copy_tags), 0);
+        size_t src = sqlite3_column_type(st, 8) == SQLITE_NULL ? 8 : clamp_idx(I64(st, 8), 8, 7);
+        size_t dst = clamp_idx(I64(st, 9), 8, 7);
+        uint32_t *nm = &p->copy_names[kind][src][dst];
+        if (!*nm) { /* "Memcpy HtoD (Pageable -> Device)", as Kineto names it */
+            char name[96];
+            if (src < 8)
+                snprintf(name, sizeof name, "Memcpy %s (%s -> %s)", copy_tags[kind], mem_kinds[src], mem_kinds[dst]);
+            else
+                snprintf(name, sizeof name, "Memcpy %s", copy_tags[kind]);
+            *nm = str(p, name) + 1;
+        }
+        gpu_row(c, st, p, *nm - 1, TL_CAT_GPU_MEMCPY, 6);
     }
     sqlite3_finalize(st);
 }
 
 static void read_memset(nsys_ctx *c)
 {
-    static const char *const cols[] = { GPU_COLS, "bytes", "memKind" };
+    static const qcol cols[] = { GPU_COLS, { "bytes", "0" }, { "memKind", "2" } };
     sqlite3_stmt *st = select_cols(c, "CUPTI_ACTIVITY_KIND_MEMSET", cols, CP_ARRAY_LEN(cols), NULL);
     if (!st)
         return;
     while (sqlite3_step(st) == SQLITE_ROW) {
-        char name[64];
-        snprintf(name, sizeof name, "Memset (%s)", mem_kind_name(col_i64(st, 7, 2)));
         nsys_proc *p = row_proc(c, st);
-        gpu_row(c, st, p, str(p, name), TL_CAT_GPU_MEMSET, 6);
+        size_t k = clamp_idx(I64(st, 7), 8, 7);
+        if (!p->set_names[k]) {
+            char name[64];
+            snprintf(name, sizeof name, "Memset (%s)", mem_kinds[k]);
+            p->set_names[k] = str(p, name) + 1;
+        }
+        gpu_row(c, st, p, p->set_names[k] - 1, TL_CAT_GPU_MEMSET, 6);
     }
     sqlite3_finalize(st);
 }
@@ -379,49 +575,34 @@ static void read_sync(nsys_ctx *c)
 {
     static const char *const names[] = { "Unknown Sync", "Event Sync", "Stream Wait Event", "Stream Sync",
                                          "Context Sync" };
-    static const char *const cols[] = { GPU_COLS, "syncType" };
+    static const qcol cols[] = { GPU_COLS, { "syncType", "0" } };
     sqlite3_stmt *st = select_cols(c, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", cols, CP_ARRAY_LEN(cols), NULL);
     if (!st)
         return;
     while (sqlite3_step(st) == SQLITE_ROW) {
-        int64_t t = col_i64(st, 6, 0);
         nsys_proc *p = row_proc(c, st);
-        gpu_row(c, st, p, str(p, t >= 0 && t < (int64_t)CP_ARRAY_LEN(names) ? names[t] : names[0]),
-                TL_CAT_CUDA_SYNC, -1);
+        size_t t = clamp_idx(I64(st, 6), CP_ARRAY_LEN(names), 0);
+        if (!p->sync_names[t])
+            p->sync_names[t] = str(p, names[t]) + 1;
+        gpu_row(c, st, p, p->sync_names[t] - 1, TL_CAT_CUDA_SYNC, -1);
     }
     sqlite3_finalize(st);
 }
 
-/* Host APIs whose call blocks the thread until the GPU work is done. */
-static bool is_sync_api(const char *n)
-{
-    static const char *const sync[] = { "cudaMemcpy", "cudaMemcpy2D", "cudaMemcpy3D", "cudaMemset",
-                                        "cudaMemset2D", "cudaDeviceSynchronize", "cudaStreamSynchronize",
-                                        "cudaEventSynchronize", "cudaMemcpyToSymbol", "cudaMemcpyFromSymbol",
-                                        "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize",
-                                        "cuMemcpyHtoD", "cuMemcpyDtoH", "cuMemcpyDtoD", "cuMemcpy",
-                                        "cuMemsetD8", "cuMemsetD32" };
-    for (size_t i = 0; i < CP_ARRAY_LEN(sync); i++)
-        if (!strcmp(n, sync[i]))
-            return true;
-    return false;
-}
-
 static void read_runtime(nsys_ctx *c)
 {
-    static const char *const cols[] = { "start", "end", "globalTid", "correlationId", "nameId" };
+    static const qcol cols[] = { { "start", "0" }, { "end", "0" }, { "globalTid", "-1" }, { "correlationId", "-1" },
+                                 { "nameId", "-1" } };
     sqlite3_stmt *st = select_cols(c, "CUPTI_ACTIVITY_KIND_RUNTIME", cols, CP_ARRAY_LEN(cols), NULL);
     if (!st)
         return;
     while (sqlite3_step(st) == SQLITE_ROW) {
-        int64_t gtid = col_i64(st, 2, -1);
+        int64_t gtid = I64(st, 2);
         nsys_proc *p = proc_of(c, gtid >= 0 ? PID_OF(gtid) : -1);
-        uint32_t name = sid_intern(c, p, col_i64(st, 4, -1), true);
-        const char *nm = cp_intern_str(tl_builder_strings(p->b), name);
-        tl_cat cat = (nm[0] == 'c' && nm[1] == 'u' && strncmp(nm, "cuda", 4) != 0) ? TL_CAT_CUDA_DRIVER
-                                                                                   : TL_CAT_CUDA_RUNTIME;
-        add_event(p, c, col_i64(st, 0, 0), col_i64(st, 1, 0), name, cat, cpu_track(p, gtid), col_i64(st, 3, -1),
-                  is_sync_api(nm) ? TL_F_SYNC_CALL : 0);
+        uint8_t info;
+        uint32_t name = sid_api(c, p, I64(st, 4), &info);
+        add_event(p, c, I64(st, 0), I64(st, 1), name, info & API_DRIVER ? TL_CAT_CUDA_DRIVER : TL_CAT_CUDA_RUNTIME,
+                  cpu_track(p, gtid), I64(st, 3), info & API_SYNC ? TL_F_SYNC_CALL : 0);
     }
     sqlite3_finalize(st);
 }
@@ -448,15 +629,6 @@ static void load_domains(nsys_ctx *c)
     sqlite3_finalize(st);
 }
 
-/* NCCL's NVTX ranges name the NCCL API call; the domain row may be cut out
- * of a sliced capture, so the names identify them too. */
-static bool is_nccl_range(nsys_ctx *c, int64_t domain, const char *text)
-{
-    if (c->nccl_domain >= 0 && domain == c->nccl_domain)
-        return true;
-    return domain > 0 && strncmp(text, "nccl", 4) == 0;
-}
-
 typedef struct payload_schema {
     int64_t domain, id;
     rd_nvtx_entry *entries;
@@ -466,7 +638,8 @@ typedef struct payload_schema {
 static size_t load_payload_schemas(nsys_ctx *c, payload_schema **out)
 {
     *out = NULL;
-    static const char *const cols[] = { "domainId", "schemaId", "type", "offset", "name" };
+    static const qcol cols[] = { { "domainId", NULL }, { "schemaId", NULL }, { "type", NULL }, { "offset", NULL },
+                                 { "name", NULL } };
     sqlite3_stmt *st = select_cols(c, "NVTX_PAYLOAD_SCHEMA_ENTRIES", cols, CP_ARRAY_LEN(cols),
                                    "ORDER BY domainId, schemaId, idx");
     if (!st)
@@ -527,28 +700,59 @@ static void payload_args(nsys_proc *p, sqlite3_stmt *st, int col, int64_t domain
     }
 }
 
+/* The name and category of an NVTX range or mark from its text: NCCL's
+ * ranges keep their full text, PyTorch emit_nvtx ranges become the op,
+ * the rest are user annotations. The op name is worked out once per
+ * StringIds id (memo) or per row for inline texts. */
+static tl_cat nvtx_name(nsys_ctx *c, nsys_proc *p, int64_t domain, const char *text, int64_t text_id,
+                        uint32_t *name)
+{
+    sid_memo *m = text ? NULL : memo_of(c, p, text_id);
+    if (!m || !m->op) {
+        if (!text)
+            text = sid_text(c, text_id);
+        if (!text)
+            text = "";
+        size_t oplen = rd_nsys_torch_op_len(text);
+        uint32_t full = str(p, text);
+        uint32_t op = oplen ? cp_intern_n(tl_builder_strings(p->b), text, oplen) : UINT32_MAX;
+        bool nccl = strncmp(text, "nccl", 4) == 0;
+        if (!m) { /* an inline text: nothing to remember */
+            if ((c->nccl_domain >= 0 && domain == c->nccl_domain) || (domain > 0 && nccl))
+                return *name = full, TL_CAT_NVTX;
+            return op != UINT32_MAX ? (*name = op, TL_CAT_CPU_OP) : (*name = full, TL_CAT_USER_ANNOTATION);
+        }
+        m->plain = full + 1;
+        m->op = op == UINT32_MAX ? 1 : op + 2;
+        m->nccl_text = nccl;
+    }
+    /* NCCL's ranges name the NCCL API call; the domain row may be cut out of
+     * a sliced capture, so the names identify them too */
+    if ((c->nccl_domain >= 0 && domain == c->nccl_domain) || (domain > 0 && m->nccl_text))
+        return *name = m->plain - 1, TL_CAT_NVTX;
+    if (m->op > 1)
+        return *name = m->op - 2, TL_CAT_CPU_OP;
+    return *name = m->plain - 1, TL_CAT_USER_ANNOTATION;
+}
+
 static void read_nvtx(nsys_ctx *c)
 {
     load_domains(c);
     payload_schema *schemas;
     size_t n_schemas = load_payload_schemas(c, &schemas);
-    static const char *const cols[] = { "start", "end", "eventType", "text", "textId", "globalTid", "domainId",
-                                        "binaryData" };
+    static const qcol cols[] = { { "start", "0" },    { "end", "-1" },       { "eventType", "0" },
+                                 { "text", NULL },    { "textId", "-1" },    { "globalTid", "-1" },
+                                 { "domainId", "0" }, { "binaryData", NULL } };
     sqlite3_stmt *st = select_cols(c, "NVTX_EVENTS", cols, CP_ARRAY_LEN(cols), NULL);
     while (st && sqlite3_step(st) == SQLITE_ROW) {
-        int64_t type = col_i64(st, 2, 0);
+        int64_t type = I64(st, 2);
         bool range = type == NVTX_PUSHPOP || type == NVTX_STARTEND || type == NVTXT_PUSHPOP ||
                      type == NVTXT_STARTEND;
         if (!range && type != NVTX_MARK)
             continue; /* domain creation, categories, naming: metadata only */
-        int64_t gtid = col_i64(st, 5, -1);
+        int64_t gtid = I64(st, 5);
         nsys_proc *p = proc_of(c, gtid >= 0 ? PID_OF(gtid) : -1);
-        const char *text = (const char *)sqlite3_column_text(st, 3);
-        if (!text)
-            text = sid_text(c, col_i64(st, 4, -1));
-        if (!text)
-            text = "";
-        int64_t start = col_i64(st, 0, 0), end = col_i64(st, 1, -1);
+        int64_t start = I64(st, 0), end = I64(st, 1);
         uint32_t flags = 0;
         if (type == NVTX_MARK) {
             end = start;
@@ -558,26 +762,15 @@ static void read_nvtx(nsys_ctx *c)
             end = start;
             flags |= TL_F_NO_DUR;
         }
-        int64_t domain = col_i64(st, 6, 0);
-        size_t oplen = rd_nsys_torch_op_len(text);
-        tl_cat cat;
+        int64_t domain = I64(st, 6);
         uint32_t name;
-        if (is_nccl_range(c, domain, text)) {
-            cat = TL_CAT_NVTX;
-            name = str(p, text);
-        } else if (oplen) {
-            cat = TL_CAT_CPU_OP;
-            name = cp_intern_n(tl_builder_strings(p->b), text, oplen);
-        } else {
-            cat = TL_CAT_USER_ANNOTATION;
-            name = str(p, text);
-        }
+        tl_cat cat = nvtx_name(c, p, domain, (const char *)sqlite3_column_text(st, 3), I64(st, 4), &name);
         add_event(p, c, start, end, name, cat, cpu_track(p, gtid), -1, flags);
         if (cat == TL_CAT_NVTX) {
-            tl_builder_arg_str(p->b, str(p, "domain"), str(p, "NCCL"));
+            tl_builder_arg_str(p->b, p->k_domain, p->s_nccl);
             payload_args(p, st, 7, domain, schemas, n_schemas);
         } else if (domain > 0) {
-            tl_builder_arg_int(p->b, str(p, "domain"), domain);
+            tl_builder_arg_int(p->b, p->k_domain, domain);
         }
     }
     sqlite3_finalize(st);
@@ -590,27 +783,22 @@ static void read_nvtx(nsys_ctx *c)
 
 static void read_osrt(nsys_ctx *c)
 {
-    static const char *const cols[] = { "start", "end", "globalTid", "nameId" };
+    static const qcol cols[] = { { "start", "0" }, { "end", "0" }, { "globalTid", "-1" }, { "nameId", "-1" } };
     sqlite3_stmt *st = select_cols(c, "OSRT_API", cols, CP_ARRAY_LEN(cols), NULL);
     while (st && sqlite3_step(st) == SQLITE_ROW) {
-        int64_t gtid = col_i64(st, 2, -1);
-        int64_t pid = gtid >= 0 ? PID_OF(gtid) : -1;
+        int64_t gtid = I64(st, 2);
         /* OS runtime calls of processes without CUDA activity are not part of the job */
-        bool known = false;
-        for (size_t i = 0; i < c->n_procs && !known; i++)
-            known = c->procs[i].pid == pid;
-        if (!known)
+        nsys_proc *p = find_proc(c, gtid >= 0 ? PID_OF(gtid) : -1);
+        if (!p)
             continue;
-        nsys_proc *p = proc_of(c, pid);
-        add_event(p, c, col_i64(st, 0, 0), col_i64(st, 1, 0), sid_intern(c, p, col_i64(st, 3, -1), false),
-                  TL_CAT_OSRT, cpu_track(p, gtid), -1, 0);
+        add_event(p, c, I64(st, 0), I64(st, 1), sid_plain(c, p, I64(st, 3)), TL_CAT_OSRT, cpu_track(p, gtid), -1, 0);
     }
     sqlite3_finalize(st);
 }
 
 static void read_thread_names(nsys_ctx *c)
 {
-    static const char *const cols[] = { "nameId", "globalTid" };
+    static const qcol cols[] = { { "nameId", "-1" }, { "globalTid", NULL } };
     sqlite3_stmt *st = select_cols(c, "ThreadNames", cols, CP_ARRAY_LEN(cols), NULL);
     while (st && sqlite3_step(st) == SQLITE_ROW) {
         int64_t gtid = col_i64(st, 1, -1);
@@ -620,7 +808,7 @@ static void read_thread_names(nsys_ctx *c)
         for (size_t i = 0; i < c->n_procs; i++)
             if (c->procs[i].pid == pid) {
                 nsys_proc *p = &c->procs[i];
-                tl_builder_track_name(p->b, cpu_track(p, gtid), sid_intern(c, p, col_i64(st, 0, -1), false));
+                tl_builder_track_name(p->b, cpu_track(p, gtid), sid_plain(c, p, I64(st, 0)));
             }
     }
     sqlite3_finalize(st);
@@ -630,7 +818,7 @@ static void read_meta(nsys_ctx *c)
 {
     int64_t base = 0;
     bool has_base = false;
-    static const char *const tcols[] = { "utcEpochNs", "systemClockNs" };
+    static const qcol tcols[] = { { "utcEpochNs", NULL }, { "systemClockNs", NULL } };
     sqlite3_stmt *st = select_cols(c, "TARGET_INFO_SESSION_START_TIME", tcols, 2, NULL);
     if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
         has_base = true;
@@ -639,7 +827,7 @@ static void read_meta(nsys_ctx *c)
     sqlite3_finalize(st);
     char gpu[256] = "";
     int64_t mem = -1, n_gpus = 0;
-    static const char *const gcols[] = { "name", "totalMemory" };
+    static const qcol gcols[] = { { "name", NULL }, { "totalMemory", NULL } };
     st = select_cols(c, "TARGET_INFO_GPU", gcols, 2, "ORDER BY id");
     while (st && sqlite3_step(st) == SQLITE_ROW) {
         if (!n_gpus++ && sqlite3_column_text(st, 0)) {
@@ -649,7 +837,7 @@ static void read_meta(nsys_ctx *c)
     }
     sqlite3_finalize(st);
     char host[256] = "";
-    static const char *const ecols[] = { "name", "value" };
+    static const qcol ecols[] = { { "name", NULL }, { "value", NULL } };
     st = select_cols(c, "TARGET_INFO_SYSTEM_ENV", ecols, 2, "WHERE name = 'Hostname'");
     if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 1))
         snprintf(host, sizeof host, "%s", (const char *)sqlite3_column_text(st, 1));
@@ -672,6 +860,215 @@ static void read_meta(nsys_ctx *c)
     }
 }
 
+/* ---- GPU and NIC/IB metrics: counters ----
+ *
+ * Sampled metrics become counter samples as the Kineto reader keeps "C"
+ * events: instant events on a track of kind TL_TRACK_OTHER, named by the
+ * metric, the sample in arg "value". GPU_METRICS (timestamp, typeId,
+ * metricId, value) is named through TARGET_INFO_GPU_METRICS (typeId,
+ * metricId, metricName); the GPU is typeId & 0xFF, and its samples go to the
+ * process whose kernels ran on that GPU (else the first). NET_NIC_METRIC and
+ * NET_IB_SWITCH_METRIC (start, end, globalId, portId, metricsListId,
+ * metricsIdx, value) are named through TARGET_INFO_NETWORK_METRICS
+ * (metricsListId, metricsIdx, name) and the device through NIC_ID_MAP +
+ * TARGET_INFO_NIC_INFO; NICs serve the whole node, so their samples go to
+ * the first process. Every table is optional; a sample without a time or a
+ * value counts as bad_event. */
+
+typedef struct mentry {
+    int64_t a, b;     /* (typeId, metricId) or (metricsListId, metricsIdx) */
+    const char *text; /* the dictionary's name (arena), NULL when not listed */
+    uint32_t name;    /* interned in the target builder, +1 */
+} mentry;
+
+typedef struct mdict {
+    mentry *v;
+    size_t n, cap;
+} mdict;
+
+/* Index of (a, b) in the sorted dictionary, or where it goes. */
+static size_t mdict_pos(const mdict *d, int64_t a, int64_t b)
+{
+    size_t lo = 0, hi = d->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        const mentry *e = &d->v[mid];
+        if (e->a < a || (e->a == a && e->b < b))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static mentry *mdict_get(mdict *d, int64_t a, int64_t b)
+{
+    size_t i = mdict_pos(d, a, b);
+    if (i < d->n && d->v[i].a == a && d->v[i].b == b)
+        return &d->v[i];
+    cp_xgrow((void **)&d->v, &d->cap, d->n + 1, sizeof *d->v);
+    memmove(&d->v[i + 1], &d->v[i], (d->n - i) * sizeof *d->v);
+    d->n++;
+    d->v[i] = (mentry){ a, b, NULL, 0 };
+    return &d->v[i];
+}
+
+/* Fill d from a query of (a, b, name) rows; the first name of a key wins. */
+static void mdict_load(nsys_ctx *c, mdict *d, const char *table, const qcol cols[3])
+{
+    sqlite3_stmt *st = select_cols(c, table, cols, 3, NULL);
+    while (st && sqlite3_step(st) == SQLITE_ROW) {
+        const char *t = (const char *)sqlite3_column_text(st, 2);
+        mentry *e = mdict_get(d, I64(st, 0), I64(st, 1));
+        if (t && !e->text)
+            e->text = cp_arena_strdup(&c->arena, t);
+    }
+    sqlite3_finalize(st);
+}
+
+/* The metric's name in p's builder ("metric A/B" when the dictionary lacks it). */
+static uint32_t metric_name(nsys_proc *p, mentry *e)
+{
+    if (!e->name) {
+        char tmp[64];
+        if (!e->text)
+            snprintf(tmp, sizeof tmp, "metric %lld/%lld", (long long)e->a, (long long)e->b);
+        e->name = str(p, e->text ? e->text : tmp) + 1;
+    }
+    return e->name - 1;
+}
+
+/* Append one counter sample (the value column `vcol` as int or number). */
+static void add_sample(nsys_proc *p, int64_t ts, uint32_t name, uint32_t cat_name, uint32_t track,
+                       sqlite3_stmt *st, int vcol)
+{
+    tl_ev ev = { .ts_ns = ts, .name = name, .cat_name = cat_name, .cat = TL_CAT_OTHER, .track = track,
+                 .corr = -1, .ext_id = -1, .flags = TL_F_INSTANT };
+    tl_builder_add(p->b, &ev);
+    if (sqlite3_column_type(st, vcol) == SQLITE_INTEGER)
+        tl_builder_arg_int(p->b, p->k_value, I64(st, vcol));
+    else
+        tl_builder_arg_num(p->b, p->k_value, sqlite3_column_double(st, vcol));
+}
+
+static void read_gpu_metrics(nsys_ctx *c)
+{
+    static const qcol cols[] = { { "timestamp", NULL }, { "typeId", "0" }, { "metricId", "-1" }, { "value", NULL } };
+    sqlite3_stmt *st = select_cols(c, "GPU_METRICS", cols, CP_ARRAY_LEN(cols), NULL);
+    if (!st)
+        return;
+    static const qcol dcols[] = { { "typeId", "0" }, { "metricId", "-1" }, { "metricName", NULL } };
+    mdict d = { 0 };
+    mdict_load(c, &d, "TARGET_INFO_GPU_METRICS", dcols);
+    /* per GPU (typeId & 0xFF): its process and track, made on first use;
+     * rows of several GPUs interleave sample by sample */
+    nsys_proc *gp[256] = { 0 };
+    uint32_t gtrack[256], gcat[256];
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t type = I64(st, 1);
+        size_t dev = (size_t)(type & 0xFF);
+        if (!gp[dev]) {
+            int64_t owner = dev < CP_ARRAY_LEN(c->dev_owner) ? c->dev_owner[dev] : 0;
+            nsys_proc *p = gp[dev] = owner ? &c->procs[owner - 1] : &c->procs[0];
+            tl_track_key k = { TL_TRACK_OTHER, p->pid, (int64_t)dev, (int32_t)dev, -1 };
+            gtrack[dev] = tl_builder_track(p->b, &k);
+            char tn[48];
+            snprintf(tn, sizeof tn, "GPU %zu metrics", dev);
+            tl_builder_track_name(p->b, gtrack[dev], str(p, tn));
+            gcat[dev] = str(p, "gpu_metrics");
+        }
+        nsys_proc *p = gp[dev];
+        if (sqlite3_column_type(st, 0) == SQLITE_NULL || sqlite3_column_type(st, 3) == SQLITE_NULL) {
+            diag_count(tl_builder_diag(p->b), DIAG_BAD_EVENT, c->path, -1);
+            continue;
+        }
+        add_sample(p, I64(st, 0), metric_name(p, mdict_get(&d, type, I64(st, 2))), gcat[dev], gtrack[dev], st, 3);
+    }
+    sqlite3_finalize(st);
+    free(d.v);
+}
+
+/* NIC names by metric globalId (NIC_ID_MAP + TARGET_INFO_NIC_INFO). */
+static void load_nic_names(nsys_ctx *c, mdict *names)
+{
+    if (!table_has(c, "NIC_ID_MAP") || !table_has(c, "TARGET_INFO_NIC_INFO") ||
+        !col_has(c, "NIC_ID_MAP", "globalId") || !col_has(c, "NIC_ID_MAP", "nicId") ||
+        !col_has(c, "TARGET_INFO_NIC_INFO", "nicId") || !col_has(c, "TARGET_INFO_NIC_INFO", "name"))
+        return;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(c->db,
+                           "SELECT m.globalId, 0, i.name FROM NIC_ID_MAP m JOIN TARGET_INFO_NIC_INFO i "
+                           "ON i.nicId = m.nicId",
+                           -1, &st, NULL) != SQLITE_OK)
+        return;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *t = (const char *)sqlite3_column_text(st, 2);
+        mentry *e = mdict_get(names, I64(st, 0), 0);
+        if (t && !e->text)
+            e->text = cp_arena_strdup(&c->arena, t);
+    }
+    sqlite3_finalize(st);
+}
+
+/* NET_NIC_METRIC or NET_IB_SWITCH_METRIC: counters of the node's first process. */
+static void read_net_metrics(nsys_ctx *c, const char *table, const char *cat_name, const char *what,
+                             const mdict *nics, mdict *d)
+{
+    static const qcol cols[] = { { "start", NULL },        { "end", NULL },        { "globalId", "0" },
+                                 { "portId", "0" },        { "metricsListId", "-1" }, { "metricsIdx", "-1" },
+                                 { "value", NULL } };
+    sqlite3_stmt *st = select_cols(c, table, cols, CP_ARRAY_LEN(cols), NULL);
+    if (!st)
+        return;
+    nsys_proc *p = &c->procs[0];
+    uint32_t cat = str(p, cat_name);
+    int64_t lg = INT64_MIN, lport = INT64_MIN;
+    uint32_t ltrack = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (sqlite3_column_type(st, 0) == SQLITE_NULL || sqlite3_column_type(st, 6) == SQLITE_NULL) {
+            diag_count(tl_builder_diag(p->b), DIAG_BAD_EVENT, c->path, -1);
+            continue;
+        }
+        int64_t g = I64(st, 2), port = I64(st, 3);
+        if (g != lg || port != lport) {
+            /* device -2 keeps these tracks apart from the GPU metric tracks */
+            tl_track_key k = { TL_TRACK_OTHER, p->pid, g, -2, port };
+            ltrack = tl_builder_track(p->b, &k);
+            size_t i = mdict_pos(nics, g, 0);
+            const char *nic = i < nics->n && nics->v[i].a == g ? nics->v[i].text : NULL;
+            char tn[160];
+            if (nic)
+                snprintf(tn, sizeof tn, "%s %s port %lld", what, nic, (long long)port);
+            else
+                snprintf(tn, sizeof tn, "%s %lld port %lld", what, (long long)g, (long long)port);
+            tl_builder_track_name(p->b, ltrack, str(p, tn));
+            lg = g;
+            lport = port;
+        }
+        int64_t start = I64(st, 0);
+        add_sample(p, start, metric_name(p, mdict_get(d, I64(st, 4), I64(st, 5))), cat, ltrack, st, 6);
+        tl_builder_arg_int(p->b, p->k_port, port);
+        if (sqlite3_column_type(st, 1) != SQLITE_NULL && I64(st, 1) >= start)
+            tl_builder_arg_int(p->b, p->k_interval, I64(st, 1) - start);
+    }
+    sqlite3_finalize(st);
+}
+
+static void read_metrics(nsys_ctx *c)
+{
+    read_gpu_metrics(c);
+    if (!table_has(c, "NET_NIC_METRIC") && !table_has(c, "NET_IB_SWITCH_METRIC"))
+        return;
+    static const qcol dcols[] = { { "metricsListId", "-1" }, { "metricsIdx", "-1" }, { "name", NULL } };
+    mdict d = { 0 }, nics = { 0 };
+    mdict_load(c, &d, "TARGET_INFO_NETWORK_METRICS", dcols);
+    load_nic_names(c, &nics);
+    read_net_metrics(c, "NET_NIC_METRIC", "nic_metrics", "NIC", &nics, &d);
+    read_net_metrics(c, "NET_IB_SWITCH_METRIC", "ib_switch_metrics", "IB switch", &nics, &d);
+    free(d.v);
+    free(nics.v);
+}
+
 /* Percent-encode a path for an SQLite file: URI. */
 static void uri_for(const char *path, char *out, size_t cap)
 {
@@ -691,7 +1088,8 @@ static int read_sqlite(const char *path, const char *shown, tl_builder *b, const
     cp_arena_init(&c.arena);
     char uri[8192];
     uri_for(path, uri, sizeof uri);
-    int rc = sqlite3_open_v2(uri, &c.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+    /* one connection per thread: no SQLite mutex on every column read */
+    int rc = sqlite3_open_v2(uri, &c.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
         int r = cp_error_set(err, CP_ERR_IO, shown, 0, 0, -1, "cannot open as SQLite: %s",
                              c.db ? sqlite3_errmsg(c.db) : sqlite3_errstr(rc));
@@ -704,7 +1102,9 @@ static int read_sqlite(const char *path, const char *shown, tl_builder *b, const
         return cp_error_set(err, CP_ERR_FORMAT, shown, 0, 0, 0,
                             "input not recognised: an SQLite database without Nsight Systems tables");
     }
-    load_strings(&c);
+    /* pages mapped rather than copied through the page cache (immutable file) */
+    sqlite3_exec(c.db, "PRAGMA mmap_size = 1099511627776", NULL, NULL, NULL);
+    open_strings(&c);
     discover_procs(&c, b);
     read_meta(&c);
     read_thread_names(&c);
@@ -715,10 +1115,11 @@ static int read_sqlite(const char *path, const char *shown, tl_builder *b, const
     read_runtime(&c);
     read_nvtx(&c);
     read_osrt(&c);
+    read_metrics(&c);
     for (size_t i = 0; i < c.n_procs; i++)
-        free(c.procs[i].sid_cache);
+        free(c.procs[i].memo);
     free(c.procs);
-    free(c.strs);
+    sqlite3_finalize(c.str_st);
     cp_arena_free(&c.arena);
     sqlite3_close(c.db);
     return 0;

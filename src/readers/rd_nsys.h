@@ -3,8 +3,15 @@
 #ifndef CP_READERS_RD_NSYS_H
 #define CP_READERS_RD_NSYS_H
 
+#include "reader.h"
+
 #include <stddef.h>
 #include <stdint.h>
+
+/* The reader's entry points (readers.def lists them; declared here for
+ * bench/bench_nsys_read.c and the tests). */
+int rd_nsys_sniff(const char *path, const unsigned char *head, size_t n);
+int rd_nsys_read(const char *path, tl_builder *b, const rd_opts *o, cp_error *err);
 
 /* "cudaLaunchKernel_v7000" -> "cudaLaunchKernel" (in place, returns s). */
 char *rd_nsys_normalize_api(char *s);

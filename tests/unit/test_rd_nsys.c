@@ -1,52 +1,11 @@
 /* test_rd_nsys.c - the Nsight Systems reader against the real exports under
  * ../shared/data/nsys (four export schema versions), checked against SQL
  * queries run here on the same files, and pipit's expected intervals. */
-#include "test_util.h"
-
-#include "model/timeline.h"
-#include "readers/rd_nsys.h"
+#include "nsys_testutil.h"
 #include "readers/reader.h"
 
 #include <sqlite3.h>
 #include <unistd.h>
-
-int rd_nsys_read(const char *path, tl_builder *b, const rd_opts *o, cp_error *err);
-
-static const char *const exports[] = {
-    "nsys/pipit/saxpy-mpi-cuda_nsys_perlmutter0.sqlite", /* 2.9.1 */
-    "nsys/pipit/perlmutter-cloverleaf-cuda.sqlite",      /* 3.13.2 */
-    "nsys/nsys-ai/mock.sqlite",                          /* 3.24.14 */
-    "nsys/nsys-ai/healthy_1pct.sqlite",                  /* 3.24.14, reduced */
-    "nsys/nsys-ai/h100_2gpu_1s.sqlite",                  /* 3.25.0, 2 processes */
-    "nsys/nsys-ai/mfu_2gpu_before.sqlite",
-    "nsys/nsys-ai/mfu_2gpu_after.sqlite",
-};
-
-typedef struct extra {
-    tl_builder *b[16];
-    size_t n;
-} extra;
-
-static tl_builder *more(void *ctx, const char *src)
-{
-    extra *x = ctx;
-    assert_true(x->n < 15);
-    return x->b[++x->n] = tl_builder_new(src);
-}
-
-static tl_timeline *load(const char *path)
-{
-    extra x = { { tl_builder_new(path) }, 0 };
-    rd_opts o = { .more = more, .more_ctx = &x };
-    cp_error err;
-    cp_error_clear(&err);
-    int rc = rd_nsys_read(path, x.b[0], &o, &err);
-    if (rc)
-        fail_msg("%s: %s", path, err.msg);
-    tl_timeline *tl;
-    assert_int_equal(tl_finish(x.b, x.n + 1, NULL, &tl, NULL), 0);
-    return tl;
-}
 
 static sqlite3 *open_db(const char *path)
 {
@@ -79,15 +38,20 @@ static int64_t q1(sqlite3 *db, const char *sql)
 static void check_kernels(sqlite3 *db, const tl_timeline *tl, const char *name)
 {
     int64_t n_sql = q1(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL");
-    int64_t n = 0, total = 0;
+    int64_t n = 0, total = 0, grid = 0, block = 0, g, b;
     for (size_t i = 0; i < tl->n_events; i++)
         if (tl->cat[i] == TL_CAT_KERNEL) {
             n++;
             total += tl->dur_ns[i];
+            assert_true(tl_arg_int(tl, i, "grid", &g) && tl_arg_int(tl, i, "block", &b));
+            grid += g;
+            block += b;
         }
     if (n != n_sql)
         fail_msg("%s: %lld kernels, sqlite3 says %lld", name, (long long)n, (long long)n_sql);
     assert_int_equal(total, q1(db, "SELECT sum(end - start) FROM CUPTI_ACTIVITY_KIND_KERNEL"));
+    assert_int_equal(grid, q1(db, "SELECT sum(gridX * gridY * gridZ) FROM CUPTI_ACTIVITY_KIND_KERNEL"));
+    assert_int_equal(block, q1(db, "SELECT sum(blockX * blockY * blockZ) FROM CUPTI_ACTIVITY_KIND_KERNEL"));
     sqlite3_stmt *st;
     sqlite3_prepare_v2(db, "SELECT deviceId, streamId, sum(end - start), count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL "
                            "GROUP BY deviceId, streamId", -1, &st, NULL);
@@ -154,12 +118,12 @@ static void test_every_export(void **state)
     char buf[1024];
     if (!cp_test_data("nsys", buf, sizeof buf))
         skip();
-    for (size_t f = 0; f < sizeof exports / sizeof exports[0]; f++) {
-        const char *path = cp_test_data(exports[f], buf, sizeof buf);
+    for (size_t f = 0; f < sizeof nsys_exports / sizeof nsys_exports[0]; f++) {
+        const char *path = cp_test_data(nsys_exports[f], buf, sizeof buf);
         assert_non_null(path);
-        tl_timeline *tl = load(path);
+        tl_timeline *tl = nsys_load(path);
         sqlite3 *db = open_db(path);
-        check_kernels(db, tl, exports[f]);
+        check_kernels(db, tl, nsys_exports[f]);
         check_memcpy(db, tl);
         check_nvtx(db, tl);
         /* API names lose their version suffix */
@@ -180,7 +144,7 @@ static void test_two_rank_h100(void **state)
         const char *path = cp_test_data(files[f], buf, sizeof buf);
         if (!path)
             skip();
-        tl_timeline *tl = load(path);
+        tl_timeline *tl = nsys_load(path);
         assert_int_equal(tl->n_ranks, 2);
         assert_true(tl->ranks[0].n_events > 1000 && tl->ranks[1].n_events > 1000);
         size_t sendrecv = 0, comm = 0;
@@ -267,7 +231,7 @@ static void test_pipit_intervals(void **state)
     const char *path = cp_test_data("nsys/pipit/perlmutter-cloverleaf-cuda.sqlite", buf, sizeof buf);
     if (!path)
         skip();
-    tl_timeline *tl = load(path);
+    tl_timeline *tl = nsys_load(path);
     assert_non_null(cp_test_data("nsys/pipit/cloverleaf_gpu_trace.csv", csv, sizeof csv));
     check_csv(tl, csv, true);
     assert_non_null(cp_test_data("nsys/pipit/cloverleaf-cuda_api_trace.csv", csv, sizeof csv));
