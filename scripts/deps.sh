@@ -8,6 +8,7 @@ packages=(
   cmake make gcc clang pkg-config       # build; clang for the sanitizer build and libFuzzer
   libclang-rt-14-dev llvm-14            # sanitizer/fuzzer runtimes, llvm-symbolizer
   zlib1g-dev libzstd-dev zstd           # compressed traces (.gz, .zst)
+  libisal-dev                           # fast inflate of .gz traces (optional: zlib otherwise)
   libsqlite3-dev sqlite3                # nsys exports, run history
   libhwloc-dev                          # machine topology (probe)
   liburing-dev                          # io_uring checkpoint writer (probe storage; optional)

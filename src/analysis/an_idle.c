@@ -13,24 +13,11 @@
  * gaps, which never go negative.
  */
 #include "an_results.h"
+#include "../base/sort.h"
 #include "../base/util.h"
 
 #include <math.h>
 #include <stdlib.h>
-
-typedef struct pos_ctx {
-    const an_view *v;
-} pos_ctx;
-
-static int cmp_pos(const void *pa, const void *pb, void *ctx)
-{
-    const an_view *v = ((const pos_ctx *)ctx)->v;
-    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-    int64_t sa = v->stream[v->gpu[a]], sb = v->stream[v->gpu[b]];
-    if (sa != sb)
-        return sa < sb ? -1 : 1;
-    return (a > b) - (a < b);
-}
 
 void an_idle_compute(const an_view *v, an_idle_rank *out)
 {
@@ -38,11 +25,15 @@ void an_idle_compute(const an_view *v, an_idle_rank *out)
     out->n = 0;
     if (!v->n_gpu)
         return;
+    /* GPU work by (stream, position in time order): one stable radix sort */
+    cp_kv *kv = cp_xmalloc(v->n_gpu * sizeof *kv);
+    for (size_t k = 0; k < v->n_gpu; k++)
+        kv[k] = (cp_kv){ cp_key_i64(v->stream[v->gpu[k]]), k };
+    cp_sort_kv(kv, v->n_gpu, NULL);
     size_t *pos = cp_xmalloc(v->n_gpu * sizeof *pos);
     for (size_t k = 0; k < v->n_gpu; k++)
-        pos[k] = k;
-    pos_ctx pc = { v };
-    qsort_r(pos, v->n_gpu, sizeof *pos, cmp_pos, &pc);
+        pos[k] = (size_t)kv[k].val;
+    free(kv);
     size_t cap = 0;
     int64_t prev = 0;
     for (size_t k = 0; k < v->n_gpu; k++) {

@@ -26,6 +26,7 @@
  */
 #include "an_verdict.h"
 #include "../base/buf.h"
+#include "../base/par.h"
 #include "../base/sort.h"
 #include "../base/util.h"
 
@@ -531,6 +532,17 @@ static void sweep_rank(sweep_env *env, size_t ri, an_rank_layers *out, seg_sink 
     free(sw);
 }
 
+typedef struct sweep_job {
+    sweep_env *env;
+    an_layers_result *lr;
+} sweep_job;
+
+static void sweep_one(void *ctx, size_t r)
+{
+    sweep_job *j = ctx;
+    sweep_rank(j->env, r, &j->lr->ranks[r], NULL);
+}
+
 /* ---- report ---- */
 
 static void put_layers(rep_report *r, rep_node *parent, const an_step_layers *st)
@@ -627,8 +639,18 @@ int an_layers_run(an_ctx *ctx)
     lr->pgr_info = cp_xcalloc(n_str + 1, sizeof *lr->pgr_info);
     sweep_env env = { .ctx = ctx, .lr = lr, .host_class = cp_xcalloc(n_str + 1, 1),
                       .win_t0 = INT64_MIN, .win_t1 = INT64_MAX };
-    for (size_t i = 0; i < tl->n_ranks; i++)
-        sweep_rank(&env, i, &lr->ranks[i], NULL);
+    /* fill both caches first, so the sweeps only read them and run one rank
+     * per thread */
+    for (size_t id = 0; id < n_str; id++)
+        host_class(&env, (uint32_t)id, cp_intern_str(&tl->strings, (uint32_t)id));
+    for (size_t e = 0; e < tl->n_events; e++)
+        if (tl->kclass[e] == TL_K_COMM) {
+            int gsize;
+            bool inter;
+            an_event_scope(ctx, lr, e, &gsize, &inter);
+        }
+    sweep_job job = { &env, lr };
+    cp_par_for(tl->n_ranks, ctx->opts && ctx->opts->nthreads > 0 ? ctx->opts->nthreads : 1, sweep_one, &job);
 
     static const rep_col cols[] = {
         { "rank", "rank", NULL, -1 },       { "node", "node", NULL, -1 },

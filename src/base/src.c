@@ -1,4 +1,7 @@
-/* src.c - see src.h. */
+/* src.c - see src.h. gzip goes through ISA-L's inflate when the build has
+ * it (about 3x zlib's speed on traces, so .gz input costs little more than
+ * plain JSON), else zlib; both read concatenated members and report a
+ * member cut short as truncation. */
 #include "src.h"
 #include "util.h"
 
@@ -10,6 +13,9 @@
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
+#ifdef CP_HAVE_ISAL
+#include <isa-l/igzip_lib.h>
+#endif
 
 #define RAW_CHUNK (1u << 20)
 
@@ -26,6 +32,9 @@ struct cp_src {
     const unsigned char *mem;
     size_t mem_len;
     z_stream z;
+#ifdef CP_HAVE_ISAL
+    struct inflate_state *isal; /* ~70 KiB of decoder state: on the heap */
+#endif
     ZSTD_DCtx *zd;
     bool z_end; /* the current gzip member or zstd frame ended */
 };
@@ -97,10 +106,16 @@ int cp_src_open(cp_src **out, const char *path, cp_error *err)
     const unsigned char *m = s->raw;
     if (s->raw_len >= 2 && m[0] == 0x1f && m[1] == 0x8b) {
         s->kind = CP_SRC_GZIP;
+#ifdef CP_HAVE_ISAL
+        s->isal = cp_xmalloc(sizeof *s->isal);
+        isal_inflate_init(s->isal);
+        s->isal->crc_flag = ISAL_GZIP;
+#else
         if (inflateInit2(&s->z, 15 + 32) != Z_OK) {
             cp_src_close(s);
             return cp_error_set(err, CP_ERR_NOMEM, path, 0, 0, -1, "cannot start gzip decoder");
         }
+#endif
     } else if (s->raw_len >= 4 && m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f && m[3] == 0xfd) {
         s->kind = CP_SRC_ZSTD;
         s->zd = ZSTD_createDCtx();
@@ -127,6 +142,7 @@ cp_src *cp_src_open_mem(const void *data, size_t n, const char *name)
     return s;
 }
 
+#ifndef CP_HAVE_ISAL
 static ssize_t read_gzip(cp_src *s, void *buf, size_t n, cp_error *err)
 {
     s->z.next_out = buf;
@@ -165,6 +181,53 @@ static ssize_t read_gzip(cp_src *s, void *buf, size_t n, cp_error *err)
     }
     return (ssize_t)(n - s->z.avail_out);
 }
+#endif
+
+#ifdef CP_HAVE_ISAL
+static ssize_t read_gzip_isal(cp_src *s, void *buf, size_t n, cp_error *err)
+{
+    struct inflate_state *st = s->isal;
+    st->next_out = buf;
+    st->avail_out = (uint32_t)CP_MIN(n, (size_t)1 << 30);
+    uint32_t want = st->avail_out;
+    while (st->avail_out > 0) {
+        int rc = fill_raw(s, err);
+        if (rc < 0)
+            return rc;
+        if (s->z_end) {
+            if (rc == 0) { /* raw EOF at a member boundary: the clean end */
+                s->done = true;
+                break;
+            }
+            isal_inflate_reset(st); /* another gzip member follows (concatenated .gz) */
+            st->crc_flag = ISAL_GZIP;
+            s->z_end = false;
+        }
+        st->next_in = rc ? s->raw + s->raw_pos : NULL;
+        st->avail_in = rc ? (uint32_t)(s->raw_len - s->raw_pos) : 0;
+        uint32_t out_before = st->avail_out;
+        int zr = isal_inflate(st);
+        if (rc)
+            s->raw_pos = s->raw_len - st->avail_in;
+        if (zr < 0 || zr == ISAL_NEED_DICT) {
+            s->truncated = true;
+            s->done = true;
+            if (want - st->avail_out)
+                break;
+            return cp_error_set(err, CP_ERR_FORMAT, s->name, 0, 0, (long long)s->raw_offset,
+                                "corrupt gzip data: inflate error %d", zr);
+        }
+        if (st->block_state == ISAL_BLOCK_FINISH)
+            s->z_end = true;
+        else if (rc == 0 && st->avail_out == out_before) { /* input over, member not finished */
+            s->truncated = true;
+            s->done = true;
+            break;
+        }
+    }
+    return (ssize_t)(want - st->avail_out);
+}
+#endif
 
 static ssize_t read_zstd(cp_src *s, void *buf, size_t n, cp_error *err)
 {
@@ -223,7 +286,11 @@ ssize_t cp_src_read(cp_src *s, void *buf, size_t n, cp_error *err)
             r = read_fd(s, buf, n, err);
         }
         break;
+#ifdef CP_HAVE_ISAL
+    case CP_SRC_GZIP: r = read_gzip_isal(s, buf, n, err); break;
+#else
     case CP_SRC_GZIP: r = read_gzip(s, buf, n, err); break;
+#endif
     case CP_SRC_ZSTD: r = read_zstd(s, buf, n, err); break;
     }
     if (r > 0)
@@ -242,8 +309,12 @@ void cp_src_close(cp_src *s)
 {
     if (!s)
         return;
+#ifdef CP_HAVE_ISAL
+    free(s->isal);
+#else
     if (s->kind == CP_SRC_GZIP)
         inflateEnd(&s->z);
+#endif
     if (s->zd)
         ZSTD_freeDCtx(s->zd);
     if (s->fd >= 0)

@@ -38,8 +38,11 @@ static void usage(FILE *f)
  * its CPU time by a third on a 135 MB trace, and serving even the largest
  * arrays from the heap (mmap threshold 1 GiB) lets the per-rank temporaries
  * reuse pages instead of getting freshly zeroed ones from the kernel each
- * time (docs/PERFORMANCE.md). glibc offers both only as tunables
- * (glibc.malloc.hugetlb, glibc.malloc.mmap_threshold), read once at
+ * time (docs/PERFORMANCE.md). One arena for all threads: with the large
+ * threshold, the reader threads' big arrays would otherwise fail in their
+ * own (64 MiB) arenas and queue on the main one anyway, which took 1 -> 2
+ * thread scaling from 1.9x to 1.5x. glibc offers these only as tunables
+ * (glibc.malloc.hugetlb, .mmap_threshold, .arena_max), read once at
  * start-up, so the command re-executes itself once with them set. CHAINPROF_NO_THP=1 turns it off; any failure just
  * carries on without it. Children (nsys export) inherit the setting, which
  * only changes how their heap is backed. */
@@ -49,7 +52,8 @@ static void reexec_with_thp(char **argv)
     if (getenv("CHAINPROF_NO_THP") || getenv("CHAINPROF_THP_DONE") || (tun && strstr(tun, "hugetlb")))
         return;
     char val[1024];
-    int n = snprintf(val, sizeof val, "%s%sglibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=1073741824", tun ? tun : "", tun && *tun ? ":" : "");
+    int n = snprintf(val, sizeof val, "%s%s%s", tun ? tun : "", tun && *tun ? ":" : "",
+                     "glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=1073741824:glibc.malloc.arena_max=1");
     if (n < 0 || (size_t)n >= sizeof val || setenv("GLIBC_TUNABLES", val, 1) != 0 ||
         setenv("CHAINPROF_THP_DONE", "1", 1) != 0)
         return;
