@@ -28,6 +28,7 @@
  *   hardware catalog by the GPU named in deviceProperties; unknown -> null.
  */
 #include "an_verdict.h"
+#include "../base/par.h"
 #include "../base/sort.h"
 #include "../base/util.h"
 #include "../plan/catalog.h"
@@ -155,54 +156,96 @@ static bool arg_count(const tl_timeline *tl, size_t ev, uint32_t key, int64_t *o
     return true;
 }
 
-/* Records of every traced collective kernel; counts kernels without args. */
+/* One rank's collective records (a job of gather: ranks run in parallel;
+ * the layer sweep already filled an_event_scope's cache, so it is only
+ * read here). */
+typedef struct gather_job {
+    const an_ctx *ctx;
+    const an_layers_result *lr;
+    coll_keys k;
+    rec **v;                     /* per rank */
+    size_t *n;
+    int64_t *n_kernels, *n_noargs;
+} gather_job;
+
+static void gather_rank(void *ctx, size_t ri)
+{
+    gather_job *j = ctx;
+    const tl_timeline *tl = j->ctx->tl;
+    const coll_keys *k = &j->k;
+    const tl_rank *rk = &tl->ranks[ri];
+    rec *v = NULL;
+    size_t n = 0, cap = 0;
+    for (uint32_t t = rk->track_begin; t < rk->track_end; t++) {
+        const tl_track *tr = &tl->tracks[t];
+        for (size_t i = tr->ev_begin; i < tr->ev_end; i++) {
+            if (tl->kclass[i] != TL_K_COMM)
+                continue;
+            j->n_kernels[ri]++;
+            const char *opname = arg_str(tl, i, k->op);
+            int64_t in_n = -1, out_n = -1;
+            bool has_in = arg_count(tl, i, k->in_n, &in_n);
+            bool has_out = arg_count(tl, i, k->out_n, &out_n);
+            int dsz = dtype_size(arg_str(tl, i, k->dtype));
+            if (!opname || (!has_in && !has_out) || dsz == 0) {
+                j->n_noargs[ri]++;
+                continue;
+            }
+            cp_xgrow((void **)&v, &cap, n + 1, sizeof *v);
+            rec *r = &v[n++];
+            memset(r, 0, sizeof *r);
+            r->rank_index = (uint32_t)ri;
+            r->rank = rk->meta.rank;
+            r->ev = i;
+            r->pg = (uint64_t)arg_str_id(tl, i, k->pg_name) << 32 | arg_str_id(tl, i, k->pg_ranks);
+            r->start = tl->ts_ns[i];
+            r->end = tl_end_ns(tl, i);
+            r->bytes = CP_MAX(in_n, out_n) * dsz;
+            r->op = op_from_name(opname);
+            int g;
+            an_event_scope(j->ctx, j->lr, i, &g, &r->inter);
+            int64_t gs;
+            if (g <= 0 && arg_count(tl, i, k->group_size, &gs))
+                g = (int)gs;
+            r->n = g > 0 ? g : 1;
+            r->transfer_ns = r->end - r->start;
+        }
+    }
+    j->v[ri] = v;
+    j->n[ri] = n;
+}
+
+/* Records of every traced collective kernel, in (rank, track, event)
+ * order; counts kernels without args. */
 static rec *gather(const an_ctx *ctx, const an_layers_result *lr, size_t *n_out, int64_t *n_kernels,
                    int64_t *n_noargs)
 {
     const tl_timeline *tl = ctx->tl;
-    rec *v = NULL;
-    size_t n = 0, cap = 0;
-    coll_keys k = { key_id(tl, "Collective name"), key_id(tl, "In msg nelems"), key_id(tl, "Out msg nelems"),
-                    key_id(tl, "dtype"), key_id(tl, "Process Group Name"), key_id(tl, "Process Group Ranks"),
-                    key_id(tl, "Group size") };
-    for (size_t ri = 0; ri < tl->n_ranks; ri++) {
-        const tl_rank *rk = &tl->ranks[ri];
-        for (uint32_t t = rk->track_begin; t < rk->track_end; t++) {
-            const tl_track *tr = &tl->tracks[t];
-            for (size_t i = tr->ev_begin; i < tr->ev_end; i++) {
-                if (tl->kclass[i] != TL_K_COMM)
-                    continue;
-                (*n_kernels)++;
-                const char *opname = arg_str(tl, i, k.op);
-                int64_t in_n = -1, out_n = -1;
-                bool has_in = arg_count(tl, i, k.in_n, &in_n);
-                bool has_out = arg_count(tl, i, k.out_n, &out_n);
-                int dsz = dtype_size(arg_str(tl, i, k.dtype));
-                if (!opname || (!has_in && !has_out) || dsz == 0) {
-                    (*n_noargs)++;
-                    continue;
-                }
-                cp_xgrow((void **)&v, &cap, n + 1, sizeof *v);
-                rec *r = &v[n++];
-                memset(r, 0, sizeof *r);
-                r->rank_index = (uint32_t)ri;
-                r->rank = rk->meta.rank;
-                r->ev = i;
-                r->pg = (uint64_t)arg_str_id(tl, i, k.pg_name) << 32 | arg_str_id(tl, i, k.pg_ranks);
-                r->start = tl->ts_ns[i];
-                r->end = tl_end_ns(tl, i);
-                r->bytes = CP_MAX(in_n, out_n) * dsz;
-                r->op = op_from_name(opname);
-                int g;
-                an_event_scope(ctx, lr, i, &g, &r->inter);
-                int64_t gs;
-                if (g <= 0 && arg_count(tl, i, k.group_size, &gs))
-                    g = (int)gs;
-                r->n = g > 0 ? g : 1;
-                r->transfer_ns = r->end - r->start;
-            }
-        }
+    size_t nr = tl->n_ranks ? tl->n_ranks : 1;
+    gather_job j = { ctx, lr,
+                     { key_id(tl, "Collective name"), key_id(tl, "In msg nelems"), key_id(tl, "Out msg nelems"),
+                       key_id(tl, "dtype"), key_id(tl, "Process Group Name"), key_id(tl, "Process Group Ranks"),
+                       key_id(tl, "Group size") },
+                     cp_xcalloc(nr, sizeof(rec *)), cp_xcalloc(nr, sizeof(size_t)),
+                     cp_xcalloc(nr, sizeof(int64_t)), cp_xcalloc(nr, sizeof(int64_t)) };
+    cp_par_for(tl->n_ranks, ctx->opts && ctx->opts->nthreads > 0 ? ctx->opts->nthreads : 1, gather_rank, &j);
+    size_t n = 0;
+    for (size_t r = 0; r < tl->n_ranks; r++)
+        n += j.n[r];
+    rec *v = cp_xmalloc((n ? n : 1) * sizeof *v);
+    size_t at = 0;
+    for (size_t r = 0; r < tl->n_ranks; r++) {
+        if (j.n[r])
+            memcpy(v + at, j.v[r], j.n[r] * sizeof *v);
+        at += j.n[r];
+        *n_kernels += j.n_kernels[r];
+        *n_noargs += j.n_noargs[r];
+        free(j.v[r]);
     }
+    free(j.v);
+    free(j.n);
+    free(j.n_kernels);
+    free(j.n_noargs);
     *n_out = n;
     return v;
 }

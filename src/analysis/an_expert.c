@@ -21,6 +21,7 @@
  */
 #include "analysis.h"
 #include "an_expert.h"
+#include "../base/sort.h"
 #include "../base/util.h"
 
 #include <stdlib.h>
@@ -87,10 +88,16 @@ typedef struct span {
     int64_t b, e;
 } span;
 
-static int cmp_span(const void *a, const void *b)
+/* Sort spans by start (radix: the spans of a device run to millions). */
+static void sort_spans(span *s, size_t n)
 {
-    const span *x = a, *y = b;
-    return (x->b > y->b) - (x->b < y->b);
+    cp_kv *kv = cp_xmalloc((n ? n : 1) * sizeof *kv);
+    for (size_t i = 0; i < n; i++)
+        kv[i] = (cp_kv){ cp_key_i64(s[i].b), (uint64_t)s[i].e };
+    cp_sort_kv(kv, n, NULL);
+    for (size_t i = 0; i < n; i++)
+        s[i] = (span){ cp_key_to_i64(kv[i].key), (int64_t)kv[i].val };
+    free(kv);
 }
 
 /* Busy time of sorted spans s[0..n) clipped to [lo, hi). */
@@ -126,7 +133,7 @@ static void device_rules(const tl_timeline *tl, span *s, size_t n, int32_t devic
 {
     if (n == 0)
         return;
-    qsort(s, n, sizeof *s, cmp_span);
+    sort_spans(s, n);
     int64_t end = s[0].e;
     for (size_t i = 1; i < n; i++) {
         if (s[i].b - end >= AN_EXPERT_GAP_MIN_NS) {

@@ -487,7 +487,7 @@ static int64_t corr_get(const corr_map *m, int64_t key)
     return -1;
 }
 
-static void link_rank(tl_timeline *tl, tl_rank *r)
+static void link_rank(tl_timeline *tl, tl_rank *r, diag_set *diag)
 {
     size_t b0 = tl->tracks[r->track_begin].ev_begin;
     size_t b1 = r->track_end > r->track_begin ? tl->tracks[r->track_end - 1].ev_end : b0;
@@ -516,7 +516,7 @@ static void link_rank(tl_timeline *tl, tl_rank *r)
         int64_t c = corr_get(&m, tl->corr[i]);
         if (c < 0) {
             if (tl->kclass[i] != TL_K_NONE)
-                diag_count(&tl->diag, DIAG_UNMATCHED_CORRELATION, src, -1);
+                diag_count(diag, DIAG_UNMATCHED_CORRELATION, src, -1);
             continue;
         }
         tl->link[i] = c;
@@ -530,12 +530,13 @@ static void link_rank(tl_timeline *tl, tl_rank *r)
 
 /* Classification depends only on (category, name): cache it per interned
  * name so a trace of millions of kernels classifies each distinct name once
- * (the name tests are substring searches). */
-static void classify_all(tl_timeline *tl)
+ * (the name tests are substring searches). One cache per rank, so ranks
+ * classify in parallel. */
+static void classify_range(tl_timeline *tl, size_t b0, size_t b1)
 {
     size_t n_names = cp_intern_count(&tl->strings);
     uint8_t *cache = cp_xcalloc(n_names ? n_names : 1, TL_CAT__COUNT); /* kclass + 1, 0 = not yet */
-    for (size_t i = 0; i < tl->n_events; i++) {
+    for (size_t i = b0; i < b1; i++) {
         tl->kclass[i] = TL_K_NONE;
         tl->copy_dir[i] = TL_COPY_NONE;
         if (tl->tracks[tl->track[i]].key.kind != TL_TRACK_GPU)
@@ -552,6 +553,27 @@ static void classify_all(tl_timeline *tl)
         }
     }
     free(cache);
+}
+
+/* Classify and link one rank (a job: ranks own disjoint event ranges; the
+ * diagnostics go to a per-rank set, merged in rank order afterwards). */
+typedef struct rank_job {
+    tl_timeline *tl;
+    diag_set *diag; /* per rank */
+} rank_job;
+
+static void finish_rank(void *ctx, size_t r)
+{
+    rank_job *j = ctx;
+    tl_timeline *tl = j->tl;
+    const tl_rank *rk = &tl->ranks[r];
+    size_t b0 = 0, b1 = 0;
+    if (rk->track_end > rk->track_begin) {
+        b0 = tl->tracks[rk->track_begin].ev_begin;
+        b1 = tl->tracks[rk->track_end - 1].ev_end;
+    }
+    classify_range(tl, b0, b1);
+    link_rank(tl, &tl->ranks[r], &j->diag[r]);
 }
 
 int tl_finish(tl_builder **bs, size_t n, const tl_finish_opts *opts, tl_timeline **out,
@@ -653,9 +675,11 @@ int tl_finish(tl_builder **bs, size_t n, const tl_finish_opts *opts, tl_timeline
     for (size_t i = 0; i < n; i++)
         tl_builder_free(bs[i]);
 
-    classify_all(tl);
+    rank_job rj = { tl, cp_xcalloc(tl->n_ranks ? tl->n_ranks : 1, sizeof(diag_set)) };
+    cp_par_for(tl->n_ranks, nthreads, finish_rank, &rj);
     for (size_t r = 0; r < tl->n_ranks; r++)
-        link_rank(tl, &tl->ranks[r]);
+        diag_merge(&tl->diag, &rj.diag[r]);
+    free(rj.diag);
     tl->t0_ns = 0;
     bool any = false;
     for (size_t i = 0; i < tl->n_events; i++)

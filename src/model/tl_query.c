@@ -3,6 +3,7 @@
  * reader shares (so a kernel is "communication" by one rule whatever format
  * it came from). */
 #include "timeline.h"
+#include "../base/sort.h"
 #include "../base/util.h"
 
 #include <stdlib.h>
@@ -158,17 +159,6 @@ bool tl_pred_kclass(const tl_timeline *tl, size_t ev, void *ctx)
     return tl->kclass[ev] == *(const tl_kclass *)ctx;
 }
 
-static int cmp_by_ts(const void *pa, const void *pb, void *ctx)
-{
-    const tl_timeline *tl = ctx;
-    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-    if (tl->ts_ns[a] != tl->ts_ns[b])
-        return tl->ts_ns[a] < tl->ts_ns[b] ? -1 : 1;
-    if (tl->dur_ns[a] != tl->dur_ns[b])
-        return tl->dur_ns[a] > tl->dur_ns[b] ? -1 : 1;
-    return (a > b) - (a < b);
-}
-
 size_t tl_rank_select(const tl_timeline *tl, size_t rank_index, tl_pred pred, void *ctx, size_t **out)
 {
     const tl_rank *r = &tl->ranks[rank_index];
@@ -180,10 +170,19 @@ size_t tl_rank_select(const tl_timeline *tl, size_t rank_index, tl_pred pred, vo
                 cp_xgrow((void **)&v, &cap, n + 1, sizeof *v);
                 v[n++] = i;
             }
-    /* each track is already sorted; a full sort keeps this simple and is
-     * O(n log n) only over the selection */
-    if (n > 1)
-        qsort_r(v, n, sizeof *v, cmp_by_ts, (void *)tl);
+    /* by (ts, longer first, index): stable radix passes, last key first
+     * (the selection is built in index order) */
+    cp_kv *kv = cp_xmalloc((n ? n : 1) * sizeof *kv), *tmp = cp_xmalloc((n ? n : 1) * sizeof *tmp);
+    for (size_t k = 0; k < n; k++)
+        kv[k] = (cp_kv){ ~cp_key_i64(tl->dur_ns[v[k]]), v[k] };
+    cp_sort_kv(kv, n, tmp);
+    for (size_t k = 0; k < n; k++)
+        kv[k].key = cp_key_i64(tl->ts_ns[kv[k].val]);
+    cp_sort_kv(kv, n, tmp);
+    for (size_t k = 0; k < n; k++)
+        v[k] = (size_t)kv[k].val;
+    free(kv);
+    free(tmp);
     *out = v;
     return n;
 }
