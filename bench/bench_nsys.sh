@@ -34,7 +34,8 @@ SELECT count(*), sum(start), sum(end), sum(globalTid), sum(correlationId), sum(n
 reader="$build/bench/bench_nsys_read"
 mkdir -p "$build/bench"
 ${CC:-gcc} -std=c17 -O2 -D_GNU_SOURCE -I"$here/src" -o "$reader" "$here/bench/bench_nsys_read.c" \
-    "$build/libcp_readers.a" "$build/libcp_model.a" "$build/libcp_base.a" -lsqlite3 -lz -lzstd -lpthread -lm
+    "$build/libcp_readers.a" "$build/libcp_model.a" "$build/libcp_base.a" -lsqlite3 -lz -lzstd \
+    $(pkg-config --libs libisal 2>/dev/null) -lpthread -lm
 
 run() {
   local f=$1
