@@ -236,22 +236,6 @@ static void view_free(an_view *v)
     free(v->gpu);
 }
 
-/* Sort idx[0..n) by (t0, t1, index) with two stable radix passes (t1,
- * then t0) over an index array built in index order. */
-static void sort_by_t0_t1(size_t *idx, size_t n, const int64_t *t0, const int64_t *t1)
-{
-    cp_kv *kv = cp_xmalloc((n ? n : 1) * sizeof *kv), *tmp = cp_xmalloc((n ? n : 1) * sizeof *tmp);
-    for (size_t i = 0; i < n; i++)
-        kv[i] = (cp_kv){ cp_key_i64(t1[idx[i]]), idx[i] };
-    cp_sort_kv(kv, n, tmp);
-    for (size_t i = 0; i < n; i++)
-        kv[i].key = cp_key_i64(t0[kv[i].val]);
-    cp_sort_kv(kv, n, tmp);
-    for (size_t i = 0; i < n; i++)
-        idx[i] = (size_t)kv[i].val;
-    free(kv);
-    free(tmp);
-}
 
 /* Fill v->gpu from stream/mult and sort it. */
 static void view_index_gpu(an_view *v)
@@ -266,7 +250,7 @@ static void view_index_gpu(an_view *v)
         if (v->stream[i] >= 0)
             for (uint32_t k = 0; k < v->mult[i]; k++)
                 v->gpu[v->n_gpu++] = i;
-    sort_by_t0_t1(v->gpu, v->n_gpu, v->t0, v->t1);
+    cp_sort_idx2(v->gpu, v->n_gpu, v->t0, v->t1, false); /* (t0, t1, index) */
 }
 
 void an_corr_sort(an_corr_idx *v, size_t n)

@@ -81,3 +81,20 @@ void cp_sort_f64(double *v, size_t n)
     }
     free(kv);
 }
+
+void cp_sort_idx2(size_t *idx, size_t n, const int64_t *k1, const int64_t *k2, bool k2_desc)
+{
+    cp_kv *kv = cp_xmalloc((n ? n : 1) * sizeof *kv), *tmp = cp_xmalloc((n ? n : 1) * sizeof *tmp);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = cp_key_i64(k2[idx[i]]);
+        kv[i] = (cp_kv){ k2_desc ? ~k : k, idx[i] };
+    }
+    cp_sort_kv(kv, n, tmp);
+    for (size_t i = 0; i < n; i++)
+        kv[i].key = cp_key_i64(k1[kv[i].val]);
+    cp_sort_kv(kv, n, tmp);
+    for (size_t i = 0; i < n; i++)
+        idx[i] = (size_t)kv[i].val;
+    free(kv);
+    free(tmp);
+}

@@ -16,6 +16,7 @@
 #ifndef CP_SORT_H
 #define CP_SORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +34,12 @@ static inline uint64_t cp_key_f64(double x)
     union { double d; uint64_t u; } c = { x };
     return c.u >> 63 ? ~c.u : c.u | (UINT64_C(1) << 63);
 }
+
+/* Sort the index array idx[0..n) by (k1[idx], k2[idx]), k2 descending when
+ * k2_desc; equal keys keep their order in idx (callers build idx in index
+ * order, which makes the index the last key). Two stable radix passes, k2
+ * first. k1/k2 are indexed by the values in idx. */
+void cp_sort_idx2(size_t *idx, size_t n, const int64_t *k1, const int64_t *k2, bool k2_desc);
 
 /* Sort doubles (no NaN) ascending, through cp_sort_kv. */
 void cp_sort_f64(double *v, size_t n);

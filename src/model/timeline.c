@@ -280,22 +280,6 @@ static int cmp_ev(const void *pa, const void *pb, void *ctx)
     return x < y ? -1 : (x > y);
 }
 
-/* Sort one track's event indices (built in file order) by (ts, -dur,
- * index): stable radix sorts by the last key first. */
-static void sort_segment(const tl_builder *b, size_t *idx, size_t n)
-{
-    cp_kv *kv = cp_xmalloc(n * sizeof *kv), *tmp = cp_xmalloc(n * sizeof *tmp);
-    for (size_t i = 0; i < n; i++)
-        kv[i] = (cp_kv){ ~cp_key_i64(b->dur[idx[i]]), idx[i] }; /* longer first */
-    cp_sort_kv(kv, n, tmp);
-    for (size_t i = 0; i < n; i++)
-        kv[i].key = cp_key_i64(b->ts[kv[i].val]);
-    cp_sort_kv(kv, n, tmp);
-    for (size_t i = 0; i < n; i++)
-        idx[i] = (size_t)kv[i].val;
-    free(kv);
-    free(tmp);
-}
 
 /* Order one builder's events by (global track position, ts, -dur). */
 static void order_builder(void *ctx, size_t bi)
@@ -340,7 +324,7 @@ static void order_builder(void *ctx, size_t bi)
         for (size_t i = lo + 1; i < hi && sorted; i++)
             sorted = cmp_ev(&b->order[i - 1], &b->order[i], b) <= 0;
         if (!sorted)
-            sort_segment(b, b->order + lo, hi - lo);
+            cp_sort_idx2(b->order + lo, hi - lo, b->ts, b->dur, true); /* (ts, longer first, index) */
     }
     free(start);
     free(by_pos);

@@ -170,19 +170,7 @@ size_t tl_rank_select(const tl_timeline *tl, size_t rank_index, tl_pred pred, vo
                 cp_xgrow((void **)&v, &cap, n + 1, sizeof *v);
                 v[n++] = i;
             }
-    /* by (ts, longer first, index): stable radix passes, last key first
-     * (the selection is built in index order) */
-    cp_kv *kv = cp_xmalloc((n ? n : 1) * sizeof *kv), *tmp = cp_xmalloc((n ? n : 1) * sizeof *tmp);
-    for (size_t k = 0; k < n; k++)
-        kv[k] = (cp_kv){ ~cp_key_i64(tl->dur_ns[v[k]]), v[k] };
-    cp_sort_kv(kv, n, tmp);
-    for (size_t k = 0; k < n; k++)
-        kv[k].key = cp_key_i64(tl->ts_ns[kv[k].val]);
-    cp_sort_kv(kv, n, tmp);
-    for (size_t k = 0; k < n; k++)
-        v[k] = (size_t)kv[k].val;
-    free(kv);
-    free(tmp);
+    cp_sort_idx2(v, n, tl->ts_ns, tl->dur_ns, true); /* (ts, longer first, index) */
     *out = v;
     return n;
 }

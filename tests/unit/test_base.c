@@ -7,6 +7,7 @@
 #include "base/intern.h"
 #include "base/jsonw.h"
 #include "base/paths.h"
+#include "base/sort.h"
 #include "base/src.h"
 #include "base/util.h"
 
@@ -269,13 +270,56 @@ static int teardown(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+static int cmp_kv_ref(const void *a, const void *b)
+{
+    const cp_kv *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->val > y->val) - (x->val < y->val); /* input position: what a stable sort keeps */
+}
+
+/* The radix sort against qsort on a stable reference order: signed keys
+ * over the whole range, heavy duplicates, sorted input, small inputs. */
+static void test_sort(void **state)
+{
+    (void)state;
+    uint64_t seed = 88172645463325252ull;
+    size_t sizes[] = { 0, 1, 2, 63, 64, 65, 1000, 50000 };
+    for (size_t si = 0; si < CP_ARRAY_LEN(sizes); si++)
+        for (int mode = 0; mode < 3; mode++) {
+            size_t n = sizes[si];
+            cp_kv *v = malloc((n + 1) * sizeof *v), *ref = malloc((n + 1) * sizeof *ref);
+            for (size_t i = 0; i < n; i++) {
+                seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+                int64_t x = mode == 0 ? (int64_t)seed : mode == 1 ? (int64_t)(seed % 7) - 3 : (int64_t)i;
+                v[i] = (cp_kv){ cp_key_i64(x), i };
+            }
+            memcpy(ref, v, n * sizeof *v);
+            qsort(ref, n, sizeof *ref, cmp_kv_ref);
+            cp_sort_kv(v, n, NULL);
+            assert_memory_equal(v, ref, n * sizeof *v);
+            for (size_t i = 1; i < n; i++)
+                assert_true(cp_key_to_i64(v[i - 1].key) <= cp_key_to_i64(v[i].key));
+            free(v);
+            free(ref);
+        }
+    /* two keys, the second descending, then the index */
+    int64_t k1[] = { 5, 1, 5, 1, 5, -2 }, k2[] = { 10, 3, 30, 3, 20, 0 };
+    size_t idx[] = { 0, 1, 2, 3, 4, 5 }, want[] = { 5, 1, 3, 2, 4, 0 };
+    cp_sort_idx2(idx, 6, k1, k2, true);
+    assert_memory_equal(idx, want, sizeof want);
+    double d[] = { 2.5, -1.0, 0.0, -0.5, 1e300, -1e300 }, dw[] = { -1e300, -1.0, -0.5, 0.0, 2.5, 1e300 };
+    cp_sort_f64(d, 6);
+    assert_memory_equal(d, dw, sizeof dw);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_arena),       cmocka_unit_test(test_intern),
         cmocka_unit_test(test_jsonw),       cmocka_unit_test(test_src_formats),
         cmocka_unit_test(test_src_missing), cmocka_unit_test(test_afile),
-        cmocka_unit_test(test_paths),
+        cmocka_unit_test(test_paths),       cmocka_unit_test(test_sort),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
