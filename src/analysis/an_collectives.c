@@ -251,19 +251,19 @@ static rec *gather(const an_ctx *ctx, const an_layers_result *lr, size_t *n_out,
 }
 
 /* Sequence numbers per (rank, group), then the cross-rank match. */
-/* Record orders, each applied as stable radix passes from the last key to
- * the first over (key, index) pairs, then one permutation of the records. */
+/* Record orders (cp_sort_records: stable radix passes, last key first). */
 enum rec_order {
     BY_RANK_TIME,   /* (rank_index, start) */
     BY_MATCH,       /* (pg, seq, rank): the same collective on every rank side by side */
     BY_GROUP,       /* (op, intra before inter, bytes) = the table's (op, scope, bucket, bytes) */
 };
 
-static uint64_t rec_key(const rec *r, enum rec_order o, int pass)
+static const int rec_order_keys[] = { 2, 3, 3 }; /* keys of each rec_order */
+
+static uint64_t rec_key(const void *p, int k, const void *ctx)
 {
-    static const int n_keys[] = { 2, 3, 3 };
-    int k = n_keys[o] - 1 - pass; /* keys listed first to last; passes go last to first */
-    switch (o) {
+    const rec *r = p;
+    switch (*(const enum rec_order *)ctx) {
     case BY_RANK_TIME: return k == 0 ? r->rank_index : cp_key_i64(r->start);
     case BY_MATCH: return k == 0 ? r->pg : k == 1 ? cp_key_i64(r->seq) : cp_key_i64(r->rank);
     case BY_GROUP: return k == 0 ? (uint64_t)r->op : k == 1 ? (uint64_t)r->inter : cp_key_i64(r->bytes);
@@ -273,24 +273,7 @@ static uint64_t rec_key(const rec *r, enum rec_order o, int pass)
 
 static void sort_recs(rec *v, size_t n, enum rec_order o)
 {
-    if (n < 2)
-        return;
-    static const int n_keys[] = { 2, 3, 3 };
-    cp_kv *kv = cp_xmalloc((n ? n : 1) * sizeof *kv), *tmp = cp_xmalloc((n ? n : 1) * sizeof *tmp);
-    for (size_t i = 0; i < n; i++)
-        kv[i].val = i;
-    for (int p = 0; p < n_keys[o]; p++) {
-        for (size_t i = 0; i < n; i++)
-            kv[i].key = rec_key(&v[kv[i].val], o, p);
-        cp_sort_kv(kv, n, tmp);
-    }
-    rec *out = cp_xmalloc((n ? n : 1) * sizeof *out);
-    for (size_t i = 0; i < n; i++)
-        out[i] = v[kv[i].val];
-    memcpy(v, out, n * sizeof *v);
-    free(out);
-    free(kv);
-    free(tmp);
+    cp_sort_records(v, n, sizeof *v, rec_order_keys[o], rec_key, &o);
 }
 
 static void match(rec *v, size_t n, int64_t *n_matched)

@@ -36,27 +36,12 @@ bool an_is_launch_name(const char *name)
     return false;
 }
 
-/* Sort rows by (corr, cpu_ns, gpu_ns): stable radix sorts from the last
- * key to the first. */
-static void sort_rows(an_launch *rows, size_t n)
+/* Rows by (corr, cpu_ns, gpu_ns). */
+static uint64_t row_key(const void *rec, int k, const void *ctx)
 {
-    cp_kv *kv = cp_xmalloc((n ? n : 1) * sizeof *kv), *tmp = cp_xmalloc((n ? n : 1) * sizeof *tmp);
-    for (size_t i = 0; i < n; i++)
-        kv[i] = (cp_kv){ cp_key_i64(rows[i].gpu_ns), i };
-    cp_sort_kv(kv, n, tmp);
-    for (size_t i = 0; i < n; i++)
-        kv[i].key = cp_key_i64(rows[kv[i].val].cpu_ns);
-    cp_sort_kv(kv, n, tmp);
-    for (size_t i = 0; i < n; i++)
-        kv[i].key = cp_key_i64(rows[kv[i].val].corr);
-    cp_sort_kv(kv, n, tmp);
-    an_launch *out = cp_xmalloc((n ? n : 1) * sizeof *out);
-    for (size_t i = 0; i < n; i++)
-        out[i] = rows[kv[i].val];
-    memcpy(rows, out, n * sizeof *rows);
-    free(out);
-    free(kv);
-    free(tmp);
+    (void)ctx;
+    const an_launch *r = rec;
+    return cp_key_i64(k == 0 ? r->corr : k == 1 ? r->cpu_ns : r->gpu_ns);
 }
 
 void an_launch_compute(const an_ctx *ctx, const an_view *v, an_launch_rank *out)
@@ -101,7 +86,7 @@ void an_launch_compute(const an_ctx *ctx, const an_view *v, an_launch_rank *out)
             out->delay_outliers += L.delay_ns > AN_DELAY_CUTOFF_NS;
         }
     }
-    sort_rows(out->rows, out->n);
+    cp_sort_records(out->rows, out->n, sizeof *out->rows, 3, row_key, NULL);
     free(cpu);
 }
 

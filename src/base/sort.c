@@ -98,3 +98,25 @@ void cp_sort_idx2(size_t *idx, size_t n, const int64_t *k1, const int64_t *k2, b
     free(kv);
     free(tmp);
 }
+
+void cp_sort_records(void *base, size_t n, size_t elem, int n_keys, cp_record_key key, const void *ctx)
+{
+    if (n < 2)
+        return;
+    unsigned char *v = base;
+    cp_kv *kv = cp_xmalloc(n * sizeof *kv), *tmp = cp_xmalloc(n * sizeof *tmp);
+    for (size_t i = 0; i < n; i++)
+        kv[i].val = i;
+    for (int k = n_keys - 1; k >= 0; k--) {
+        for (size_t i = 0; i < n; i++)
+            kv[i].key = key(v + kv[i].val * elem, k, ctx);
+        cp_sort_kv(kv, n, tmp);
+    }
+    unsigned char *out = cp_xmalloc(n * elem);
+    for (size_t i = 0; i < n; i++)
+        memcpy(out + i * elem, v + kv[i].val * elem, elem);
+    memcpy(v, out, n * elem);
+    free(out);
+    free(kv);
+    free(tmp);
+}

@@ -280,6 +280,18 @@ static int cmp_kv_ref(const void *a, const void *b)
 
 /* The radix sort against qsort on a stable reference order: signed keys
  * over the whole range, heavy duplicates, sorted input, small inputs. */
+typedef struct pair_rec {
+    int32_t a;
+    int64_t b;
+} pair_rec;
+
+static uint64_t pair_key(const void *rec, int k, const void *ctx)
+{
+    (void)ctx;
+    const pair_rec *r = rec;
+    return cp_key_i64(k == 0 ? r->a : r->b);
+}
+
 static void test_sort(void **state)
 {
     (void)state;
@@ -308,6 +320,14 @@ static void test_sort(void **state)
     size_t idx[] = { 0, 1, 2, 3, 4, 5 }, want[] = { 5, 1, 3, 2, 4, 0 };
     cp_sort_idx2(idx, 6, k1, k2, true);
     assert_memory_equal(idx, want, sizeof want);
+    /* records by two keys */
+    pair_rec pr[] = { { 2, 7 }, { -1, 3 }, { 2, -9 }, { -1, 3 }, { 0, 0 } };
+    pair_rec pw[] = { { -1, 3 }, { -1, 3 }, { 0, 0 }, { 2, -9 }, { 2, 7 } };
+    cp_sort_records(pr, 5, sizeof *pr, 2, pair_key, NULL);
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(pr[i].a, pw[i].a);
+        assert_int_equal(pr[i].b, pw[i].b);
+    }
     double d[] = { 2.5, -1.0, 0.0, -0.5, 1e300, -1e300 }, dw[] = { -1e300, -1.0, -0.5, 0.0, 2.5, 1e300 };
     cp_sort_f64(d, 6);
     assert_memory_equal(d, dw, sizeof dw);
