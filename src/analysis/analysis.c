@@ -4,6 +4,7 @@
 
 #include "../base/log.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -50,7 +51,9 @@ int an_run_all(an_ctx *ctx, const tl_timeline *tl, rep_report *rep, const an_opt
     for (const an_analyzer *a = table; a->name; a++) {
         clock_t c0 = clock(); /* process CPU time: where analyze spends it, at -vv */
         int rc = a->run(ctx);
-        cp_log_debug("analysis %s: %.3f s cpu", a->name, (double)(clock() - c0) / CLOCKS_PER_SEC);
+        char what[64];
+        snprintf(what, sizeof what, "analysis %s", a->name);
+        cp_log_phase(what, c0);
         if (rc < 0)
             return cp_error_set(err, rc, NULL, 0, 0, -1, "analysis '%s' failed", a->name);
     }

@@ -4,7 +4,9 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define ONCE_MAX 64
@@ -84,3 +86,30 @@ void cp_log_flush(void)
 }
 
 bool cp_log_stderr_is_tty(void) { return isatty(2); }
+
+/* VmRSS and VmHWM of this process in KiB (0 where /proc is absent). */
+static void rss_kib(long *cur, long *peak)
+{
+    *cur = *peak = 0;
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return;
+    char line[256];
+    while (fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "VmRSS:", 6))
+            *cur = atol(line + 6);
+        else if (!strncmp(line, "VmHWM:", 6))
+            *peak = atol(line + 6);
+    }
+    fclose(f);
+}
+
+void cp_log_phase(const char *what, long cpu0)
+{
+    if (g_log.level < CP_LOG_DEBUG)
+        return;
+    long cur, peak;
+    rss_kib(&cur, &peak);
+    cp_log_debug("%s: %.3f s cpu, rss %ld MB (peak %ld MB)", what, (double)(clock() - (clock_t)cpu0) / CLOCKS_PER_SEC,
+                 cur / 1024, peak / 1024);
+}

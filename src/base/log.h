@@ -30,6 +30,11 @@ void cp_log_warn_once(const char *key, const char *fmt, ...) __attribute__((form
 /* Print the repeat counts of keyed warnings and reset them. */
 void cp_log_flush(void);
 
+/* At -vv: "WHAT: S s cpu, rss R MB (peak P MB)" with the process CPU time
+ * since cpu0 (a clock() value) and the memory /proc/self/status reports, so
+ * a user sees which phase costs the time and which one the memory. */
+void cp_log_phase(const char *what, long cpu0);
+
 /* True when stderr is a terminal (progress output is allowed only then). */
 bool cp_log_stderr_is_tty(void);
 

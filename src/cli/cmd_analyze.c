@@ -75,6 +75,7 @@ typedef struct read_job {
     input *inputs;
     size_t n;
     const char *rank_map;
+    int threads_per_input; /* for a reader that splits one input (nsys) */
 } read_job;
 
 static tl_builder *more_builder(void *ctx, const char *source)
@@ -88,7 +89,7 @@ static void read_one(void *ctx, size_t i)
 {
     read_job *job = ctx;
     input *in = &job->inputs[i];
-    rd_opts ro = { .more = more_builder, .more_ctx = in, .rank_map = job->rank_map };
+    rd_opts ro = { .more = more_builder, .more_ctx = in, .rank_map = job->rank_map, .threads = job->threads_per_input };
     cp_error_clear(&in->err);
     if (is_evidence(in))
         return;
@@ -281,10 +282,11 @@ int cmd_analyze(cli_ctx *ctx)
     if (cp_log_stderr_is_tty() && cp_log_level() >= CP_LOG_WARN)
         fprintf(stderr, "chainprof: reading %zu file%s on %d thread%s...\r", n_inputs, n_inputs == 1 ? "" : "s",
                 nthreads, nthreads == 1 ? "" : "s");
-    read_job job = { inputs, n_inputs, cli_get(ctx, O_RANK_MAP) };
+    /* threads the files do not use split the large ones */
+    read_job job = { inputs, n_inputs, cli_get(ctx, O_RANK_MAP), (int)((size_t)nthreads / (n_inputs ? n_inputs : 1)) };
     clock_t c_read = clock(); /* phase CPU times for -vv: where analyze spends its time */
     cp_par_for(n_inputs, nthreads, read_one, &job);
-    cp_log_debug("read: %.3f s cpu", (double)(clock() - c_read) / CLOCKS_PER_SEC);
+    cp_log_phase("read", c_read);
     if (cp_log_stderr_is_tty() && cp_log_level() >= CP_LOG_WARN)
         fprintf(stderr, "\033[K");
     for (size_t i = 0; i < n_inputs && !rc; i++)
@@ -316,7 +318,7 @@ int cmd_analyze(cli_ctx *ctx)
         rc = cli_fail(&err);
         goto out;
     }
-    cp_log_debug("timeline finish: %.3f s cpu", (double)(clock() - c_finish) / CLOCKS_PER_SEC);
+    cp_log_phase("timeline finish", c_finish);
     free(bs);
     an_evidence_file *evidence = NULL;
     size_t n_evidence = 0;
@@ -347,7 +349,7 @@ int cmd_analyze(cli_ctx *ctx)
     order_for_people(rep, cli_has(ctx, O_DETAIL));
     clock_t c_emit = clock();
     rc = cli_emit(ctx, rep, paths.v, paths.n);
-    cp_log_debug("output: %.3f s cpu", (double)(clock() - c_emit) / CLOCKS_PER_SEC);
+    cp_log_phase("output", c_emit);
     /* the run is recorded even when --fail-on trips: a failing run is history too */
     if (rc == 0)
         cli_history_record(ctx, rep, NULL, cli_get(ctx, O_DB), cli_has(ctx, O_NO_HISTORY));

@@ -202,6 +202,49 @@ void tl_builder_arg_num(tl_builder *b, uint32_t key, double v)
         a->v.d = v;
 }
 
+void tl_builder_absorb(tl_builder *dst, tl_builder *src)
+{
+    size_t ns = cp_intern_count(&src->strings);
+    uint32_t *smap = cp_xmalloc((ns ? ns : 1) * sizeof *smap);
+    for (size_t i = 0; i < ns; i++)
+        smap[i] = cp_intern_n(&dst->strings, cp_intern_str(&src->strings, (uint32_t)i),
+                              cp_intern_len(&src->strings, (uint32_t)i));
+    uint32_t *tmap = cp_xmalloc((src->n_tracks ? src->n_tracks : 1) * sizeof *tmap);
+    for (size_t t = 0; t < src->n_tracks; t++) {
+        tmap[t] = tl_builder_track(dst, &src->tkeys[t]);
+        if (src->tnames[t] && !dst->tnames[tmap[t]])
+            dst->tnames[tmap[t]] = smap[src->tnames[t]];
+    }
+    if (dst->n + src->n > dst->cap) /* geometric: many parts must not copy quadratically */
+        resize_events(dst, dst->n + src->n > 2 * dst->cap ? dst->n + src->n : 2 * dst->cap);
+    if (dst->n_args + src->n_args > dst->cap_args)
+        tl_builder_reserve(dst, 0, dst->n_args + src->n_args > 2 * dst->cap_args ? dst->n_args + src->n_args
+                                                                                 : 2 * dst->cap_args);
+    size_t at = dst->n, n = src->n;
+#define C(col) memcpy(dst->col + at, src->col, n * sizeof *src->col)
+    C(ts); C(dur); C(corr); C(ext); C(cat); C(flags);
+#undef C
+    for (size_t i = 0; i < n; i++) {
+        dst->name[at + i] = smap[src->name[i]];
+        dst->cat_name[at + i] = smap[src->cat_name[i]];
+        dst->track[at + i] = tmap[src->track[i]];
+        dst->arg_begin[at + i] = src->arg_begin[i] + (uint32_t)dst->n_args;
+    }
+    for (size_t i = 0; i < src->n_args; i++) {
+        tl_arg a = src->args[i];
+        a.key = smap[a.key];
+        if (a.type == TL_ARG_STR)
+            a.v.s = smap[a.v.s];
+        dst->args[dst->n_args + i] = a;
+    }
+    dst->n += n;
+    dst->n_args += src->n_args;
+    diag_merge(&dst->diag, &src->diag);
+    free(smap);
+    free(tmap);
+    tl_builder_free(src);
+}
+
 void tl_builder_arg_str(tl_builder *b, uint32_t key, uint32_t str)
 {
     tl_arg *a = push_arg(b, key, TL_ARG_STR);
@@ -358,15 +401,23 @@ static void remap_meta(tl_builder *b, tl_rank_meta *m, cp_arena *arena)
     }
 }
 
-/* Move the builders' events into the frozen columns in global order. One
- * job per builder (builders write disjoint ranges, so they run in
- * parallel); inside a job the builder's columns are freed as soon as they
- * are copied. The args are not copied at all: each rank keeps the array its
- * reader filled, remapped in place (10 M args on a 1 GB trace). */
+/* Move the builders' events into the frozen columns in global order, one
+ * column at a time: allocate the timeline's column, gather it from every
+ * builder (one job per builder: they write disjoint ranges, so they run in
+ * parallel), free those builder columns. Each new column then reuses the
+ * memory the previous builder column left (same size), so finishing never
+ * holds the builders and the timeline side by side and touches little
+ * fresh memory (first touches of fresh pages were the largest single cost
+ * of analyze, see docs/PERFORMANCE.md). The args are not copied at all:
+ * each rank keeps the array its reader filled, remapped in place (10 M
+ * args on a 1 GB trace). */
+enum { MV_TS, MV_DUR, MV_CORR, MV_EXT, MV_NAME, MV_CAT_NAME, MV_TRACK, MV_CAT, MV_FLAGS, MV_ARGS, MV__COUNT };
+
 typedef struct move_job {
     tl_timeline *tl;
     tl_builder **bs;
     const size_t *rank_of, *ev_at; /* builder of the r-th rank; its first position */
+    int column;                    /* MV_* */
 } move_job;
 
 #define MOVE_COLUMN(col, expr)                                          \
@@ -376,33 +427,16 @@ typedef struct move_job {
             tl->col[o] = (expr);                                        \
         }                                                               \
     } while (0)
-
-static void move_builder(void *ctx, size_t r)
-{
-    const move_job *j = ctx;
-    tl_timeline *tl = j->tl;
-    tl_builder *b = j->bs[j->rank_of[r]];
-    size_t at = j->ev_at[r];
-    MOVE_COLUMN(ts_ns, b->ts[i]);
-    MOVE_COLUMN(dur_ns, b->dur[i]);
-    MOVE_COLUMN(corr, b->corr[i]);
-    MOVE_COLUMN(ext_id, b->ext[i]);
-    MOVE_COLUMN(name, b->remap[b->name[i]]);
-    MOVE_COLUMN(cat_name, b->remap[b->cat_name[i]]);
-    MOVE_COLUMN(track, b->tpos[b->track[i]]);
-    MOVE_COLUMN(cat, b->cat[i]);
-    MOVE_COLUMN(flags, b->flags[i]);
-    MOVE_COLUMN(arg_begin, b->arg_begin[i]);
-    MOVE_COLUMN(arg_count, (uint32_t)(((i + 1 < b->n) ? b->arg_begin[i + 1] : b->n_args) - b->arg_begin[i]));
-    for (size_t k = 0; k < b->n; k++)
-        tl->link[at + k] = -1;
-#define X(col)           \
-    do {                 \
-        free(b->col);    \
-        b->col = NULL;   \
+#define MOVE_FREE(col, bcol, expr)                                      \
+    do {                                                                \
+        MOVE_COLUMN(col, expr);                                         \
+        free(b->bcol);                                                  \
+        b->bcol = NULL;                                                 \
     } while (0)
-    X(ts); X(dur); X(corr); X(ext); X(name); X(cat_name); X(track); X(cat); X(flags); X(arg_begin);
-#undef X
+
+/* The args of rank r: remapped into the timeline's strings, kept in place. */
+static void move_args(tl_timeline *tl, tl_builder *b, size_t r)
+{
     for (size_t a = 0; a < b->n_args; a++) {
         tl_arg *x = &b->args[a];
         x->key = b->remap[x->key];
@@ -415,28 +449,64 @@ static void move_builder(void *ctx, size_t r)
     tl->ranks[r].n_args = b->n_args;
     b->args = NULL;
 }
+
+static void move_builder(void *ctx, size_t r)
+{
+    const move_job *j = ctx;
+    tl_timeline *tl = j->tl;
+    tl_builder *b = j->bs[j->rank_of[r]];
+    size_t at = j->ev_at[r];
+    switch (j->column) {
+    case MV_TS: MOVE_FREE(ts_ns, ts, b->ts[i]); break;
+    case MV_DUR: MOVE_FREE(dur_ns, dur, b->dur[i]); break;
+    case MV_CORR: MOVE_FREE(corr, corr, b->corr[i]); break;
+    case MV_EXT: MOVE_FREE(ext_id, ext, b->ext[i]); break;
+    case MV_NAME: MOVE_FREE(name, name, b->remap[b->name[i]]); break;
+    case MV_CAT_NAME: MOVE_FREE(cat_name, cat_name, b->remap[b->cat_name[i]]); break;
+    case MV_TRACK: MOVE_FREE(track, track, b->tpos[b->track[i]]); break;
+    case MV_CAT: MOVE_FREE(cat, cat, b->cat[i]); break;
+    case MV_FLAGS: MOVE_FREE(flags, flags, b->flags[i]); break;
+    case MV_ARGS:
+        MOVE_COLUMN(arg_count, (uint32_t)(((i + 1 < b->n) ? b->arg_begin[i + 1] : b->n_args) - b->arg_begin[i]));
+        MOVE_FREE(arg_begin, arg_begin, b->arg_begin[i]);
+        move_args(tl, b, r);
+        break;
+    }
+}
+#undef MOVE_FREE
 #undef MOVE_COLUMN
 
 static void move_events(tl_timeline *tl, tl_builder **bs, size_t n, const size_t *rank_of, const size_t *ev_at,
                         size_t total, int nthreads)
 {
     size_t m = total ? total : 1;
-    tl->ts_ns = cp_xmalloc(m * sizeof *tl->ts_ns);
-    tl->dur_ns = cp_xmalloc(m * sizeof *tl->dur_ns);
-    tl->corr = cp_xmalloc(m * sizeof *tl->corr);
-    tl->ext_id = cp_xmalloc(m * sizeof *tl->ext_id);
-    tl->name = cp_xmalloc(m * sizeof *tl->name);
-    tl->cat_name = cp_xmalloc(m * sizeof *tl->cat_name);
-    tl->track = cp_xmalloc(m * sizeof *tl->track);
-    tl->cat = cp_xmalloc(m);
-    tl->flags = cp_xmalloc(m);
-    tl->arg_begin = cp_xmalloc(m * sizeof *tl->arg_begin);
-    tl->arg_count = cp_xmalloc(m * sizeof *tl->arg_count);
+    move_job job = { tl, bs, rank_of, ev_at, 0 };
+    for (job.column = 0; job.column < MV__COUNT; job.column++) {
+        switch (job.column) {
+        case MV_TS: tl->ts_ns = cp_xmalloc(m * sizeof *tl->ts_ns); break;
+        case MV_DUR: tl->dur_ns = cp_xmalloc(m * sizeof *tl->dur_ns); break;
+        case MV_CORR: tl->corr = cp_xmalloc(m * sizeof *tl->corr); break;
+        case MV_EXT: tl->ext_id = cp_xmalloc(m * sizeof *tl->ext_id); break;
+        case MV_NAME: tl->name = cp_xmalloc(m * sizeof *tl->name); break;
+        case MV_CAT_NAME: tl->cat_name = cp_xmalloc(m * sizeof *tl->cat_name); break;
+        case MV_TRACK: tl->track = cp_xmalloc(m * sizeof *tl->track); break;
+        case MV_CAT: tl->cat = cp_xmalloc(m); break;
+        case MV_FLAGS: tl->flags = cp_xmalloc(m); break;
+        case MV_ARGS:
+            tl->arg_begin = cp_xmalloc(m * sizeof *tl->arg_begin);
+            tl->arg_count = cp_xmalloc(m * sizeof *tl->arg_count);
+            break;
+        }
+        cp_par_for(n, nthreads, move_builder, &job);
+    }
+    for (size_t r = 0; r < n; r++) { /* the move's scratch: link reuses its memory */
+        free(bs[rank_of[r]]->order);
+        bs[rank_of[r]]->order = NULL;
+    }
     tl->link = cp_xmalloc(m * sizeof *tl->link);
+    memset(tl->link, 0xff, m * sizeof *tl->link); /* -1: no partner */
     tl->kclass = cp_xmalloc(m);
     tl->copy_dir = cp_xmalloc(m);
-    move_job job = { tl, bs, rank_of, ev_at };
-    cp_par_for(n, nthreads, move_builder, &job);
     tl->n_args = 0;
     for (size_t r = 0; r < n; r++)
         tl->n_args += tl->ranks[r].n_args;

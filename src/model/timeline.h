@@ -169,6 +169,14 @@ const char *tl_builder_source(const tl_builder *b);
 /* Returns the track id for key, creating it on first use. */
 uint32_t tl_builder_track(tl_builder *b, const tl_track_key *key);
 void tl_builder_track_name(tl_builder *b, uint32_t track, uint32_t name);
+/* Append src's events (in src's order, after dst's), their args, src's
+ * tracks, strings and diagnostics to dst, then free src (consumed). Strings
+ * are interned into dst in src's id order and tracks looked up in src's
+ * order, so absorbing the parts of one input read in parallel, in input
+ * order, leaves dst exactly as one serial read would. src's meta is
+ * ignored: parts carry rows, dst carries what the input says of itself.
+ * A track name of src fills a track of dst that has none. */
+void tl_builder_absorb(tl_builder *dst, tl_builder *src);
 /* Room for n_events events and n_args args without regrowing: a hint from
  * the input size, so growing columns are never copied. Capacity never
  * shrinks; large blocks are mapped lazily, so reserving more than is used

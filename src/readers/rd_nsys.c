@@ -38,6 +38,7 @@
 #include "reader.h"
 #include "rd_nsys.h"
 #include "../base/log.h"
+#include "../base/par.h"
 #include "../base/util.h"
 
 #include <errno.h>
@@ -495,11 +496,11 @@ static void gpu_row(nsys_ctx *c, sqlite3_stmt *st, nsys_proc *p, uint32_t name, 
 
 /* ---- CUDA activity ---- */
 
-static void read_kernels(nsys_ctx *c)
+static void read_kernels(nsys_ctx *c, const char *tail)
 {
     static const qcol cols[] = { GPU_COLS, { "demangledName", "-1" }, { "shortName", "-1" },
                                  { "gridX*gridY*gridZ", "1" }, { "blockX*blockY*blockZ", "1" } };
-    sqlite3_stmt *st = select_cols(c, "CUPTI_ACTIVITY_KIND_KERNEL", cols, CP_ARRAY_LEN(cols), NULL);
+    sqlite3_stmt *st = select_cols(c, "CUPTI_ACTIVITY_KIND_KERNEL", cols, CP_ARRAY_LEN(cols), tail);
     if (!st)
         return;
     while (sqlite3_step(st) == SQLITE_ROW) {
@@ -589,11 +590,11 @@ static void read_sync(nsys_ctx *c)
     sqlite3_finalize(st);
 }
 
-static void read_runtime(nsys_ctx *c)
+static void read_runtime(nsys_ctx *c, const char *tail)
 {
     static const qcol cols[] = { { "start", "0" }, { "end", "0" }, { "globalTid", "-1" }, { "correlationId", "-1" },
                                  { "nameId", "-1" } };
-    sqlite3_stmt *st = select_cols(c, "CUPTI_ACTIVITY_KIND_RUNTIME", cols, CP_ARRAY_LEN(cols), NULL);
+    sqlite3_stmt *st = select_cols(c, "CUPTI_ACTIVITY_KIND_RUNTIME", cols, CP_ARRAY_LEN(cols), tail);
     if (!st)
         return;
     while (sqlite3_step(st) == SQLITE_ROW) {
@@ -1082,14 +1083,171 @@ static void uri_for(const char *path, char *out, size_t cap)
     snprintf(out + w, cap - w, "?mode=ro&immutable=1");
 }
 
+/* One connection per thread (no SQLite mutex on every column read), the
+ * immutable file's pages mapped rather than copied through the page cache. */
+static int open_db(const char *uri, sqlite3 **db)
+{
+    int rc = sqlite3_open_v2(uri, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc == SQLITE_OK)
+        sqlite3_exec(*db, "PRAGMA mmap_size = 1099511627776", NULL, NULL, NULL);
+    return rc;
+}
+
+/* Free what a context owns except the builders. */
+static void ctx_close(nsys_ctx *c)
+{
+    for (size_t i = 0; i < c->n_procs; i++)
+        free(c->procs[i].memo);
+    free(c->procs);
+    sqlite3_finalize(c->str_st);
+    cp_arena_free(&c->arena);
+    sqlite3_close(c->db);
+}
+
+/* ---- the big tables, read in parts on several threads ----
+ *
+ * Kernels and runtime calls are most of an export's rows. With more than
+ * one thread such a table is read in parts of consecutive rowids, each on
+ * its own connection into its own builders (one per process), a batch of
+ * `threads` parts at a time; after each batch the parts are absorbed into
+ * the process builders in rowid order (tl_builder_absorb). Rows, strings
+ * and tracks then land in the order a serial read leaves them, so the
+ * timeline (and every figure) is the same for every thread count, and at
+ * most one batch of parts is held beside the builders. */
+
+/* Rows per part: enough that a part's connection, statements and builders
+ * cost nothing next to its rows; few enough that a batch holds little. */
+#define PART_ROWS ((int64_t)1 << 20)
+#define PARTS_MAX 4096
+
+typedef void (*table_fn)(nsys_ctx *c, const char *tail);
+
+typedef struct nsys_part {
+    int64_t lo, hi; /* rowids [lo, hi) */
+    nsys_ctx c;     /* its own connection, processes and builders */
+    bool ok;        /* read; else the main connection reads it when absorbing */
+} nsys_part;
+
+typedef struct part_batch {
+    nsys_ctx *main;
+    const char *uri;
+    table_fn read;
+    size_t args_per_row;
+    nsys_part *parts;
+} part_batch;
+
+static void part_tail(const nsys_part *pt, char *out, size_t cap)
+{
+    snprintf(out, cap, "WHERE rowid >= %lld AND rowid < %lld", (long long)pt->lo, (long long)pt->hi);
+}
+
+/* The first process of m that shares process k's builder (k when none). */
+static size_t builder_owner(const nsys_ctx *m, size_t k)
+{
+    size_t j = 0;
+    while (m->procs[j].b != m->procs[k].b)
+        j++;
+    return j;
+}
+
+static void part_read(void *ctx, size_t i)
+{
+    part_batch *pb = ctx;
+    nsys_ctx *m = pb->main;
+    nsys_part *pt = &pb->parts[i];
+    nsys_ctx *c = &pt->c;
+    *c = (nsys_ctx){ .path = m->path, .opts = m->opts, .nccl_domain = m->nccl_domain };
+    cp_arena_init(&c->arena);
+    if (open_db(pb->uri, &c->db) != SQLITE_OK)
+        return; /* pt->ok stays false: read on the main connection instead */
+    open_strings(c);
+    c->n_procs = m->n_procs;
+    c->procs = cp_xcalloc(c->n_procs, sizeof *c->procs);
+    c->last = &c->procs[0];
+    size_t n_b = 0;
+    for (size_t k = 0; k < c->n_procs; k++)
+        n_b += builder_owner(m, k) == k;
+    size_t rows = (size_t)(pt->hi - pt->lo) / n_b + 1;
+    for (size_t k = 0; k < c->n_procs; k++) {
+        nsys_proc *p = &c->procs[k];
+        size_t j = builder_owner(m, k);
+        p->pid = m->procs[k].pid;
+        if (j < k) {
+            p->b = c->procs[j].b;
+        } else {
+            p->b = tl_builder_new(tl_builder_source(m->procs[k].b));
+            tl_builder_reserve(p->b, rows, rows * pb->args_per_row);
+        }
+        init_proc(p);
+    }
+    char tail[96];
+    part_tail(pt, tail, sizeof tail);
+    pb->read(c, tail);
+    pt->ok = true;
+}
+
+static void part_absorb(nsys_ctx *m, table_fn read, nsys_part *pt)
+{
+    nsys_ctx *c = &pt->c;
+    if (!pt->ok) {
+        char tail[96];
+        part_tail(pt, tail, sizeof tail);
+        read(m, tail);
+    } else {
+        for (size_t k = 0; k < m->n_procs; k++)
+            if (builder_owner(m, k) == k)
+                tl_builder_absorb(m->procs[k].b, c->procs[k].b);
+        for (size_t d = 0; d < CP_ARRAY_LEN(m->dev_owner); d++)
+            if (!m->dev_owner[d])
+                m->dev_owner[d] = c->dev_owner[d];
+    }
+    ctx_close(c);
+}
+
+/* Read table with fn: in parts on opts->threads threads when it is large,
+ * else in one pass on the main connection. */
+static void read_big(nsys_ctx *m, const char *uri, const char *table, table_fn read, size_t args_per_row)
+{
+    int threads = m->opts && m->opts->threads > 1 ? m->opts->threads : 1;
+    int64_t lo = 0, hi = 0;
+    char sql[160];
+    sqlite3_stmt *st;
+    snprintf(sql, sizeof sql, "SELECT min(rowid), max(rowid) FROM %s", table);
+    if (threads > 1 && table_has(m, table) && sqlite3_prepare_v2(m->db, sql, -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER) {
+            lo = sqlite3_column_int64(st, 0);
+            hi = sqlite3_column_int64(st, 1) + 1;
+        }
+        sqlite3_finalize(st);
+    }
+    int64_t part_rows = m->opts && m->opts->split_rows ? (int64_t)m->opts->split_rows : PART_ROWS;
+    if (hi - lo <= part_rows) {
+        read(m, NULL);
+        return;
+    }
+    int64_t n_parts = (hi - lo + part_rows - 1) / part_rows;
+    n_parts = n_parts > PARTS_MAX ? PARTS_MAX : n_parts;
+    int64_t step = (hi - lo + n_parts - 1) / n_parts;
+    nsys_part *parts = cp_xcalloc((size_t)threads, sizeof *parts);
+    for (int64_t first = lo; first < hi;) {
+        size_t n = 0;
+        for (; n < (size_t)threads && first < hi; n++, first += step)
+            parts[n] = (nsys_part){ .lo = first, .hi = hi - first < step ? hi : first + step };
+        part_batch pb = { m, uri, read, args_per_row, parts };
+        cp_par_for(n, threads, part_read, &pb);
+        for (size_t i = 0; i < n; i++)
+            part_absorb(m, read, &parts[i]);
+    }
+    free(parts);
+}
+
 static int read_sqlite(const char *path, const char *shown, tl_builder *b, const rd_opts *o, cp_error *err)
 {
     nsys_ctx c = { .path = shown, .opts = o };
     cp_arena_init(&c.arena);
     char uri[8192];
     uri_for(path, uri, sizeof uri);
-    /* one connection per thread: no SQLite mutex on every column read */
-    int rc = sqlite3_open_v2(uri, &c.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
+    int rc = open_db(uri, &c.db);
     if (rc != SQLITE_OK) {
         int r = cp_error_set(err, CP_ERR_IO, shown, 0, 0, -1, "cannot open as SQLite: %s",
                              c.db ? sqlite3_errmsg(c.db) : sqlite3_errstr(rc));
@@ -1102,26 +1260,20 @@ static int read_sqlite(const char *path, const char *shown, tl_builder *b, const
         return cp_error_set(err, CP_ERR_FORMAT, shown, 0, 0, 0,
                             "input not recognised: an SQLite database without Nsight Systems tables");
     }
-    /* pages mapped rather than copied through the page cache (immutable file) */
-    sqlite3_exec(c.db, "PRAGMA mmap_size = 1099511627776", NULL, NULL, NULL);
     open_strings(&c);
     discover_procs(&c, b);
     read_meta(&c);
     read_thread_names(&c);
-    read_kernels(&c);
+    /* this order is the builders' row order (ties in tl_finish's sort keep it) */
+    read_big(&c, uri, "CUPTI_ACTIVITY_KIND_KERNEL", read_kernels, 3);
     read_memcpy(&c);
     read_memset(&c);
     read_sync(&c);
-    read_runtime(&c);
+    read_big(&c, uri, "CUPTI_ACTIVITY_KIND_RUNTIME", read_runtime, 0);
     read_nvtx(&c);
     read_osrt(&c);
     read_metrics(&c);
-    for (size_t i = 0; i < c.n_procs; i++)
-        free(c.procs[i].memo);
-    free(c.procs);
-    sqlite3_finalize(c.str_st);
-    cp_arena_free(&c.arena);
-    sqlite3_close(c.db);
+    ctx_close(&c);
     return 0;
 }
 

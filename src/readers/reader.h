@@ -37,6 +37,13 @@ typedef struct rd_opts {
     /* --rank-map "PID=RANK[,PID=RANK...]": ranks of processes in formats
      * that have no rank of their own (nsys); NULL when not given. */
     const char *rank_map;
+    /* Threads this reader may use for this one input (<= 1: the calling
+     * thread only). A reader that splits an input must give the same
+     * result for every value. */
+    int threads;
+    /* Rows per part when a reader splits an input (0: the reader's own
+     * default); tests set it small to split small inputs. */
+    size_t split_rows;
 } rd_opts;
 
 typedef struct rd_trace_reader {

@@ -33,11 +33,12 @@ static tl_builder *nsys_more(void *ctx, const char *src)
     return x->b[++x->n] = tl_builder_new(src);
 }
 
-/* Read path with rd_nsys_read (one builder per process) and freeze. */
-static tl_timeline *nsys_load(const char *path)
+/* Read path with rd_nsys_read (one builder per process) on `threads`
+ * threads in parts of split_rows rows (0: the reader's default), and freeze. */
+static tl_timeline *nsys_load_split(const char *path, int threads, size_t split_rows)
 {
     nsys_extra x = { { tl_builder_new(path) }, 0 };
-    rd_opts o = { .more = nsys_more, .more_ctx = &x };
+    rd_opts o = { .more = nsys_more, .more_ctx = &x, .threads = threads, .split_rows = split_rows };
     cp_error err;
     cp_error_clear(&err);
     int rc = rd_nsys_read(path, x.b[0], &o, &err);
@@ -47,5 +48,8 @@ static tl_timeline *nsys_load(const char *path)
     assert_int_equal(tl_finish(x.b, x.n + 1, NULL, &tl, NULL), 0);
     return tl;
 }
+
+/* Read path with rd_nsys_read (one builder per process) and freeze. */
+static tl_timeline *nsys_load(const char *path) { return nsys_load_split(path, 1, 0); }
 
 #endif

@@ -301,12 +301,116 @@ static void test_not_nsys(void **state)
     tl_builder_free(b);
 }
 
+/* Two timelines hold the same events, tracks, strings and args (ids may
+ * differ only if the reader interned in a different order: they must not). */
+static void assert_same_timeline(const tl_timeline *a, const tl_timeline *b, const char *what)
+{
+    if (a->n_events != b->n_events || a->n_tracks != b->n_tracks || a->n_ranks != b->n_ranks ||
+        a->n_args != b->n_args)
+        fail_msg("%s: %zu/%zu events, %zu/%zu tracks, %zu/%zu ranks, %zu/%zu args", what, a->n_events, b->n_events,
+                 a->n_tracks, b->n_tracks, a->n_ranks, b->n_ranks, a->n_args, b->n_args);
+    assert_int_equal(cp_intern_count(&a->strings), cp_intern_count(&b->strings));
+    for (size_t i = 0; i < cp_intern_count(&a->strings); i++)
+        assert_string_equal(tl_str(a, (uint32_t)i), tl_str(b, (uint32_t)i));
+    for (size_t t = 0; t < a->n_tracks; t++) {
+        const tl_track_key *x = &a->tracks[t].key, *y = &b->tracks[t].key;
+        assert_true(x->kind == y->kind && x->pid == y->pid && x->tid == y->tid && x->device == y->device &&
+                    x->stream == y->stream);
+        assert_int_equal(a->tracks[t].name, b->tracks[t].name);
+        assert_int_equal(a->tracks[t].ev_begin, b->tracks[t].ev_begin);
+    }
+    for (size_t i = 0; i < a->n_events; i++) {
+        if (a->ts_ns[i] != b->ts_ns[i] || a->dur_ns[i] != b->dur_ns[i] || a->name[i] != b->name[i] ||
+            a->corr[i] != b->corr[i] || a->link[i] != b->link[i] || a->cat[i] != b->cat[i] ||
+            a->flags[i] != b->flags[i] || a->kclass[i] != b->kclass[i])
+            fail_msg("%s: event %zu differs", what, i);
+        uint32_t na, nb;
+        const tl_arg *x = tl_event_args(a, i, &na), *y = tl_event_args(b, i, &nb);
+        assert_int_equal(na, nb);
+        for (uint32_t k = 0; k < na; k++) {
+            assert_int_equal(x[k].key, y[k].key);
+            assert_int_equal(x[k].type, y[k].type);
+            if (x[k].type == TL_ARG_STR)
+                assert_int_equal(x[k].v.s, y[k].v.s);
+            else
+                assert_int_equal(x[k].v.i, y[k].v.i); /* the bits, for NUM too */
+        }
+    }
+}
+
+/* A small export of two processes whose kernel and runtime tables the
+ * reader splits into many parts: every split and thread count must give
+ * the timeline of one serial read. */
+static void write_two_process_export(const char *path, int rows)
+{
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+        "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INT, end INT, deviceId INT, streamId INT,"
+        " correlationId INT, globalPid INT, demangledName INT, shortName INT, gridX INT, gridY INT, gridZ INT,"
+        " blockX INT, blockY INT, blockZ INT);"
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INT, end INT, globalTid INT, correlationId INT,"
+        " nameId INT);", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
+    char sql[512];
+    for (int i = 0; i < 40; i++) { /* kernel names; the later ones first appear late in the table */
+        snprintf(sql, sizeof sql, "INSERT INTO StringIds VALUES (%d, 'kernel_%d')", i, i);
+        sqlite3_exec(db, sql, NULL, NULL, NULL);
+    }
+    sqlite3_exec(db, "INSERT INTO StringIds VALUES (100, 'cudaLaunchKernel_v7000');"
+                     "INSERT INTO StringIds VALUES (101, 'cudaStreamSynchronize_v3020')", NULL, NULL, NULL);
+    for (int i = 0; i < rows; i++) {
+        int64_t pid = 1000 + i % 2, gpid = pid << 24, gtid = gpid | (int64_t)(i % 3);
+        int64_t t = 1000000 + (int64_t)i * 1000 - (i % 7) * 300; /* not in start order */
+        snprintf(sql, sizeof sql, "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (%lld, %lld, %d, %d, %d, %lld, %d, "
+                 "%d, %d, 1, 1, 128, 1, 1)", (long long)t + 500, (long long)t + 900 + i % 5, i % 2, 7 + i % 3,
+                 i + 1, (long long)gpid, (i * 7) % (1 + i * 40 / rows), i % 40, 1 + i % 9);
+        sqlite3_exec(db, sql, NULL, NULL, NULL);
+        snprintf(sql, sizeof sql, "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (%lld, %lld, %lld, %d, %d)",
+                 (long long)t, (long long)t + 200, (long long)gtid, i + 1, i % 11 ? 100 : 101);
+        sqlite3_exec(db, sql, NULL, NULL, NULL);
+    }
+    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    sqlite3_close(db);
+}
+
+static void test_split_read(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/cp_nsys_split_XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    write_two_process_export(path, 1000);
+    tl_timeline *serial = nsys_load(path);
+    assert_int_equal(serial->n_events, 2000);
+    assert_int_equal(serial->n_ranks, 2);
+    static const struct { int threads; size_t rows; } splits[] = { { 2, 100 }, { 3, 37 }, { 4, 1 }, { 3, 999 } };
+    for (size_t k = 0; k < sizeof splits / sizeof splits[0]; k++) {
+        tl_timeline *split = nsys_load_split(path, splits[k].threads, splits[k].rows);
+        assert_same_timeline(serial, split, path);
+        tl_free(split);
+    }
+    tl_free(serial);
+    unlink(path);
+    /* the real exports, split small */
+    for (size_t i = 0; i < sizeof nsys_exports / sizeof nsys_exports[0]; i++) {
+        char real[4096];
+        if (!cp_test_data(nsys_exports[i], real, sizeof real))
+            continue;
+        tl_timeline *a = nsys_load(real), *b = nsys_load_split(real, 3, 211);
+        assert_same_timeline(a, b, real);
+        tl_free(a);
+        tl_free(b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_helpers),        cmocka_unit_test(test_not_nsys),
         cmocka_unit_test(test_every_export),   cmocka_unit_test(test_two_rank_h100),
-        cmocka_unit_test(test_pipit_intervals),
+        cmocka_unit_test(test_pipit_intervals), cmocka_unit_test(test_split_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
