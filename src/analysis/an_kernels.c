@@ -44,41 +44,36 @@ static const char *type_name(int ktype)
     return "?";
 }
 
-typedef struct edge {
-    int64_t t;
-    int delta; /* +bit at a start, -bit at an end */
-} edge;
-
-static int cmp_edge(const void *pa, const void *pb)
-{
-    const edge *a = pa, *b = pb;
-    if (a->t != b->t)
-        return a->t < b->t ? -1 : 1;
-    return (a->delta > b->delta) - (a->delta < b->delta);
-}
-
+/* Time per combination of kernel types running: the union of each type's
+ * intervals (sorted, disjoint), merged in one pass over the three lists;
+ * between two consecutive boundaries the set of running types is constant.
+ * (A merge instead of sorting every boundary: no memory beyond the unions.) */
 static void type_times(const an_view *v, int64_t *mask_ns)
 {
-    size_t ne = 0, cap = 0;
-    edge *e = NULL;
-    for (int t = 0; t < 3; t++) {
-        int64_t *iv;
-        size_t n = an_union(v, (unsigned)type_bits[t], &iv);
-        cp_xgrow((void **)&e, &cap, ne + 2 * n + 1, sizeof *e);
-        for (size_t k = 0; k < n; k++) {
-            e[ne++] = (edge){ iv[2 * k], type_bits[t] };
-            e[ne++] = (edge){ iv[2 * k + 1], -type_bits[t] };
-        }
-        free(iv);
-    }
-    qsort(e, ne, sizeof *e, cmp_edge);
+    int64_t *iv[3];
+    size_t end[3], at[3] = { 0, 0, 0 }; /* boundaries 2n; even index: a start */
+    for (int t = 0; t < 3; t++)
+        end[t] = 2 * an_union(v, (unsigned)type_bits[t], &iv[t]);
     int running = 0;
-    for (size_t k = 0; k < ne; k++) {
-        running += e[k].delta;
-        if (k + 1 < ne && running > 0 && running <= AN_KT_ALL)
-            mask_ns[running] += e[k + 1].t - e[k].t;
+    int64_t prev = 0;
+    bool started = false;
+    for (;;) {
+        int64_t next = INT64_MAX;
+        for (int t = 0; t < 3; t++)
+            if (at[t] < end[t])
+                next = CP_MIN(next, iv[t][at[t]]);
+        if (next == INT64_MAX)
+            break;
+        if (started && running > 0 && running <= AN_KT_ALL)
+            mask_ns[running] += next - prev;
+        for (int t = 0; t < 3; t++)
+            for (; at[t] < end[t] && iv[t][at[t]] == next; at[t]++)
+                running += at[t] % 2 ? -type_bits[t] : type_bits[t];
+        prev = next;
+        started = true;
     }
-    free(e);
+    for (int t = 0; t < 3; t++)
+        free(iv[t]);
 }
 
 static void fill_row(an_kernel_row *r, int ktype, uint32_t name, int64_t count, double sum, double mean,

@@ -44,10 +44,17 @@ static uint64_t row_key(const void *rec, int k, const void *ctx)
     return cp_key_i64(k == 0 ? r->corr : k == 1 ? r->cpu_ns : r->gpu_ns);
 }
 
+static bool is_outlier(const an_launch *L)
+{
+    return (L->cpu_ns <= AN_RUNTIME_CUTOFF_NS && L->gpu_ns < L->cpu_ns) || L->cpu_ns > AN_RUNTIME_CUTOFF_NS ||
+           L->delay_ns > AN_DELAY_CUTOFF_NS;
+}
+
 void an_launch_compute(const an_ctx *ctx, const an_view *v, an_launch_rank *out)
 {
     const tl_timeline *tl = ctx->tl;
     memset(out, 0, sizeof *out);
+    bool all = ctx->opts && ctx->opts->launch_table;
     size_t n = v->n, m = n ? n : 1;
     /* CPU rows of the correlation ids that have a launch call in the view:
      * all CPU rows by id, then keep the id runs that contain a launch */
@@ -67,8 +74,7 @@ void an_launch_compute(const an_ctx *ctx, const an_view *v, an_launch_rank *out)
                 cpu[kept++] = cpu[k];
     }
     nc = kept;
-    size_t cap = v->n_gpu; /* one row a GPU event, the common case */
-    out->rows = cp_xmalloc((cap ? cap : 1) * sizeof *out->rows);
+    size_t cap = 0;
     for (size_t k = 0; k < v->n_gpu; k++) {
         size_t g = v->gpu[k];
         int64_t c = tl->corr[v->base + g];
@@ -79,15 +85,25 @@ void an_launch_compute(const an_ctx *ctx, const an_view *v, an_launch_rank *out)
             an_launch L = { c, v->t1[h] - v->t0[h], v->t1[g] - v->t0[g], v->t0[g] - v->t1[h] };
             if (!v->exact && L.delay_ns < 0)
                 L.delay_ns = 0;
-            cp_xgrow((void **)&out->rows, &cap, out->n + 1, sizeof *out->rows);
-            out->rows[out->n++] = L;
+            out->n++;
+            out->sum_cpu_ns += (double)L.cpu_ns;
+            out->sum_gpu_ns += (double)L.gpu_ns;
+            out->sum_delay_ns += (double)L.delay_ns;
             out->short_kernels += L.cpu_ns <= AN_RUNTIME_CUTOFF_NS && L.gpu_ns < L.cpu_ns;
             out->runtime_outliers += L.cpu_ns > AN_RUNTIME_CUTOFF_NS;
             out->delay_outliers += L.delay_ns > AN_DELAY_CUTOFF_NS;
+            if (all || is_outlier(&L)) {
+                cp_xgrow((void **)&out->rows, &cap, out->n_rows + 1, sizeof *out->rows);
+                out->rows[out->n_rows++] = L;
+            }
         }
     }
-    cp_sort_records(out->rows, out->n, sizeof *out->rows, 3, row_key, NULL);
     free(cpu);
+    cp_sort_records(out->rows, out->n_rows, sizeof *out->rows, 3, row_key, NULL);
+    if (!all && out->n_rows > AN_LAUNCH_ROWS) { /* the report lists the first ones */
+        out->n_rows = AN_LAUNCH_ROWS;
+        out->rows = cp_xrealloc(out->rows, out->n_rows * sizeof *out->rows);
+    }
 }
 
 static void emit(an_ctx *ctx, rep_node *parent, const void *out)
@@ -98,12 +114,7 @@ static void emit(an_ctx *ctx, rep_node *parent, const void *out)
     rep_int(ctx->rep, o, "short_kernels", "short kernels (gpu < cpu <= 50 us)", lr->short_kernels, NULL);
     rep_int(ctx->rep, o, "runtime_outliers", "runtime outliers (cpu > 50 us)", lr->runtime_outliers, NULL);
     rep_int(ctx->rep, o, "launch_delay_outliers", "launch delay outliers (> 100 us)", lr->delay_outliers, NULL);
-    double s[3] = { 0, 0, 0 };
-    for (size_t i = 0; i < lr->n; i++) {
-        s[0] += (double)lr->rows[i].cpu_ns;
-        s[1] += (double)lr->rows[i].gpu_ns;
-        s[2] += (double)lr->rows[i].delay_ns;
-    }
+    double s[3] = { lr->sum_cpu_ns, lr->sum_gpu_ns, lr->sum_delay_ns };
     static const char *const keys[] = { "cpu_duration_mean_ns", "gpu_duration_mean_ns", "launch_delay_mean_ns" };
     static const char *const titles[] = { "mean call duration", "mean GPU duration", "mean launch delay" };
     for (int k = 0; k < 3; k++) {
@@ -124,14 +135,7 @@ static void emit(an_ctx *ctx, rep_node *parent, const void *out)
     rep_node *t = rep_table(ctx->rep, o, "by_correlation", all ? "per launch" : "outlier launches", cols,
                             CP_ARRAY_LEN(cols));
     t->flags |= REP_F_NO_TEXT;
-    size_t listed = 0;
-    for (size_t i = 0; i < lr->n; i++) {
-        const an_launch *L = &lr->rows[i];
-        bool outlier = (L->cpu_ns <= AN_RUNTIME_CUTOFF_NS && L->gpu_ns < L->cpu_ns) ||
-                       L->cpu_ns > AN_RUNTIME_CUTOFF_NS || L->delay_ns > AN_DELAY_CUTOFF_NS;
-        if (!all && (!outlier || listed >= AN_LAUNCH_ROWS))
-            continue;
-        listed++;
+    for (size_t i = 0; i < lr->n_rows; i++) {
         rep_node *row = rep_row(ctx->rep, t);
         rep_cell_int(ctx->rep, row, lr->rows[i].corr);
         rep_cell_int(ctx->rep, row, lr->rows[i].cpu_ns);

@@ -54,10 +54,22 @@ enum {
     LB__COUNT
 };
 
-/* A sweep point: key = time (cp_key_i64), val = label << 1 | (1 for a start). */
+/* A sweep point is one uint64: (t - base) >> shift in the high bits, then
+ * the label (4 bits) and 1 for a start, so the points sort as plain keys
+ * (8 bytes a point plus 8 of sort scratch; a (key, val) pair cost twice
+ * that, 64 bytes an event). Points of one instant are applied together,
+ * so their order inside the instant does not matter. base is the rank's
+ * first start; shift is 0 unless the rank spans over 2^58 ns (9 years:
+ * damaged timestamps), which is then swept at 2^shift ns resolution. */
+#define PT_LOW_BITS 5
+_Static_assert(LB__COUNT <= 16, "a sweep label fits in 4 bits");
+#define PT_SPAN_MAX ((int64_t)1 << 58)
+
 typedef struct pts {
-    cp_kv *v;
+    uint64_t *v;
     size_t n, cap;
+    int64_t base;
+    int shift;
 } pts;
 
 static void pts_add(pts *p, int64_t t0, int64_t t1, int lab)
@@ -65,8 +77,28 @@ static void pts_add(pts *p, int64_t t0, int64_t t1, int lab)
     if (t1 <= t0)
         return;
     cp_xgrow((void **)&p->v, &p->cap, p->n + 2, sizeof *p->v);
-    p->v[p->n++] = (cp_kv){ cp_key_i64(t0), (uint64_t)lab << 1 | 1 };
-    p->v[p->n++] = (cp_kv){ cp_key_i64(t1), (uint64_t)lab << 1 };
+    uint64_t l = (uint64_t)lab << 1;
+    p->v[p->n++] = ((uint64_t)(t0 - p->base) >> p->shift << PT_LOW_BITS) | l | 1;
+    p->v[p->n++] = ((uint64_t)(t1 - p->base) >> p->shift << PT_LOW_BITS) | l;
+}
+
+static int64_t pts_time(const pts *p, uint64_t v) { return p->base + (int64_t)(v >> PT_LOW_BITS << p->shift); }
+
+/* base and shift from the rank's time span. */
+static void pts_init(pts *p, const tl_timeline *tl, const tl_rank *rk)
+{
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (uint32_t t = rk->track_begin; t < rk->track_end; t++) {
+        const tl_track *tr = &tl->tracks[t];
+        if (tr->ev_begin < tr->ev_end) /* a track is in start order */
+            lo = CP_MIN(lo, tl->ts_ns[tr->ev_begin]);
+        for (size_t i = tr->ev_begin; i < tr->ev_end; i++)
+            hi = CP_MAX(hi, tl_end_ns(tl, i));
+    }
+    p->base = lo <= hi ? lo : 0;
+    p->shift = 0;
+    while (lo <= hi && (uint64_t)(hi - lo) >> p->shift >= (uint64_t)PT_SPAN_MAX)
+        p->shift++;
 }
 
 /* What a sweep needs besides the timeline: caches that make the per-event
@@ -303,6 +335,7 @@ static void collect(sweep_env *env, size_t ri, pts *p, step_win **steps, size_t 
     const tl_rank *rk = &tl->ranks[ri];
     size_t cap = 0;
     int64_t lo = INT64_MAX, hi = INT64_MIN;
+    pts_init(p, tl, rk);
     if (env->win_t0 == INT64_MIN) { /* whole rank: two points an event, the common case, in one allocation */
         p->cap = 2 * rk->n_events + 64;
         p->v = cp_xmalloc(p->cap * sizeof *p->v);
@@ -487,19 +520,19 @@ static void sweep_rank(sweep_env *env, size_t ri, an_rank_layers *out, seg_sink 
         out->steps[s].ts_ns = sw[s].ts;
         out->steps[s].dur_ns = sw[s].end - sw[s].ts;
     }
-    cp_sort_kv(p.v, p.n, NULL);
+    cp_sort_u64(p.v, p.n, NULL);
     int cnt[LB__COUNT] = { 0 };
     size_t si = 0;
     for (size_t i = 0; i < p.n;) {
-        uint64_t key = p.v[i].key;
-        int64_t t = cp_key_to_i64(key);
-        while (i < p.n && p.v[i].key == key) {
-            cnt[p.v[i].val >> 1] += p.v[i].val & 1 ? 1 : -1;
+        uint64_t instant = p.v[i] >> PT_LOW_BITS;
+        int64_t t = pts_time(&p, p.v[i]);
+        while (i < p.n && p.v[i] >> PT_LOW_BITS == instant) {
+            cnt[(p.v[i] >> 1) & 15] += p.v[i] & 1 ? 1 : -1;
             i++;
         }
         if (i == p.n)
             break;
-        int64_t t1 = cp_key_to_i64(p.v[i].key);
+        int64_t t1 = pts_time(&p, p.v[i]);
         while (si < ns && sw[si].end <= t)
             si++;
         if (si < ns && sw[si].ts <= t && t1 <= sw[si].end) {

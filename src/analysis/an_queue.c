@@ -17,36 +17,46 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct qev {
-    int64_t stream, t;
-    int delta;
-} qev;
+/* The queue changes of one view as (key, val) pairs sorted by (stream,
+ * time, enqueue before dequeue) with two stable radix passes: first by
+ * key = (time - t_min) << 1 | dequeue, then by stream slot (streams are
+ * few; slots are numbered in stream order). val = slot << 1 | dequeue.
+ * 32 bytes a change with the sort's scratch, where (stream, time, delta)
+ * records and their sorted copy cost 80. */
+typedef struct qchanges {
+    cp_kv *kv;
+    size_t n, cap;
+    int64_t *streams; /* slot -> stream, ascending */
+    size_t n_streams;
+} qchanges;
 
-/* Sort q by (stream, t, +1 before -1): a stable radix sort by time, then a
- * stable counting pass by stream (streams are few); inside a run of equal
- * (stream, t) the enqueues are then moved first. */
-static void sort_qev(qev *q, size_t n)
+static size_t stream_slot(const qchanges *q, int64_t stream)
 {
-    cp_kv *kv = cp_xmalloc((n ? n : 1) * sizeof *kv);
-    for (size_t i = 0; i < n; i++)
-        kv[i] = (cp_kv){ cp_key_i64(q[i].t), i };
-    cp_sort_kv(kv, n, NULL);
-    for (size_t i = 0; i < n; i++)
-        kv[i].key = cp_key_i64(q[kv[i].val].stream);
-    cp_sort_kv(kv, n, NULL);
-    qev *out = cp_xmalloc((n ? n : 1) * sizeof *out);
-    for (size_t i = 0; i < n; i++)
-        out[i] = q[kv[i].val];
-    for (size_t a = 0, b; a < n; a = b) {
-        size_t plus = 0;
-        for (b = a; b < n && out[b].stream == out[a].stream && out[b].t == out[a].t; b++)
-            plus += out[b].delta > 0;
-        for (size_t k = a; k < b; k++)
-            out[k].delta = k - a < plus ? 1 : -1;
+    size_t lo = 0, hi = q->n_streams;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (q->streams[mid] < stream)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    memcpy(q, out, n * sizeof *q);
-    free(out);
-    free(kv);
+    return lo;
+}
+
+static void qchange_add(qchanges *q, int64_t t, int64_t t_min, size_t slot, bool dequeue)
+{
+    cp_xgrow((void **)&q->kv, &q->cap, q->n + 1, sizeof *q->kv);
+    q->kv[q->n++] = (cp_kv){ ((uint64_t)(t - t_min) << 1) | dequeue, ((uint64_t)slot << 1) | dequeue };
+}
+
+static void qchanges_sort(qchanges *q)
+{
+    cp_kv *tmp = cp_xmalloc((q->n ? q->n : 1) * sizeof *tmp);
+    cp_sort_kv(q->kv, q->n, tmp);
+    for (size_t i = 0; i < q->n; i++)
+        q->kv[i].key = q->kv[i].val >> 1;
+    cp_sort_kv(q->kv, q->n, tmp);
+    free(tmp);
 }
 
 /* Queue lengths are small integers: sort them by counting when the range is
@@ -73,10 +83,10 @@ static void sort_lengths(double *v, size_t n)
     free(count);
 }
 
-static void stats(const double *vals, size_t n, an_queue_stream *s)
+/* Statistics of the samples in v (reordered: sorted on return). */
+static void stats(double *v, size_t n, an_queue_stream *s)
 {
-    double *v = cp_xmalloc((n ? n : 1) * sizeof *v), sum = 0;
-    memcpy(v, vals, n * sizeof *v);
+    double sum = 0;
     for (size_t i = 0; i < n; i++)
         sum += v[i];
     s->count = n;
@@ -88,7 +98,6 @@ static void stats(const double *vals, size_t n, an_queue_stream *s)
     s->p25 = an_quantile_sorted(v, n, 0.25);
     s->p50 = an_quantile_sorted(v, n, 0.5);
     s->p75 = an_quantile_sorted(v, n, 0.75);
-    free(v);
 }
 
 void an_queue_compute(const an_ctx *ctx, const an_view *v, an_queue_rank *out)
@@ -103,42 +112,60 @@ void an_queue_compute(const an_ctx *ctx, const an_view *v, an_queue_rank *out)
             an_name_is(ctx, tl->name[v->base + i], AN_NAME_LAUNCH))
             calls[nc++] = (an_corr_idx){ tl->corr[v->base + i], i };
     an_corr_sort(calls, nc);
-    size_t nq = 0, cap = 2 * v->n_gpu; /* an enqueue and a dequeue a GPU event, the common case */
-    qev *q = cp_xmalloc((cap ? cap : 1) * sizeof *q);
+    /* the streams, in order, and the earliest time (keys are times after it) */
+    qchanges q = { 0 };
+    int64_t t_min = INT64_MAX;
+    size_t scap = 0;
+    for (size_t k = 0; k < v->n_gpu; k++) {
+        size_t g = v->gpu[k];
+        if (!q.n_streams || q.streams[q.n_streams - 1] != v->stream[g]) {
+            size_t at = stream_slot(&q, v->stream[g]);
+            if (at == q.n_streams || q.streams[at] != v->stream[g]) {
+                cp_xgrow((void **)&q.streams, &scap, q.n_streams + 1, sizeof *q.streams);
+                memmove(q.streams + at + 1, q.streams + at, (q.n_streams - at) * sizeof *q.streams);
+                q.streams[at] = v->stream[g];
+                q.n_streams++;
+            }
+        }
+        t_min = CP_MIN(t_min, v->t0[g]);
+    }
+    for (size_t p = 0; p < nc; p++)
+        t_min = CP_MIN(t_min, v->t0[calls[p].idx]);
+    q.cap = 2 * v->n_gpu; /* an enqueue and a dequeue a GPU event, the common case */
+    q.kv = cp_xmalloc((q.cap ? q.cap : 1) * sizeof *q.kv);
     for (size_t k = 0; k < v->n_gpu; k++) {
         size_t g = v->gpu[k];
         int64_t c = tl->corr[v->base + g];
+        size_t slot = stream_slot(&q, v->stream[g]);
         bool any = false;
         for (size_t p = an_corr_lower(calls, nc, c); p < nc && calls[p].corr == c; p++) {
-            cp_xgrow((void **)&q, &cap, nq + 1, sizeof *q);
-            q[nq++] = (qev){ v->stream[g], v->t0[calls[p].idx], +1 };
+            qchange_add(&q, v->t0[calls[p].idx], t_min, slot, false);
             any = true;
         }
-        if (any) {
-            cp_xgrow((void **)&q, &cap, nq + 1, sizeof *q);
-            q[nq++] = (qev){ v->stream[g], v->t0[g], -1 };
-        }
+        if (any)
+            qchange_add(&q, v->t0[g], t_min, slot, true);
     }
-    sort_qev(q, nq);
-    double *vals = cp_xmalloc((nq ? nq : 1) * sizeof *vals);
-    size_t scap = 0;
-    for (size_t a = 0; a < nq;) {
+    free(calls);
+    qchanges_sort(&q);
+    double *vals = cp_xmalloc((q.n ? q.n : 1) * sizeof *vals);
+    size_t ocap = 0;
+    for (size_t a = 0; a < q.n;) {
         size_t b = a;
         int64_t len = 0;
-        while (b < nq && q[b].stream == q[a].stream) {
-            len += q[b].delta;
+        while (b < q.n && q.kv[b].key == q.kv[a].key) {
+            len += q.kv[b].val & 1 ? -1 : 1;
             vals[b - a] = (double)len;
             b++;
         }
-        cp_xgrow((void **)&out->streams, &scap, out->n + 1, sizeof *out->streams);
+        cp_xgrow((void **)&out->streams, &ocap, out->n + 1, sizeof *out->streams);
         an_queue_stream *s = &out->streams[out->n++];
-        s->stream = q[a].stream;
+        s->stream = q.streams[q.kv[a].key];
         stats(vals, b - a, s);
         a = b;
     }
     free(vals);
-    free(q);
-    free(calls);
+    free(q.kv);
+    free(q.streams);
 }
 
 static void emit(an_ctx *ctx, rep_node *parent, const void *out)

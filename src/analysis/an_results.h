@@ -181,8 +181,13 @@ typedef struct an_launch {
 } an_launch;
 
 typedef struct an_launch_rank {
-    an_launch *rows;        /* by correlation id */
-    size_t n;
+    an_launch *rows;        /* the rows the report lists, by correlation id: every launch with
+                             * an_opts.launch_table, else the first AN_LAUNCH_ROWS outliers (a
+                             * 1 GB trace joins millions of launches; keeping them all cost
+                             * 32 bytes each per view for nothing) */
+    size_t n_rows;
+    size_t n;               /* launches joined to GPU work */
+    double sum_cpu_ns, sum_gpu_ns, sum_delay_ns; /* integer sums, exact below 2^53 in any order */
     int64_t short_kernels;  /* gpu < cpu <= 50 us */
     int64_t runtime_outliers;   /* cpu > 50 us */
     int64_t delay_outliers;     /* delay > 100 us */

@@ -512,27 +512,53 @@ static int cmp_group(const void *pa, const void *pb)
     return (a->name > b->name) - (a->name < b->name);
 }
 
+static void group_add(an_group *x, int64_t dur)
+{
+    x->count++;
+    x->sum_ns += (double)dur;
+    x->sumsq += (double)dur * (double)dur;
+    x->min_ns = CP_MIN(x->min_ns, dur);
+    x->max_ns = CP_MAX(x->max_ns, dur);
+}
+
+/* Names are interned ids, so the groups are a table indexed by id, filled in
+ * input order (each group sums its durations in the order a stable sort by
+ * name would give: the same doubles); only when the ids are sparse (more
+ * than 4 a pair) are the pairs sorted by name instead. */
 size_t an_group_by_name(const uint32_t *names, const int64_t *durs, size_t n, an_group **out)
 {
-    cp_kv *v = cp_xmalloc((n ? n : 1) * sizeof *v);
+    uint32_t max_name = 0;
     for (size_t i = 0; i < n; i++)
-        v[i] = (cp_kv){ names[i], (uint64_t)durs[i] };
-    cp_sort_kv(v, n, NULL);
-    an_group *g = cp_xmalloc((n ? n : 1) * sizeof *g);
+        max_name = CP_MAX(max_name, names[i]);
+    an_group *g;
     size_t ng = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t name = (uint32_t)v[i].key;
-        int64_t dur = (int64_t)v[i].val;
-        if (!ng || g[ng - 1].name != name)
-            g[ng++] = (an_group){ name, 0, 0, 0, dur, dur };
-        an_group *x = &g[ng - 1];
-        x->count++;
-        x->sum_ns += (double)dur;
-        x->sumsq += (double)dur * (double)dur;
-        x->min_ns = CP_MIN(x->min_ns, dur);
-        x->max_ns = CP_MAX(x->max_ns, dur);
+    if ((size_t)max_name < 4 * n + 1024) {
+        an_group *by_id = cp_xcalloc((size_t)max_name + 1, sizeof *by_id);
+        for (size_t i = 0; i < n; i++) {
+            an_group *x = &by_id[names[i]];
+            if (!x->count)
+                *x = (an_group){ names[i], 0, 0, 0, durs[i], durs[i] };
+            group_add(x, durs[i]);
+        }
+        for (size_t id = 0; id <= max_name; id++)
+            if (by_id[id].count)
+                by_id[ng++] = by_id[id];
+        g = by_id;
+    } else {
+        cp_kv *v = cp_xmalloc((n ? n : 1) * sizeof *v);
+        for (size_t i = 0; i < n; i++)
+            v[i] = (cp_kv){ names[i], (uint64_t)durs[i] };
+        cp_sort_kv(v, n, NULL);
+        g = cp_xmalloc((n ? n : 1) * sizeof *g);
+        for (size_t i = 0; i < n; i++) {
+            uint32_t name = (uint32_t)v[i].key;
+            int64_t dur = (int64_t)v[i].val;
+            if (!ng || g[ng - 1].name != name)
+                g[ng++] = (an_group){ name, 0, 0, 0, dur, dur };
+            group_add(&g[ng - 1], dur);
+        }
+        free(v);
     }
-    free(v);
     qsort(g, ng, sizeof *g, cmp_group);
     *out = g;
     return ng;

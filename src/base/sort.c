@@ -10,63 +10,73 @@
 
 enum { DIGIT_BITS = 11, BUCKETS = 1 << DIGIT_BITS, SMALL_N = 64 };
 
-static void insertion_sort(cp_kv *v, size_t n)
-{
-    for (size_t i = 1; i < n; i++) {
-        cp_kv x = v[i];
-        size_t j = i;
-        while (j > 0 && v[j - 1].key > x.key) {
-            v[j] = v[j - 1];
-            j--;
-        }
-        v[j] = x;
+/* One radix sort for each record type, from one body: T the record, KEY(x)
+ * its uint64 sort key. */
+#define DEFINE_RADIX_SORT(fn, T, KEY)                                                  \
+    static void fn##_insertion(T *v, size_t n)                                         \
+    {                                                                                  \
+        for (size_t i = 1; i < n; i++) {                                               \
+            T x = v[i];                                                                \
+            size_t j = i;                                                              \
+            while (j > 0 && KEY(v[j - 1]) > KEY(x)) {                                  \
+                v[j] = v[j - 1];                                                       \
+                j--;                                                                   \
+            }                                                                          \
+            v[j] = x;                                                                  \
+        }                                                                              \
+    }                                                                                  \
+    static void fn(T *v, size_t n, T *tmp)                                             \
+    {                                                                                  \
+        if (n < SMALL_N) {                                                             \
+            fn##_insertion(v, n);                                                      \
+            return;                                                                    \
+        }                                                                              \
+        uint64_t lo = KEY(v[0]), hi = KEY(v[0]);                                       \
+        int sorted = 1;                                                                \
+        for (size_t i = 1; i < n; i++) {                                               \
+            sorted &= KEY(v[i - 1]) <= KEY(v[i]);                                      \
+            lo = KEY(v[i]) < lo ? KEY(v[i]) : lo;                                      \
+            hi = KEY(v[i]) > hi ? KEY(v[i]) : hi;                                      \
+        }                                                                              \
+        if (sorted)                                                                    \
+            return;                                                                    \
+        int bits = 64 - __builtin_clzll(hi - lo); /* hi > lo: not sorted */            \
+        int passes = (bits + DIGIT_BITS - 1) / DIGIT_BITS;                             \
+        T *own = NULL;                                                                 \
+        if (!tmp)                                                                      \
+            tmp = own = cp_xmalloc(n * sizeof *tmp);                                   \
+        size_t *count = cp_xmalloc(BUCKETS * sizeof *count);                           \
+        T *src = v, *dst = tmp;                                                        \
+        for (int p = 0; p < passes; p++) {                                             \
+            int shift = p * DIGIT_BITS;                                                \
+            memset(count, 0, BUCKETS * sizeof *count);                                 \
+            for (size_t i = 0; i < n; i++)                                             \
+                count[((KEY(src[i]) - lo) >> shift) & (BUCKETS - 1)]++;                \
+            size_t sum = 0;                                                            \
+            for (size_t b = 0; b < BUCKETS; b++) {                                     \
+                size_t c = count[b];                                                   \
+                count[b] = sum;                                                        \
+                sum += c;                                                              \
+            }                                                                          \
+            for (size_t i = 0; i < n; i++)                                             \
+                dst[count[((KEY(src[i]) - lo) >> shift) & (BUCKETS - 1)]++] = src[i];  \
+            T *t = src;                                                                \
+            src = dst;                                                                 \
+            dst = t;                                                                   \
+        }                                                                              \
+        if (src != v)                                                                  \
+            memcpy(v, src, n * sizeof *v);                                             \
+        free(count);                                                                   \
+        free(own);                                                                     \
     }
-}
 
-void cp_sort_kv(cp_kv *v, size_t n, cp_kv *tmp)
-{
-    if (n < SMALL_N) {
-        insertion_sort(v, n);
-        return;
-    }
-    uint64_t lo = v[0].key, hi = v[0].key;
-    int sorted = 1;
-    for (size_t i = 1; i < n; i++) {
-        sorted &= v[i - 1].key <= v[i].key;
-        lo = v[i].key < lo ? v[i].key : lo;
-        hi = v[i].key > hi ? v[i].key : hi;
-    }
-    if (sorted)
-        return;
-    int bits = 64 - __builtin_clzll(hi - lo); /* hi > lo: not sorted */
-    int passes = (bits + DIGIT_BITS - 1) / DIGIT_BITS;
-    cp_kv *own = NULL;
-    if (!tmp)
-        tmp = own = cp_xmalloc(n * sizeof *tmp);
-    size_t *count = cp_xmalloc(BUCKETS * sizeof *count);
-    cp_kv *src = v, *dst = tmp;
-    for (int p = 0; p < passes; p++) {
-        int shift = p * DIGIT_BITS;
-        memset(count, 0, BUCKETS * sizeof *count);
-        for (size_t i = 0; i < n; i++)
-            count[((src[i].key - lo) >> shift) & (BUCKETS - 1)]++;
-        size_t sum = 0;
-        for (size_t b = 0; b < BUCKETS; b++) {
-            size_t c = count[b];
-            count[b] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++)
-            dst[count[((src[i].key - lo) >> shift) & (BUCKETS - 1)]++] = src[i];
-        cp_kv *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != v)
-        memcpy(v, src, n * sizeof *v);
-    free(count);
-    free(own);
-}
+#define KV_KEY(x) ((x).key)
+#define U64_KEY(x) (x)
+DEFINE_RADIX_SORT(radix_kv, cp_kv, KV_KEY)
+DEFINE_RADIX_SORT(radix_u64, uint64_t, U64_KEY)
+
+void cp_sort_kv(cp_kv *v, size_t n, cp_kv *tmp) { radix_kv(v, n, tmp); }
+void cp_sort_u64(uint64_t *v, size_t n, uint64_t *tmp) { radix_u64(v, n, tmp); }
 
 void cp_sort_f64(double *v, size_t n)
 {

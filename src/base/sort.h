@@ -55,5 +55,8 @@ void cp_sort_f64(double *v, size_t n);
  * records, or NULL to let the routine allocate (and free) its own. Never
  * fails (allocation failure aborts, as everywhere in chainprof). */
 void cp_sort_kv(cp_kv *v, size_t n, cp_kv *tmp);
+/* Sort plain keys ascending (half the memory of cp_kv where a record fits
+ * in its key). tmp as for cp_sort_kv. */
+void cp_sort_u64(uint64_t *v, size_t n, uint64_t *tmp);
 
 #endif

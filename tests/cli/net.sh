@@ -13,11 +13,12 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$tmp"
 trap cleanup EXIT INT TERM
 fail() { echo "FAIL: $*"; for f in "$tmp"/*.err; do echo "== $f"; cat "$f"; done; exit 1; }
 port=$(( 20000 + $$ % 20000 ))
+source "$here/listen.sh"
 
 # 1. a whole session, two streams
 timeout 30 "$CHAINPROF" probe net --no-history --listen 127.0.0.1:$port --timeout 10 --json > "$tmp/srv.json" 2> "$tmp/srv.err" &
 srv=$!; pids+=($srv)
-sleep 0.3
+wait_listen $port
 timeout 30 "$CHAINPROF" probe net --no-history --connect 127.0.0.1:$port --streams 2 --seconds 0.5 --json > "$tmp/cli.json" 2> "$tmp/cli.err" ||
   fail "client session exited $?"
 wait $srv || fail "server session exited $?"
@@ -47,7 +48,7 @@ grep -q "no peer connected within" "$tmp/accept.err" || fail "accept timeout: me
 # 4. the server killed in the middle of the bandwidth phase
 "$CHAINPROF" probe net --no-history --listen 127.0.0.1:$port --timeout 10 > /dev/null 2>&1 &   # bounded by --timeout
 srv=$!; pids+=($srv)
-sleep 0.3
+wait_listen $port
 ( sleep 1.2; kill -9 $srv ) &
 pids+=($!)
 start=$SECONDS

@@ -20,21 +20,13 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$tmp"
 trap cleanup EXIT INT TERM
 fail() { echo "FAIL: $*"; for f in "$tmp"/*.err; do echo "== $f"; cat "$f"; done; exit 1; }
 port=$(( 20000 + ($$ * 7) % 20000 ))
-# wait until the server listens (a loaded machine may take seconds to start it); a probing connect
-# would itself become the server's one session, so ask the socket table instead
-wait_listen() {
-  for _ in $(seq 100); do
-    ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && return 0
-    sleep 0.1
-  done
-  fail "the server never listened on port $port"
-}
+source "$(cd "$(dirname "$0")/.." && pwd)/listen.sh"
 N=(--no-history --seconds 0.1 --timeout 10)
 
 # 1. a session: 2 QPs, sizes 4 KiB, 32 KiB, 256 KiB; latency at 4 KiB and 32 KiB
 timeout 60 "$CHAINPROF" probe net "${N[@]}" --listen 127.0.0.1:$port --json > "$tmp/srv.json" 2> "$tmp/srv.err" &
 srv=$!; pids+=($srv)
-wait_listen
+wait_listen $port
 timeout 60 "$CHAINPROF" probe net "${N[@]}" --connect 127.0.0.1:$port --qps 2 --min-bytes 4k --max-bytes 256k \
   --factor 8 --iters 200 --json > "$tmp/cli.json" 2> "$tmp/cli.err" || fail "client exited $?"
 wait $srv || fail "server exited $?"
@@ -86,7 +78,7 @@ grep -q "port 1 of fakeib0 is not active (state DOWN)" "$tmp/portdown-req.err" |
 # 3. modify_qp fails on the server: both ends say so, with the errno text
 FAKE_IBV_MODE=modifyfail timeout 30 "$CHAINPROF" probe net "${N[@]}" --listen 127.0.0.1:$port > /dev/null 2> "$tmp/mf-srv.err" &
 srv=$!; pids+=($srv)
-wait_listen
+wait_listen $port
 timeout 30 "$CHAINPROF" probe net "${N[@]}" --connect 127.0.0.1:$port --max-bytes 4k > /dev/null 2> "$tmp/mf.err"
 rc=$?; [ $rc -eq 1 ] || fail "modifyfail: client exit $rc"
 wait $srv; [ $? -eq 1 ] || fail "modifyfail: server exit"
@@ -101,7 +93,7 @@ grep -q 'RoCE, 100 Gb/s' "$tmp/roce.json" || fail "roce method"
 # 5. the server killed in the middle of the RDMA bandwidth tests
 "$CHAINPROF" probe net "${N[@]}" --listen 127.0.0.1:$port > /dev/null 2>&1 &   # bounded by --timeout
 srv=$!; pids+=($srv)
-wait_listen
+wait_listen $port
 # kill it once its QPs exist (the fake's QPs listen on abstract sockets named after them), so the
 # kill lands in the RDMA phase however long the TCP phases took on a loaded machine
 ( for _ in $(seq 300); do

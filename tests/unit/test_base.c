@@ -308,8 +308,15 @@ static void test_sort(void **state)
             }
             memcpy(ref, v, n * sizeof *v);
             qsort(ref, n, sizeof *ref, cmp_kv_ref);
+            uint64_t *u = malloc((n + 1) * sizeof *u);
+            for (size_t i = 0; i < n; i++)
+                u[i] = v[i].key;
             cp_sort_kv(v, n, NULL);
             assert_memory_equal(v, ref, n * sizeof *v);
+            cp_sort_u64(u, n, NULL);
+            for (size_t i = 0; i < n; i++)
+                assert_true(u[i] == ref[i].key);
+            free(u);
             for (size_t i = 1; i < n; i++)
                 assert_true(cp_key_to_i64(v[i - 1].key) <= cp_key_to_i64(v[i].key));
             free(v);
