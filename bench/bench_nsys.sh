@@ -17,9 +17,9 @@ command -v sqlite3 >/dev/null || { echo "bench_nsys: sqlite3 missing (scripts/de
 here=$(cd "$(dirname "$0")/.." && pwd)
 data=${CHAINPROF_DATA:-$here/../shared/data}
 
-cpu() { # cpu seconds (user+sys) of a command, output discarded
-  /usr/bin/env time -f "%U %S %M" -o /tmp/bench_nsys.time "$@" >/dev/null 2>&1 || true
-  awk '{printf "%.2f s cpu, %d MB peak", $1+$2, $3/1024}' /tmp/bench_nsys.time
+cpu() { # cpu seconds (user+sys), wall seconds and peak RSS of a command, output discarded
+  /usr/bin/env time -f "%U %S %M %e" -o /tmp/bench_nsys.time "$@" >/dev/null 2>&1 || true
+  awk '{printf "%.2f s cpu, %.2f s wall, %d MB peak", $1+$2, $4, $3/1024}' /tmp/bench_nsys.time
 }
 
 floor_sql="SELECT count(*), sum(start), sum(end) FROM CUPTI_ACTIVITY_KIND_KERNEL;
@@ -43,7 +43,8 @@ run() {
   printf '%s (%s MB)\n' "$(basename "$f")" "$mb"
   printf '  sqlite3 reading the rows:  %s\n' "$(cpu sqlite3 -readonly "$f" "$floor_sql")"
   printf '  sqlite3, the reader columns: %s\n' "$(cpu sqlite3 -readonly "$f" "$floor_cols_sql")"
-  printf '  reader alone (bench_nsys_read): %s\n' "$("$reader" "$f" 1 | tr -d '\n')"
+  printf '  reader alone (bench_nsys_read), 1 thread: %s\n' "$("$reader" "$f" 1 1 | tr -d '\n')"
+  printf '  reader alone (bench_nsys_read), %d threads: %s\n' "$(nproc)" "$("$reader" "$f" 1 "$(nproc)" | tr -d '\n')"
   printf '  chainprof analyze --json:  %s\n' "$(cpu "$bin" analyze --no-history --json "$f")"
 }
 
@@ -52,7 +53,7 @@ if [ -d "$data/nsys" ]; then
   run "$largest"
 fi
 
-syn="$build/bench/nsys_synth.sqlite"
+syn="$build/bench/nsys_synth_$rows.sqlite"
 if [ ! -f "$syn" ]; then
   rm -f "$syn.tmp"
   sqlite3 "$syn.tmp" >/dev/null <<SQL

@@ -51,6 +51,7 @@ typedef struct an_view {
     int64_t *t0, *t1;      /* start/end in ns (HTA: rounded to whole us when the file is fractional);
                             * read-only: t0 may be the timeline's own ts_ns (t0_borrowed) */
     bool t0_borrowed;
+    bool t1_borrowed;      /* the exact view shares the HTA view's t1 when HTA did not round */
     int64_t *stream;       /* >= 0: GPU work on that stream in this view; -1 otherwise */
     uint32_t *mult;        /* times the event appears in the view (0: filtered out; HTA may duplicate) */
     uint8_t *ktype;        /* AN_KT_* of GPU work, AN_KT_NONE otherwise */

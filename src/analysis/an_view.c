@@ -214,8 +214,7 @@ static void view_alloc(an_view *v, size_t base, size_t n, bool exact)
     v->exact = exact;
     v->base = base;
     v->n = n;
-    v->t0 = NULL; /* the builders set it: their own array or the timeline's */
-    v->t1 = cp_xmalloc(m * sizeof *v->t1);
+    v->t0 = v->t1 = NULL; /* the builders set them: their own arrays or borrowed ones */
     v->stream = cp_xmalloc(m * sizeof *v->stream);
     v->mult = cp_xcalloc(m, sizeof *v->mult);
     v->ktype = cp_xcalloc(m, sizeof *v->ktype);
@@ -228,7 +227,8 @@ static void view_free(an_view *v)
 {
     if (!v->t0_borrowed)
         free(v->t0);
-    free(v->t1);
+    if (!v->t1_borrowed)
+        free(v->t1);
     free(v->stream);
     free(v->mult);
     free(v->ktype);
@@ -292,6 +292,7 @@ static void build_hta(const build_ctx *b, const tl_rank *rk, an_view *v)
     int64_t clock = rk->meta.has_base_time ? rk->meta.base_time_ns : 0;
     bool *gk = cp_xcalloc(n ? n : 1, sizeof *gk);
     bool *row = cp_xcalloc(n ? n : 1, sizeof *row);
+    v->t1 = cp_xmalloc((n ? n : 1) * sizeof *v->t1);
     for (size_t i = 0; i < n; i++) {
         size_t ev = base + i;
         row[i] = hta_row(tl, ev);
@@ -398,14 +399,19 @@ static void build_hta(const build_ctx *b, const tl_rank *rk, an_view *v)
     view_index_gpu(v);
 }
 
-static void build_exact(const build_ctx *b, an_view *v)
+/* hta: the rank's HTA view, built first; its ends are the exact ends
+ * unless it rounded them, and are then shared (8 bytes an event). */
+static void build_exact(const build_ctx *b, const an_view *hta, an_view *v)
 {
     const tl_timeline *tl = b->tl;
     v->t0 = tl->ts_ns + v->base; /* exact starts are the timeline's */
     v->t0_borrowed = true;
+    v->t1_borrowed = !hta->rounded;
+    v->t1 = v->t1_borrowed ? hta->t1 : cp_xmalloc((v->n ? v->n : 1) * sizeof *v->t1);
     for (size_t i = 0; i < v->n; i++) {
         size_t ev = v->base + i;
-        v->t1[i] = tl->ts_ns[ev] + tl->dur_ns[ev];
+        if (!v->t1_borrowed)
+            v->t1[i] = tl->ts_ns[ev] + tl->dur_ns[ev];
         v->mult[i] = tl->cat[ev] == TL_CAT_TRACE ? 0 : 1;
         v->ktype[i] = (uint8_t)(v->mult[i] ? exact_ktype(b, ev) : AN_KT_NONE);
         v->stream[i] = -1;
@@ -438,7 +444,7 @@ static void build_rank(void *ctx, size_t r)
     view_alloc(&rv->hta, b0, b1 - b0, false);
     view_alloc(&rv->exact, b0, b1 - b0, true);
     build_hta(b, rk, &rv->hta);
-    build_exact(b, &rv->exact);
+    build_exact(b, &rv->hta, &rv->exact);
 }
 
 static void views_free(void *self)
