@@ -32,6 +32,10 @@ floor_cols_sql="SELECT count(*), sum(start), sum(end), sum(deviceId), sum(stream
 SELECT count(*), sum(start), sum(end), sum(globalTid), sum(correlationId), sum(nameId) FROM CUPTI_ACTIVITY_KIND_RUNTIME;"
 
 reader="$build/bench/bench_nsys_read"
+# the malloc tunables `chainprof analyze` runs itself with (src/cli/main.c), so the reader alone
+# is measured as analyze runs it
+tun=glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=1073741824:glibc.malloc.arena_max=1
+tun=$tun:glibc.malloc.trim_threshold=4294967296
 mkdir -p "$build/bench"
 ${CC:-gcc} -std=c17 -O2 -D_GNU_SOURCE -I"$here/src" -o "$reader" "$here/bench/bench_nsys_read.c" \
     "$build/libcp_readers.a" "$build/libcp_model.a" "$build/libcp_base.a" -lsqlite3 -lz -lzstd \
@@ -43,8 +47,9 @@ run() {
   printf '%s (%s MB)\n' "$(basename "$f")" "$mb"
   printf '  sqlite3 reading the rows:  %s\n' "$(cpu sqlite3 -readonly "$f" "$floor_sql")"
   printf '  sqlite3, the reader columns: %s\n' "$(cpu sqlite3 -readonly "$f" "$floor_cols_sql")"
-  printf '  reader alone (bench_nsys_read), 1 thread: %s\n' "$("$reader" "$f" 1 1 | tr -d '\n')"
-  printf '  reader alone (bench_nsys_read), %d threads: %s\n' "$(nproc)" "$("$reader" "$f" 1 "$(nproc)" | tr -d '\n')"
+  printf '  reader alone (bench_nsys_read), 1 thread: %s\n' "$(GLIBC_TUNABLES=$tun "$reader" "$f" 1 1 | tr -d '\n')"
+  printf '  reader alone (bench_nsys_read), %d threads: %s\n' "$(nproc)" \
+    "$(GLIBC_TUNABLES=$tun "$reader" "$f" 1 "$(nproc)" | tr -d '\n')"
   printf '  chainprof analyze --json:  %s\n' "$(cpu "$bin" analyze --no-history --json "$f")"
 }
 

@@ -33,7 +33,9 @@
  *   formatting per row. Names go through per-process memo arrays indexed by
  *   StringIds id (or by enum value), so a distinct name is looked up and
  *   interned once; builders are reserved from the tables' row counts. The
- *   builders take the rows directly: nothing is staged in between.
+ *   builders take the rows directly: nothing is staged in between. With
+ *   spare threads the kernel and runtime tables are read in parts (see
+ *   "the big tables, read in parts" below).
  */
 #include "reader.h"
 #include "rd_nsys.h"
