@@ -1128,6 +1128,7 @@ typedef struct nsys_part {
     int64_t lo, hi; /* rowids [lo, hi) */
     nsys_ctx c;     /* its own connection, processes and builders */
     bool ok;        /* read; else the main connection reads it when absorbing */
+    bool direct;    /* read straight into the process builders (the batch's first part) */
 } nsys_part;
 
 typedef struct part_batch {
@@ -1158,6 +1159,13 @@ static void part_read(void *ctx, size_t i)
     nsys_ctx *m = pb->main;
     nsys_part *pt = &pb->parts[i];
     nsys_ctx *c = &pt->c;
+    char tail[96];
+    part_tail(pt, tail, sizeof tail);
+    if (i == 0) { /* next in row order: nothing else touches the main context during a batch */
+        pb->read(m, tail);
+        pt->ok = pt->direct = true;
+        return;
+    }
     *c = (nsys_ctx){ .path = m->path, .opts = m->opts, .nccl_domain = m->nccl_domain };
     cp_arena_init(&c->arena);
     if (open_db(pb->uri, &c->db) != SQLITE_OK)
@@ -1182,8 +1190,6 @@ static void part_read(void *ctx, size_t i)
         }
         init_proc(p);
     }
-    char tail[96];
-    part_tail(pt, tail, sizeof tail);
     pb->read(c, tail);
     pt->ok = true;
 }
@@ -1191,6 +1197,8 @@ static void part_read(void *ctx, size_t i)
 static void part_absorb(nsys_ctx *m, table_fn read, nsys_part *pt)
 {
     nsys_ctx *c = &pt->c;
+    if (pt->direct)
+        return;
     if (!pt->ok) {
         char tail[96];
         part_tail(pt, tail, sizeof tail);
