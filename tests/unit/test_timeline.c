@@ -159,6 +159,63 @@ static void test_empty(void **state)
     tl_free(tl);
 }
 
+/* Events fed to one builder, or the first half to one and the second half
+ * to a part absorbed into it, freeze to the same timeline: strings, tracks
+ * (a name given in the part fills the track), args (string-valued ones
+ * remapped), counted damage. */
+static void feed(tl_builder *b, int from, int to)
+{
+    tl_track_key cpu = { TL_TRACK_CPU, 100, 101, -1, -1 }, gpu = { TL_TRACK_GPU, 0, 7, 0, 7 };
+    for (int i = from; i < to; i++) {
+        uint32_t tc = tl_builder_track(b, &cpu), tg = tl_builder_track(b, &gpu);
+        char name[32];
+        snprintf(name, sizeof name, "op_%d", i % 5 + (i >= 6 ? 10 : 0)); /* later names appear late */
+        add(b, i % 2 ? tg : tc, i % 2 ? TL_CAT_KERNEL : TL_CAT_CPU_OP, name, 1000 - i * 10, 5 + i, i);
+        tl_builder_arg_str(b, S(b, "kind"), S(b, i % 3 ? "a" : "b"));
+        tl_builder_arg_int(b, S(b, "n"), i);
+        if (i == 7)
+            tl_builder_track_name(b, tc, S(b, "main thread"));
+        if (i == 8)
+            diag_count(tl_builder_diag(b), DIAG_NEGATIVE_DUR, "x", -1);
+    }
+}
+
+static void test_absorb(void **state)
+{
+    (void)state;
+    tl_builder *one = tl_builder_new("x");
+    feed(one, 0, 10);
+    tl_builder *two = tl_builder_new("x"), *part = tl_builder_new("x");
+    feed(two, 0, 4);
+    tl_builder_reserve(part, 64, 64);
+    feed(part, 4, 10);
+    tl_builder_absorb(two, part);
+    assert_int_equal(tl_builder_count(two), 10);
+    tl_timeline *a, *b;
+    assert_int_equal(tl_finish(&one, 1, NULL, &a, NULL), 0);
+    assert_int_equal(tl_finish(&two, 1, NULL, &b, NULL), 0);
+    assert_int_equal(cp_intern_count(&a->strings), cp_intern_count(&b->strings));
+    for (size_t i = 0; i < cp_intern_count(&a->strings); i++)
+        assert_string_equal(tl_str(a, (uint32_t)i), tl_str(b, (uint32_t)i));
+    assert_int_equal(a->n_tracks, b->n_tracks);
+    for (size_t t = 0; t < a->n_tracks; t++)
+        assert_int_equal(a->tracks[t].name, b->tracks[t].name);
+    assert_string_equal(tl_str(b, b->tracks[0].name), "main thread");
+    assert_int_equal(a->n_events, b->n_events);
+    for (size_t i = 0; i < a->n_events; i++) {
+        assert_int_equal(a->ts_ns[i], b->ts_ns[i]);
+        assert_int_equal(a->name[i], b->name[i]);
+        assert_string_equal(tl_arg_str(a, i, "kind"), tl_arg_str(b, i, "kind"));
+        int64_t x, y;
+        assert_true(tl_arg_int(a, i, "n", &x) && tl_arg_int(b, i, "n", &y));
+        assert_int_equal(x, y);
+    }
+    assert_int_equal(a->diag.count[DIAG_NEGATIVE_DUR], 1);
+    assert_int_equal(b->diag.count[DIAG_NEGATIVE_DUR], 1);
+    tl_free(a);
+    tl_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -166,6 +223,7 @@ int main(void)
         cmocka_unit_test(test_ranks_unknown_and_duplicate),
         cmocka_unit_test(test_classify),
         cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_absorb),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
