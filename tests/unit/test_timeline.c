@@ -206,8 +206,9 @@ static void test_absorb(void **state)
         assert_int_equal(a->ts_ns[i], b->ts_ns[i]);
         assert_int_equal(a->name[i], b->name[i]);
         assert_string_equal(tl_arg_str(a, i, "kind"), tl_arg_str(b, i, "kind"));
-        int64_t x, y;
-        assert_true(tl_arg_int(a, i, "n", &x) && tl_arg_int(b, i, "n", &y));
+        int64_t x = -1, y = -2;
+        assert_true(tl_arg_int(a, i, "n", &x));
+        assert_true(tl_arg_int(b, i, "n", &y));
         assert_int_equal(x, y);
     }
     assert_int_equal(a->diag.count[DIAG_NEGATIVE_DUR], 1);
