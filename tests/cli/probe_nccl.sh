@@ -124,6 +124,40 @@ grep -q "nccl: collective did not finish within 1 s (a peer died or hangs; .* of
 rm -f "$tmp/abort"
 "$CHAINPROF" probe coll --backend bogus > /dev/null 2>&1; [ $? = 2 ] || fail "--backend bogus is not a usage error"
 
+# host and GPU buffers are different metrics: rows say which, history lists the kinds, and compare pairs
+# an MPI (host) all-reduce never with an NCCL (device) one of the same size, but two NCCL runs row by row
+db="$tmp/hist.db"
+hist=(--db "$db" --min-bytes 256 --max-bytes 4k --factor 16 --iters 2 --warmup 1 --timeout 60 --json)
+for b in mpi nccl nccl; do
+    CHAINPROF_GPU_LIB_DIR="$fakes/one" timeout 120 "$CHAINPROF" probe coll --backend $b "${hist[@]}" \
+        > "$tmp/h-$b.json" 2> "$tmp/err" || fail "history run --backend $b: exit $?"
+done
+"$CHAINPROF" history --db "$db" --json > "$tmp/hist.json" || fail "history"
+"$CHAINPROF" compare 1 2 --db "$db" --json > "$tmp/cmp12.json" || fail "compare host/device"
+"$CHAINPROF" compare 2 3 --db "$db" --json > "$tmp/cmp23.json" || fail "compare device/device"
+python3 - "$tmp" <<'PY' || fail "buffer kinds in rows, history and compare"
+import json, sys
+t = sys.argv[1]
+for b, kind in (("mpi", "host"), ("nccl", "device")):
+    rows = [r for r in json.load(open(t + "/h-%s.json" % b))["results"] if r.get("op")]
+    assert rows and {r["buffers"] for r in rows} == {kind}, (b, {r["buffers"] for r in rows})
+runs = {r["id"]: r for r in json.load(open(t + "/hist.json"))["runs"]}
+assert runs[1]["buffers"] == "host" and runs[2]["buffers"] == "device" and runs[3]["buffers"] == "device", runs
+m12 = json.load(open(t + "/cmp12.json"))
+coll = [r for r in m12["metrics"] if r["metric"].startswith("coll/busbw/")]
+ar = [r for r in coll if "/all_reduce/" in r["metric"] and "/256/out_of_place/busbw_gbps" in r["metric"]]
+assert sorted(r["metric"] for r in ar) == ["coll/busbw/all_reduce/device/256/out_of_place/busbw_gbps",
+                                           "coll/busbw/all_reduce/host/256/out_of_place/busbw_gbps"], ar
+for r in coll:   # never side by side: each row has one run only, and says its kind
+    assert (r["a"] is None) != (r["b"] is None) and r["change_pct"] is None, r
+    assert r["buffers"] == ("host" if r["a"] is not None else "device") == r["metric"].split("/")[3], r
+assert m12["summary"]["compared"] == 0, m12["summary"]
+m23 = json.load(open(t + "/cmp23.json"))
+coll = [r for r in m23["metrics"] if r["metric"].startswith("coll/busbw/")]
+assert coll and all(r["a"] is not None and r["b"] is not None and r["buffers"] == "device" for r in coll), coll
+assert m23["summary"]["compared"] == len(coll), m23["summary"]
+PY
+
 if command -v mpirun >/dev/null; then
     # Open MPI keeps allocations from MPI_Init to exit by design (see coll_local.sh)
     export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
