@@ -63,7 +63,7 @@ typedef struct rdma_meas {
     uint64_t msgs;          /* messages completed (bandwidth) or round trips (latency) */
     double seconds;         /* first post to last completion (bandwidth) */
     double bw_gbps;         /* BW average = size x msgs / seconds / 1e9 */
-    double bw_peak_gbps;    /* best rate over a window of depth x qps consecutive completions */
+    double bw_peak_gbps;    /* best rate over a window of >= depth x qps messages between completions */
     double msg_rate_mpps;   /* msgs / seconds / 1e6 */
     double lat_min_us, lat_typical_us, lat_avg_us, lat_p99_us, lat_p999_us, lat_max_us, lat_stdev_us;
 } rdma_meas;
