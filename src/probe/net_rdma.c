@@ -4,11 +4,35 @@
  * half is the source of what it sends or writes (tx), the second the
  * target of what the peer writes or sends (rx); a READ reads the peer's tx
  * half into the local rx half. All QPs share one send CQ and one receive
- * CQ. Every work request is signaled, so each completion frees one slot of
- * its QP and the next message is posted on that QP at once (depth in
- * flight per QP). perftest signals every 100th request instead; with one
- * completion per message small-message rates read somewhat lower, large
- * messages are not affected.
+ * CQ.
+ *
+ * Selective signaling, as perftest's ib_*_bw (its cq_mod, default 100,
+ * which perftest clamps to the send-queue depth): a bandwidth test signals
+ * only every sig-th work request of a QP and the QP's last one, with
+ * sig = min(100, depth / 2): at most half the depth, so when the signaled
+ * request completes the other half is still in flight and the queue never
+ * drains while the next batch is posted (with sig = depth, the default
+ * depth of 64 would idle the link once per 64 messages). A work request's
+ * send-queue slot is free again only once a completion at or after it has
+ * been polled, so a completion retires every request of its QP up to it:
+ * wr_id carries the request's sequence number on its QP (wr_id = seq << 8
+ * | qp). At most depth requests are outstanding per QP, so at most
+ * depth / sig + 1 of them are signaled: the send CQ has
+ * qps x (depth / sig + 1) entries, the receive CQ (every receive
+ * completes) qps x depth. After an error a real QP flushes every
+ * outstanding request into the CQ; that may overrun it, but the first
+ * error has been seen by then and ends the test. Latency tests have one
+ * request in flight and signal it.
+ *
+ * Payload check: after every bandwidth test the side that received the
+ * data compares it with a pattern both sides compute from (test, size,
+ * QP): for WRITE and SEND the client sends the pattern and the server
+ * checks its rx half (for WRITE once the client says it is done: the
+ * server's CPU sees nothing else of the transfer); for READ the server
+ * holds the pattern in its tx half and the client checks what it read.
+ * The receiving half is first filled with the pattern's complement, so a
+ * message that never landed cannot pass. A mismatch fails the test with
+ * the QP, the first differing byte and the count of differing bytes.
  *
  * Latency, as ib_write_lat: the client writes `size` bytes whose last byte
  * carries an iteration marker into the server's rx half; the server spins
@@ -56,7 +80,8 @@ static double now_s(void)
 
 int rdma_signal_interval(int depth)
 {
-    return depth < RDMA_SIGNAL_EVERY ? (depth < 1 ? 1 : depth) : RDMA_SIGNAL_EVERY;
+    int half = depth / 2;
+    return half < 1 ? 1 : half < RDMA_SIGNAL_EVERY ? half : RDMA_SIGNAL_EVERY;
 }
 
 int rdma_send_cq_entries(int qps, int depth)

@@ -109,7 +109,8 @@ void rdma_probe_devices(char *out, size_t size, bool *available);
 
 /* Selective signaling (net_rdma.c): a bandwidth test signals every
  * rdma_signal_interval(depth)-th work request of a QP and its last one
- * (perftest's cq_mod 100, at most the depth); the send CQ of qps QPs holds
+ * (perftest's cq_mod 100, here at most half the depth so the queue never
+ * drains while waiting for a completion); the send CQ of qps QPs holds
  * rdma_send_cq_entries(qps, depth) = qps x (depth / interval + 1), the most
  * signaled requests that can be outstanding. */
 int rdma_signal_interval(int depth);

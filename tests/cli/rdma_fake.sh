@@ -122,13 +122,14 @@ rc=$?; [ $rc -eq 1 ] || fail "killed peer: exit $rc"
 grep -Eq "rdma: .*(completion error|peer closed|no completion|no progress)" "$tmp/killed.err" || fail "killed peer: message"
 [ $((SECONDS - start)) -lt 30 ] || fail "killed peer: took too long"
 # 6. selective signaling: 2 QPs x 300 bandwidth messages per operation, no latency sizes (128 KiB > 64 KiB);
-# depth 64 < 100, so every 64th request and the last of each QP is signaled: 5 per QP and operation
+# depth 64: every 32nd request (half the depth, under perftest's 100) and the last of each QP is signaled:
+# 9 + 1 per QP and operation
 FAKE_IBV_STATS="$tmp/stats" timeout 60 "$CHAINPROF" probe net "${N[@]}" --qps 2 --min-bytes 128k --max-bytes 128k \
   --iters 300 --json > "$tmp/sig.json" 2> "$tmp/sig.err" || fail "selective signaling: exit $?"
 grep -q "overrun\|outstanding" "$tmp/sig.err" && fail "selective signaling: the fake saw a queue overrun"
 # both ends live in this process: the last line counts both
 read -r _ posted _ signaled _ polled _ maxout < <(tail -n 1 "$tmp/stats")
-[ "$posted" = 1800 ] && [ "$signaled" = 30 ] && [ "$polled" = 30 ] && [ "$maxout" -le 64 ] ||
+[ "$posted" = 1800 ] && [ "$signaled" = 60 ] && [ "$polled" = 60 ] && [ "$maxout" -le 64 ] ||
   fail "selective signaling: posted $posted signaled $signaled polled $polled max outstanding $maxout"
 python3 - "$tmp/sig.json" <<'PY' || fail "selective signaling rows"
 import json, sys
