@@ -4,6 +4,10 @@
  * direction is bad comes from the unit (throughputs should not fall,
  * durations should not rise; see hist_unit_direction). With
  * --fail-on-regression a flagged metric makes the exit status 4.
+ * Metrics pair by path only: a collective's path carries its buffer kind
+ * (host or device, hist_coll_path), so an MPI all-reduce on host memory and
+ * an NCCL one on GPU memory of the same size appear as two one-sided rows,
+ * never as a change.
  */
 #include "cli.h"
 #include "../base/util.h"
@@ -63,6 +67,7 @@ int cmd_compare(cli_ctx *ctx)
     static const rep_col cols[] = {
         { "metric", "metric", NULL, -1 }, { "unit", "unit", NULL, -1 },       { "a", "run A", NULL, 3 },
         { "b", "run B", NULL, 3 },        { "change_pct", "change", "%", 1 }, { "regression", "regression", NULL, -1 },
+        { "buffers", "buffers", NULL, -1 },
     };
     rep_node *t = rep_table(rep, rep->root, "metrics", "metrics", cols, CP_ARRAY_LEN(cols));
     size_t i = 0, k = 0, n_reg = 0, n_both = 0;
@@ -85,6 +90,12 @@ int cmd_compare(cli_ctx *ctx)
             rep_cell_null(rep, row);
             rep_cell_null(rep, row);
         }
+        /* the kind is part of the path, so a paired row has one kind */
+        const char *kind = a && a->buffers ? a->buffers : b ? b->buffers : NULL;
+        if (kind)
+            rep_cell_str(rep, row, kind);
+        else
+            rep_cell_null(rep, row);
         i += c <= 0;
         k += c >= 0;
     }

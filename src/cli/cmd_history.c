@@ -49,7 +49,7 @@ int cmd_history(cli_ctx *ctx)
     static const rep_col cols[] = {
         { "id", "run", NULL, -1 },         { "time", "time (UTC)", NULL, -1 }, { "host", "host", NULL, -1 },
         { "command", "command", NULL, -1 }, { "version", "version", NULL, -1 }, { "metrics", "metrics", NULL, -1 },
-        { "argv", "command line", NULL, -1 },
+        { "argv", "command line", NULL, -1 }, { "buffers", "coll buffers", NULL, -1 },
     };
     rep_node *t = rep_table(rep, rep->root, "runs", "runs", cols, CP_ARRAY_LEN(cols));
     for (size_t i = 0; i < runs.n; i++) {
@@ -63,6 +63,10 @@ int cmd_history(cli_ctx *ctx)
         rep_cell_str(rep, row, runs.v[i].version);
         rep_cell_int(rep, row, runs.v[i].n_metrics);
         rep_cell_str(rep, row, runs.v[i].argv);
+        if (runs.v[i].buffers[0])
+            rep_cell_str(rep, row, runs.v[i].buffers);
+        else
+            rep_cell_null(rep, row);
     }
     rc = cli_emit(ctx, rep, NULL, 0);
     rep_free(rep);

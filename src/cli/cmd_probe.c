@@ -91,8 +91,9 @@ static int size_opt(cli_ctx *ctx, int id, uint64_t *out)
     return 0;
 }
 
-/* History paths: "probe/metric"; a collective row adds what tells it apart:
- * "coll/all_reduce/1048576/out_of_place/busbw_gbps" (and time_us). */
+/* History paths: "probe/metric"; a collective row adds what tells it apart,
+ * the buffer kind included (hist_coll_path):
+ * "coll/busbw/all_reduce/host/1048576/out_of_place/busbw_gbps" (and time_us). */
 static void history_metrics(const probe_ctx *pc, hist_metrics *m)
 {
     char path[512];
@@ -107,14 +108,13 @@ static void history_metrics(const probe_ctx *pc, hist_metrics *m)
             hist_metrics_add(m, path, r->row.value, r->row.unit);
             continue;
         }
-        int l = snprintf(path, sizeof path, "%s/%s/%s/%llu/%s", r->probe, r->row.metric, r->row.op ? r->row.op : "?",
-                         (unsigned long long)r->row.size_bytes, r->row.in_place ? "in_place" : "out_of_place");
-        if (l < 0 || (size_t)l >= sizeof path - 16)
-            continue;
-        strcpy(path + l, "/busbw_gbps");
-        hist_metrics_add(m, path, r->row.busbw_gbps, "GB/s");
-        strcpy(path + l, "/time_us");
-        hist_metrics_add(m, path, r->row.time_us, "us");
+        const char *kind = r->row.buffers ? r->row.buffers : "unknown";
+        if (hist_coll_path(path, sizeof path, r->probe, r->row.metric, r->row.op, kind, r->row.size_bytes,
+                           r->row.in_place, "busbw_gbps") >= 0)
+            hist_metrics_add_kind(m, path, r->row.busbw_gbps, "GB/s", kind);
+        if (hist_coll_path(path, sizeof path, r->probe, r->row.metric, r->row.op, kind, r->row.size_bytes,
+                           r->row.in_place, "time_us") >= 0)
+            hist_metrics_add_kind(m, path, r->row.time_us, "us", kind);
     }
 }
 

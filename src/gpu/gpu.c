@@ -489,6 +489,8 @@ bool gpu_nccl_available(gpu_rt *rt)
     /* all-to-all as one call only in recent releases; optional */
     void *a2a = dlsym(h, "ncclAlltoAll");
     memcpy(&rt->ncclAlltoAll, &a2a, sizeof a2a);
+    void *ae = dlsym(h, "ncclCommGetAsyncError");
+    memcpy(&rt->ncclCommGetAsyncError, &ae, sizeof ae);
     int e = rt->ncclGetVersion(&rt->nccl_version);
     if (e != 0) {
         snprintf(rt->nccl_why, sizeof rt->nccl_why, "ncclGetVersion failed: %s", rt->ncclGetErrorString(e));

@@ -53,6 +53,7 @@ enum {
     GPU_NCCL_FLOAT32 = 7,                 /* ncclDataType_t ncclFloat32 */
     GPU_NCCL_SUM = 0,                     /* ncclRedOp_t ncclSum */
     GPU_NCCL_UNIQUE_ID_BYTES = 128,       /* NCCL_UNIQUE_ID_BYTES */
+    GPU_NCCL_IN_PROGRESS = 7,             /* ncclResult_t ncclInProgress (non-blocking comms: not an error) */
 };
 
 /* ncclUniqueId: passed by value to ncclCommInitRank. */
@@ -129,6 +130,9 @@ typedef struct gpu_rt {
     int (*ncclGroupEnd)(void);
     /* optional within NCCL: NULL in releases without it (grouped send/recv instead) */
     int (*ncclAlltoAll)(const void *, void *, size_t, int, void *, void *);
+    /* optional (NCCL >= 2.4): a communicator's asynchronous error (a peer or
+     * the network failed under a collective); NULL = only the timeout sees it */
+    int (*ncclCommGetAsyncError)(void *, int *);
 } gpu_rt;
 
 /* Load the runtime and count devices. Returns 0, or -1 with the reason in

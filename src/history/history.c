@@ -1,9 +1,20 @@
 /* history.c - the run history database (see history.h for the contract).
  *
- * Schema (version 1, in PRAGMA user_version):
+ * Schema (version 2, in PRAGMA user_version):
  *   runs(id INTEGER PRIMARY KEY, time_ns, host, command, version, argv)
  *   metrics(run_id REFERENCES runs ON DELETE CASCADE, path, value, unit,
- *           PRIMARY KEY(run_id, path))
+ *           buffers, PRIMARY KEY(run_id, path))
+ * Version 1 had no buffers column and collective paths without the buffer
+ * kind (coll/busbw/OP/SIZE/PLACE/STAT). Opening a version-1 database
+ * migrates it in one IMMEDIATE transaction (a second process opening it at
+ * the same time waits, then finds version 2 and does nothing): the column
+ * is added when missing, and every legacy collective path gets its kind
+ * from the run's command line: "--backend mpi" host, "--backend nccl"
+ * device, otherwise "unknown" (auto picked NCCL where a GPU and libnccl
+ * were present, which the old rows do not say), so old rows pair with new
+ * ones only when the kind is certain. The migration also repairs a
+ * version-2 file that an older chainprof reset to version 1 and wrote
+ * legacy rows into.
  * Durability and concurrency come from SQLite itself: WAL journal (readers
  * never block the writer), synchronous=NORMAL (a committed run survives a
  * process crash; only a power loss may drop the very last one), a 10 s busy
@@ -78,13 +89,10 @@ static int make_parent_dirs(const char *path, cp_error *err)
 }
 
 static const char schema_sql[] =
-    "BEGIN IMMEDIATE;"
     "CREATE TABLE IF NOT EXISTS runs(id INTEGER PRIMARY KEY, time_ns INTEGER NOT NULL, host TEXT NOT NULL,"
     " command TEXT NOT NULL, version TEXT NOT NULL, argv TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS metrics(run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-    " path TEXT NOT NULL, value REAL, unit TEXT, PRIMARY KEY(run_id, path)) WITHOUT ROWID;"
-    "PRAGMA user_version = 1;"
-    "COMMIT;";
+    " path TEXT NOT NULL, value REAL, unit TEXT, buffers TEXT, PRIMARY KEY(run_id, path)) WITHOUT ROWID;";
 
 static int read_int(void *ctx, int n, char **vals, char **names)
 {
@@ -92,6 +100,125 @@ static int read_int(void *ctx, int n, char **vals, char **names)
     if (n > 0 && vals[0])
         *(int *)ctx = atoi(vals[0]);
     return 0;
+}
+
+int hist_coll_path(char *buf, size_t size, const char *probe, const char *metric, const char *op,
+                   const char *buffers, uint64_t size_bytes, bool in_place, const char *stat)
+{
+    int n = snprintf(buf, size, "%s/%s/%s/%s/%llu/%s/%s", probe, metric, op ? op : "?", buffers ? buffers : "unknown",
+                     (unsigned long long)size_bytes, in_place ? "in_place" : "out_of_place", stat);
+    return n < 0 || (size_t)n >= size ? -1 : n;
+}
+
+/* The buffer kind of a legacy (schema 1) collective row, from its run's
+ * command line. */
+static const char *legacy_kind(const char *argv)
+{
+    const char *p = strstr(argv, "--backend");
+    if (!p)
+        return "unknown";
+    p += strlen("--backend");
+    p += *p == '=' || *p == ' ';
+    return !strncmp(p, "nccl", 4) ? "device" : !strncmp(p, "mpi", 3) ? "host" : "unknown";
+}
+
+/* The segments of a legacy collective path coll/METRIC/OP/SIZE/PLACE/STAT
+ * (exactly six, the size numeric, the placement known); false when path
+ * is not one. */
+static bool legacy_coll(const char *path, char seg[6][128])
+{
+    const char *p = path;
+    for (int i = 0; i < 6; i++) {
+        const char *e = i < 5 ? strchr(p, '/') : p + strlen(p);
+        if (!e || e == p || (size_t)(e - p) >= 128 || (i == 5 && strchr(p, '/')))
+            return false;
+        memcpy(seg[i], p, (size_t)(e - p));
+        seg[i][e - p] = 0;
+        p = e + 1;
+    }
+    return !strcmp(seg[0], "coll") && strspn(seg[3], "0123456789") == strlen(seg[3]) &&
+           (!strcmp(seg[4], "in_place") || !strcmp(seg[4], "out_of_place"));
+}
+
+typedef struct legacy_row {
+    int64_t run_id;
+    char *old_path, *new_path;
+    const char *kind; /* static */
+} legacy_row;
+
+/* Bring the schema to HIST_SCHEMA_VERSION (see the top). 0, or -1 with
+ * *msg set (sqlite3_free it). */
+static int upgrade(hist_db *db, char **msg)
+{
+    _Static_assert(HIST_SCHEMA_VERSION == 2, "the PRAGMA below sets version 2");
+    if (sqlite3_exec(db->db, "BEGIN IMMEDIATE", NULL, NULL, msg) != SQLITE_OK)
+        return -1;
+    int version = -1, has_col = 0, rc = 0;
+    legacy_row *rows = NULL;
+    size_t n = 0, cap = 0;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_exec(db->db, "PRAGMA user_version", read_int, &version, msg) != SQLITE_OK ||
+        sqlite3_exec(db->db, schema_sql, NULL, NULL, msg) != SQLITE_OK ||
+        sqlite3_exec(db->db, "SELECT count(*) FROM pragma_table_info('metrics') WHERE name = 'buffers'", read_int,
+                     &has_col, msg) != SQLITE_OK ||
+        (!has_col && sqlite3_exec(db->db, "ALTER TABLE metrics ADD COLUMN buffers TEXT", NULL, NULL, msg) != SQLITE_OK))
+        goto fail;
+    if (version >= HIST_SCHEMA_VERSION) { /* another process upgraded it meanwhile */
+        if (sqlite3_exec(db->db, "COMMIT", NULL, NULL, msg) != SQLITE_OK)
+            goto fail;
+        goto out;
+    }
+    if (sqlite3_prepare_v2(db->db,
+                           "SELECT m.run_id, m.path, r.argv FROM metrics m JOIN runs r ON r.id = m.run_id"
+                           " WHERE m.path LIKE 'coll/%' AND m.buffers IS NULL",
+                           -1, &st, NULL) != SQLITE_OK)
+        goto fail_db;
+    int s;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *path = (const char *)sqlite3_column_text(st, 1), *argv = (const char *)sqlite3_column_text(st, 2);
+        char seg[6][128];
+        if (!path || !legacy_coll(path, seg))
+            continue;
+        const char *kind = legacy_kind(argv ? argv : "");
+        char np[1024];
+        if (hist_coll_path(np, sizeof np, seg[0], seg[1], seg[2], kind, strtoull(seg[3], NULL, 10),
+                           !strcmp(seg[4], "in_place"), seg[5]) < 0)
+            continue;
+        cp_xgrow((void **)&rows, &cap, n + 1, sizeof *rows);
+        rows[n++] = (legacy_row){ sqlite3_column_int64(st, 0), cp_xstrdup(path), cp_xstrdup(np), kind };
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (s != SQLITE_DONE)
+        goto fail_db;
+    if (sqlite3_prepare_v2(db->db, "UPDATE metrics SET path = ?1, buffers = ?2 WHERE run_id = ?3 AND path = ?4", -1,
+                           &st, NULL) != SQLITE_OK)
+        goto fail_db;
+    for (size_t i = 0; i < n; i++) {
+        sqlite3_reset(st);
+        sqlite3_bind_text(st, 1, rows[i].new_path, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, rows[i].kind, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, rows[i].run_id);
+        sqlite3_bind_text(st, 4, rows[i].old_path, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            goto fail_db;
+    }
+    if (sqlite3_exec(db->db, "PRAGMA user_version = 2; COMMIT", NULL, NULL, msg) != SQLITE_OK)
+        goto fail;
+    goto out;
+fail_db:
+    *msg = sqlite3_mprintf("%s", sqlite3_errmsg(db->db));
+fail:
+    sqlite3_exec(db->db, "ROLLBACK", NULL, NULL, NULL);
+    rc = -1;
+out:
+    sqlite3_finalize(st);
+    for (size_t i = 0; i < n; i++) {
+        free(rows[i].old_path);
+        free(rows[i].new_path);
+    }
+    free(rows);
+    return rc;
 }
 
 int hist_open(const char *path, hist_db **out, cp_error *err)
@@ -120,7 +247,7 @@ int hist_open(const char *path, hist_db **out, cp_error *err)
                      NULL, &msg) != SQLITE_OK ||
         sqlite3_exec(db->db, "PRAGMA user_version", read_int, &version, &msg) != SQLITE_OK ||
         /* the schema write only when needed: a reader must not wait for a writer's lock */
-        (version != 1 && sqlite3_exec(db->db, schema_sql, NULL, NULL, &msg) != SQLITE_OK)) {
+        (version < HIST_SCHEMA_VERSION && upgrade(db, &msg) < 0)) {
         int rc = cp_error_set(err, CP_ERR_IO, path, 0, 0, -1, "history: cannot prepare the database: %s",
                               msg ? msg : "?");
         sqlite3_free(msg);
@@ -165,7 +292,7 @@ int hist_record(hist_db *db, const char *command, int argc, char **argv, const h
     int rc = 0;
     if (sqlite3_prepare_v2(db->db, "INSERT INTO runs(time_ns, host, command, version, argv) VALUES(?,?,?,?,?)", -1,
                            &run, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db->db, "INSERT OR REPLACE INTO metrics(run_id, path, value, unit) VALUES(?,?,?,?)", -1,
+        sqlite3_prepare_v2(db->db, "INSERT OR REPLACE INTO metrics(run_id, path, value, unit, buffers) VALUES(?,?,?,?,?)", -1,
                            &met, NULL) != SQLITE_OK) {
         rc = db_fail(db, err, "cannot prepare an insert");
         goto out;
@@ -195,6 +322,10 @@ int hist_record(hist_db *db, const char *command, int argc, char **argv, const h
             sqlite3_bind_text(met, 4, m->v[i].unit, -1, SQLITE_STATIC);
         else
             sqlite3_bind_null(met, 4);
+        if (m->v[i].buffers)
+            sqlite3_bind_text(met, 5, m->v[i].buffers, -1, SQLITE_STATIC);
+        else
+            sqlite3_bind_null(met, 5);
         if (sqlite3_step(met) != SQLITE_DONE) {
             rc = db_fail(db, err, "cannot insert a metric");
             goto out;
@@ -220,6 +351,26 @@ static char *col_dup(sqlite3_stmt *st, int col)
     return cp_xstrdup(s ? (const char *)s : "");
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* "host,device" -> "device,host": group_concat has no order. */
+static void sort_kinds(char *list)
+{
+    char *copy = cp_xstrdup(list), *parts[16], *save = NULL;
+    size_t n = 0;
+    for (char *t = strtok_r(copy, ",", &save); t && n < CP_ARRAY_LEN(parts); t = strtok_r(NULL, ",", &save))
+        parts[n++] = t;
+    qsort(parts, n, sizeof *parts, cmp_str);
+    size_t len = 0;
+    list[0] = 0;
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)sprintf(list + len, "%s%s", i ? "," : "", parts[i]);
+    free(copy);
+}
+
 static void fill_run(sqlite3_stmt *st, hist_run *r)
 {
     r->id = sqlite3_column_int64(st, 0);
@@ -229,10 +380,13 @@ static void fill_run(sqlite3_stmt *st, hist_run *r)
     r->version = col_dup(st, 4);
     r->argv = col_dup(st, 5);
     r->n_metrics = sqlite3_column_int64(st, 6);
+    r->buffers = col_dup(st, 7);
+    sort_kinds(r->buffers);
 }
 
 #define RUN_COLS "r.id, r.time_ns, r.host, r.command, r.version, r.argv, " \
-                 "(SELECT count(*) FROM metrics m WHERE m.run_id = r.id)"
+                 "(SELECT count(*) FROM metrics m WHERE m.run_id = r.id), " \
+                 "(SELECT group_concat(DISTINCT m.buffers) FROM metrics m WHERE m.run_id = r.id)"
 
 int hist_list(hist_db *db, const char *command, size_t limit, hist_runs *out, cp_error *err)
 {
@@ -264,6 +418,7 @@ void hist_run_free(hist_run *r)
     free(r->command);
     free(r->version);
     free(r->argv);
+    free(r->buffers);
     memset(r, 0, sizeof *r);
 }
 
@@ -324,16 +479,16 @@ int hist_metrics_of(hist_db *db, int64_t run_id, hist_metrics *out, cp_error *er
 {
     memset(out, 0, sizeof *out);
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db->db, "SELECT path, value, unit FROM metrics WHERE run_id = ? ORDER BY path", -1, &st,
+    if (sqlite3_prepare_v2(db->db, "SELECT path, value, unit, buffers FROM metrics WHERE run_id = ? ORDER BY path", -1, &st,
                            NULL) != SQLITE_OK)
         return db_fail(db, err, "cannot read metrics");
     sqlite3_bind_int64(st, 1, run_id);
     int s;
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        const unsigned char *unit = sqlite3_column_text(st, 2);
-        hist_metrics_add(out, (const char *)sqlite3_column_text(st, 0),
-                         sqlite3_column_type(st, 1) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 1),
-                         (const char *)unit);
+        const unsigned char *unit = sqlite3_column_text(st, 2), *buffers = sqlite3_column_text(st, 3);
+        hist_metrics_add_kind(out, (const char *)sqlite3_column_text(st, 0),
+                              sqlite3_column_type(st, 1) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 1),
+                              (const char *)unit, (const char *)buffers);
     }
     sqlite3_finalize(st);
     if (s != SQLITE_DONE)
@@ -341,10 +496,16 @@ int hist_metrics_of(hist_db *db, int64_t run_id, hist_metrics *out, cp_error *er
     return 0;
 }
 
-void hist_metrics_add(hist_metrics *m, const char *path, double value, const char *unit)
+void hist_metrics_add_kind(hist_metrics *m, const char *path, double value, const char *unit, const char *buffers)
 {
     cp_xgrow((void **)&m->v, &m->cap, m->n + 1, sizeof *m->v);
-    m->v[m->n++] = (hist_metric){ cp_xstrdup(path ? path : "?"), value, unit ? cp_xstrdup(unit) : NULL };
+    m->v[m->n++] = (hist_metric){ cp_xstrdup(path ? path : "?"), value, unit ? cp_xstrdup(unit) : NULL,
+                                  buffers ? cp_xstrdup(buffers) : NULL };
+}
+
+void hist_metrics_add(hist_metrics *m, const char *path, double value, const char *unit)
+{
+    hist_metrics_add_kind(m, path, value, unit, NULL);
 }
 
 void hist_metrics_free(hist_metrics *m)
@@ -352,6 +513,7 @@ void hist_metrics_free(hist_metrics *m)
     for (size_t i = 0; i < m->n; i++) {
         free(m->v[i].path);
         free(m->v[i].unit);
+        free(m->v[i].buffers);
     }
     free(m->v);
     memset(m, 0, sizeof *m);

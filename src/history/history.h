@@ -2,7 +2,12 @@
  *
  * One row per run (host, time, command, version, argv) and one row per
  * metric (a path such as "memory/triad_bandwidth" or
- * "ranks.0.temporal.idle_pct", its value and unit). A run is written in one
+ * "ranks.0.temporal.idle_pct", its value and unit). The path is the
+ * metric's identity, the key compare pairs two runs on: a collective
+ * metric's path holds the buffer kind ("host" for MPI on host memory,
+ * "device" for NCCL on GPU memory; see hist_coll_path), so an MPI
+ * all-reduce is never compared with an NCCL one; the kind is also kept in
+ * its own column for queries. A run is written in one
  * IMMEDIATE transaction, so a process killed mid-write leaves either the
  * whole run or nothing; the database is in WAL mode with a busy timeout so
  * two runs finishing at once both land (the second waits, it does not fail).
@@ -21,6 +26,7 @@
 #include "../base/error.h"
 #include "../model/report.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +36,8 @@ typedef struct hist_metric {
     char *path;  /* owned in lists; borrowed when passed to hist_record */
     double value;
     char *unit;  /* may be NULL */
+    char *buffers; /* collective metrics: "host", "device", or "unknown" (recorded
+                      before schema 2 without --backend); NULL for the others */
 } hist_metric;
 
 typedef struct hist_metrics {
@@ -42,6 +50,7 @@ typedef struct hist_run {
     int64_t time_ns;   /* wall clock, ns since the Unix epoch */
     char *host, *command, *version, *argv;
     int64_t n_metrics;
+    char *buffers;     /* buffer kinds of its collective metrics, sorted, comma-separated; "" = none */
 } hist_run;
 
 typedef struct hist_runs {
@@ -72,8 +81,19 @@ void hist_run_free(hist_run *r);
 /* Metrics of a run, sorted by path. */
 int hist_metrics_of(hist_db *db, int64_t run_id, hist_metrics *out, cp_error *err);
 
-/* Metric lists. */
+/* Metric lists. _kind also sets the buffer kind (NULL = none). */
 void hist_metrics_add(hist_metrics *m, const char *path, double value, const char *unit);
+void hist_metrics_add_kind(hist_metrics *m, const char *path, double value, const char *unit, const char *buffers);
+
+/* The schema version hist_open leaves in PRAGMA user_version. */
+#define HIST_SCHEMA_VERSION 2
+
+/* The path (identity) of a collective metric:
+ * PROBE/METRIC/OP/BUFFERS/SIZE/in_place|out_of_place/STAT, e.g.
+ * "coll/busbw/all_reduce/device/1048576/out_of_place/busbw_gbps". Returns
+ * the length, or -1 when it does not fit in size. */
+int hist_coll_path(char *buf, size_t size, const char *probe, const char *metric, const char *op,
+                   const char *buffers, uint64_t size_bytes, bool in_place, const char *stat);
 void hist_metrics_free(hist_metrics *m);
 /* Every finite number of a report as a metric: dotted key path from the
  * root (array elements by index), skipping the envelope (tool, command).

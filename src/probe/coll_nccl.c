@@ -4,6 +4,14 @@
  * library's own text. Steps that can fail on one rank only are followed by
  * an agreement (an all-reduce of "failed" flags over the comm, which has
  * timeouts), so the ranks leave together.
+ *
+ * Waiting for a collective polls the stream and, every 64 rounds, the
+ * communicator's asynchronous error (ncclCommGetAsyncError, when the
+ * library has it): a peer that died or a network failure is reported by
+ * NCCL there while the device work never finishes. Either that error or
+ * the comm's timeout aborts the communicator (ncclCommAbort, which is what
+ * unblocks the device) and fails the sweep with a message naming the call,
+ * instead of waiting forever.
  */
 #include "coll_nccl.h"
 
@@ -185,19 +193,36 @@ static int eng_run(void *self, coll_op op, bool in_place, size_t count, cp_error
                                  x->stream);
         break;
     case COLL_ALL_TO_ALL:
-        if (!g->ncclAlltoAll)
+        if (!g->ncclAlltoAll) {
+            x->last_op = op;
+            x->last_bytes = count * sizeof(float);
             return grouped(x, op, count, err);
+        }
         e = g->ncclAlltoAll(x->dsend, x->drecv, blk, GPU_NCCL_FLOAT32, x->nc, x->stream);
         break;
     case COLL_BROADCAST: e = g->ncclBroadcast(x->drecv, x->drecv, count, GPU_NCCL_FLOAT32, 0, x->nc, x->stream); break;
-    case COLL_SEND_RECV: return grouped(x, op, count, err);
+    case COLL_SEND_RECV:
+        x->last_op = op;
+        x->last_bytes = count * sizeof(float);
+        return grouped(x, op, count, err);
     default: return cp_error_set(err, CP_ERR_INTERNAL, NULL, 0, 0, -1, "nccl: op %d not measurable", op);
     }
+    x->last_op = op;
+    x->last_bytes = count * sizeof(float);
     return e ? nccl_fail(x, e, coll_nccl_call(x, op), err) : 0;
 }
 
-/* Poll the stream against the comm's timeout; a stuck collective (dead
- * peer) aborts the NCCL communicator, which unblocks the device. */
+/* Abort the communicator after a failed wait: the device work it left
+ * behind ends, and close must not destroy it again. */
+static void abort_comm(coll_nccl *x)
+{
+    x->g->ncclCommAbort(x->nc);
+    x->nc = NULL;
+}
+
+/* Poll the stream against the comm's timeout, and the communicator's
+ * asynchronous error every 64 rounds; either failure aborts the NCCL
+ * communicator, which unblocks the device. */
 static int eng_wait(void *self, cp_error *err)
 {
     coll_nccl *x = self;
@@ -210,12 +235,23 @@ static int eng_wait(void *self, cp_error *err)
             return 0;
         if (e != GPU_ERR_NOT_READY)
             return cuda_fail(x, e, "cudaStreamQuery", err);
+        if (x->g->ncclCommGetAsyncError && (spin & 63) == 0) {
+            int ae = 0, qe = x->g->ncclCommGetAsyncError(x->nc, &ae);
+            if (qe != 0 || (ae != 0 && ae != GPU_NCCL_IN_PROGRESS)) {
+                const char *why = x->g->ncclGetErrorString(qe ? qe : ae);
+                abort_comm(x);
+                return cp_error_set(err, CP_ERR_IO, NULL, 0, 0, -1,
+                                    "nccl: %s of %zu bytes failed while running: %s (%s); communicator aborted",
+                                    coll_nccl_call(x, x->last_op), x->last_bytes, why,
+                                    qe ? "ncclCommGetAsyncError failed" : "asynchronous error");
+            }
+        }
         if ((double)(cp_now_ns() - t0) / 1e9 > limit_s) {
-            x->g->ncclCommAbort(x->nc);
-            x->nc = NULL;
+            abort_comm(x);
             return cp_error_set(err, CP_ERR_TIMEOUT, NULL, 0, 0, -1,
-                                "nccl: collective did not finish within %.0f s (a peer died or hangs); "
-                                "communicator aborted", limit_s);
+                                "nccl: collective did not finish within %.0f s (a peer died or hangs; %s of %zu "
+                                "bytes); communicator aborted",
+                                limit_s, coll_nccl_call(x, x->last_op), x->last_bytes);
         }
         if (spin < 100)
             sched_yield();

@@ -11,8 +11,10 @@
  * The engine keeps one stream and two device buffers (cudaMalloc); the
  * sweep's host test vectors are copied in with cudaMemcpy and the result
  * copied back for the correctness check. `wait` polls cudaStreamQuery
- * against the comm's timeout and aborts the NCCL communicator when it
- * expires, so a dead peer gives CP_ERR_TIMEOUT, never a hang.
+ * against the comm's timeout and ncclCommGetAsyncError (NCCL >= 2.4; the
+ * declaration is in gpu.h) and aborts the NCCL communicator on either: a
+ * dead peer gives CP_ERR_IO with NCCL's reason as soon as NCCL reports it,
+ * or CP_ERR_TIMEOUT at the timeout, never a hang.
  *
  * In-place forms follow NCCL: all-gather from recv + rank*block,
  * reduce-scatter into recv + rank*block; NCCL has no in-place all-to-all, so
@@ -36,6 +38,8 @@ typedef struct coll_nccl {
     void *nc, *stream;
     float *dsend, *drecv;
     size_t max_count;
+    coll_op last_op;      /* the collective being waited for (error messages) */
+    size_t last_bytes;
     char version[32]; /* "2.28.9" */
 } coll_nccl;
 

@@ -4,11 +4,35 @@
  * half is the source of what it sends or writes (tx), the second the
  * target of what the peer writes or sends (rx); a READ reads the peer's tx
  * half into the local rx half. All QPs share one send CQ and one receive
- * CQ. Every work request is signaled, so each completion frees one slot of
- * its QP and the next message is posted on that QP at once (depth in
- * flight per QP). perftest signals every 100th request instead; with one
- * completion per message small-message rates read somewhat lower, large
- * messages are not affected.
+ * CQ.
+ *
+ * Selective signaling, as perftest's ib_*_bw (its cq_mod, default 100,
+ * which perftest clamps to the send-queue depth): a bandwidth test signals
+ * only every sig-th work request of a QP and the QP's last one, with
+ * sig = min(100, depth / 2): at most half the depth, so when the signaled
+ * request completes the other half is still in flight and the queue never
+ * drains while the next batch is posted (with sig = depth, the default
+ * depth of 64 would idle the link once per 64 messages). A work request's
+ * send-queue slot is free again only once a completion at or after it has
+ * been polled, so a completion retires every request of its QP up to it:
+ * wr_id carries the request's sequence number on its QP (wr_id = seq << 8
+ * | qp). At most depth requests are outstanding per QP, so at most
+ * depth / sig + 1 of them are signaled: the send CQ has
+ * qps x (depth / sig + 1) entries, the receive CQ (every receive
+ * completes) qps x depth. After an error a real QP flushes every
+ * outstanding request into the CQ; that may overrun it, but the first
+ * error has been seen by then and ends the test. Latency tests have one
+ * request in flight and signal it.
+ *
+ * Payload check: after every bandwidth test the side that received the
+ * data compares it with a pattern both sides compute from (test, size,
+ * QP): for WRITE and SEND the client sends the pattern and the server
+ * checks its rx half (for WRITE once the client says it is done: the
+ * server's CPU sees nothing else of the transfer); for READ the server
+ * holds the pattern in its tx half and the client checks what it read.
+ * The receiving half is first filled with the pattern's complement, so a
+ * message that never landed cannot pass. A mismatch fails the test with
+ * the QP, the first differing byte and the count of differing bytes.
  *
  * Latency, as ib_write_lat: the client writes `size` bytes whose last byte
  * carries an iteration marker into the server's rx half; the server spins
@@ -39,7 +63,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RDMA_MAGIC "CPRDMA1"
+#define RDMA_MAGIC "CPRDMA2" /* 2: the payload check (the write check needs the order below) */
+#define RDMA_SIGNAL_EVERY 100   /* perftest's default cq_mod */
 #define RDMA_MAX_QPS 64
 #define RDMA_MSG 256            /* status message bytes on the wire */
 #define EP_BYTES (2 + 4 + 4 + 16 + 8 + 4)
@@ -51,6 +76,17 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int rdma_signal_interval(int depth)
+{
+    int half = depth / 2;
+    return half < 1 ? 1 : half < RDMA_SIGNAL_EVERY ? half : RDMA_SIGNAL_EVERY;
+}
+
+int rdma_send_cq_entries(int qps, int depth)
+{
+    return qps * (depth / rdma_signal_interval(depth) + 1);
 }
 
 double rdma_port_rate_gbps(int width, int speed)
@@ -177,6 +213,7 @@ typedef struct side {
     struct cpv_mr *mr[RDMA_MAX_QPS];
     char *buf[RDMA_MAX_QPS];
     int qps, depth;
+    int sig;                  /* bandwidth tests signal every sig-th request of a QP */
     size_t half;              /* max message bytes: tx at 0, rx at half */
     struct cpv_port_attr pa;
     int max_rd_atomic;
@@ -306,10 +343,11 @@ static int side_open(side *S, const rdma_cfg *cfg, int qps, int depth, size_t ha
     }
     if (!(S->pd = S->L.alloc_pd(S->ctx)))
         return cp_error_sys(err, CP_ERR_IO, NULL, "alloc_pd on %s", info->dev);
-    int cqe = qps * depth + 1;
-    if (!(S->scq = S->L.create_cq(S->ctx, cqe, NULL, NULL, 0)) ||
-        !(S->rcq = S->L.create_cq(S->ctx, cqe, NULL, NULL, 0)))
-        return cp_error_sys(err, CP_ERR_IO, NULL, "create_cq (%d entries) on %s", cqe, info->dev);
+    S->sig = rdma_signal_interval(depth);
+    int scqe = rdma_send_cq_entries(qps, depth), rcqe = qps * depth;
+    if (!(S->scq = S->L.create_cq(S->ctx, scqe, NULL, NULL, 0)) ||
+        !(S->rcq = S->L.create_cq(S->ctx, rcqe, NULL, NULL, 0)))
+        return cp_error_sys(err, CP_ERR_IO, NULL, "create_cq (%d and %d entries) on %s", scqe, rcqe, info->dev);
     for (int q = 0; q < qps; q++) {
         if (posix_memalign((void **)&S->buf[q], 4096, 2 * half) != 0)
             return cp_error_set(err, CP_ERR_NOMEM, NULL, 0, 0, -1, "out of memory for RDMA buffers");
@@ -406,7 +444,7 @@ static int side_connect(side *S, cp_error *err)
 
 /* ---- work requests and completions ---- */
 
-static int post_send(side *S, int q, int op, size_t size, bool inl, uint64_t wr_id, cp_error *err)
+static int post_send(side *S, int q, int op, size_t size, bool inl, bool signaled, uint64_t wr_id, cp_error *err)
 {
     struct cpv_sge sge = { (uint64_t)(uintptr_t)S->buf[q] + (op == CPV_WR_RDMA_READ ? S->half : 0),
                            (uint32_t)size, S->mr[q]->lkey };
@@ -416,7 +454,7 @@ static int post_send(side *S, int q, int op, size_t size, bool inl, uint64_t wr_
     wr.sg_list = &sge;
     wr.num_sge = 1;
     wr.opcode = op;
-    wr.send_flags = CPV_SEND_SIGNALED | (inl ? CPV_SEND_INLINE : 0);
+    wr.send_flags = (signaled ? CPV_SEND_SIGNALED : 0) | (inl ? CPV_SEND_INLINE : 0);
     if (op != CPV_WR_SEND) {
         /* WRITE lands in the peer's rx half; READ fetches the peer's tx half */
         wr.wr.rdma.remote_addr = S->remote[q].addr + (op == CPV_WR_RDMA_WRITE ? S->half : 0);
@@ -499,36 +537,137 @@ static int cmp_dbl(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Client side of a bandwidth test: iters messages on every QP, depth in
- * flight per QP. */
+/* ---- payload pattern ---- */
+
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15u; /* splitmix64 finaliser */
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
+    return x ^ (x >> 31);
+}
+
+static uint64_t pattern_seed(int kind, uint64_t size, int q)
+{
+    return mix64(((uint64_t)kind << 56) ^ ((uint64_t)q << 48) ^ size);
+}
+
+/* Byte i of the pattern of (kind, size, QP q): byte i % 8 of mix(seed + i / 8). */
+static uint8_t pattern_byte(uint64_t seed, size_t i)
+{
+    return (uint8_t)(mix64(seed + i / 8) >> (8 * (i % 8)));
+}
+
+/* Fill p[0, n) with the pattern, or with its complement (what no message
+ * of the pattern can leave behind). */
+static void pattern_fill(char *p, size_t n, uint64_t seed, bool complement)
+{
+    uint8_t x = complement ? 0xff : 0;
+    for (size_t w = 0; w * 8 < n; w++) {
+        uint64_t v = mix64(seed + w);
+        for (size_t b = 0; b < 8 && w * 8 + b < n; b++)
+            p[w * 8 + b] = (char)((uint8_t)(v >> (8 * b)) ^ x);
+    }
+}
+
+static const char *const bw_names[] = { "", "RDMA WRITE bandwidth", "RDMA READ bandwidth", "SEND bandwidth" };
+
+/* Check the rx half of every QP against the pattern of (kind, size). */
+static int pattern_check(side *S, int kind, size_t size, cp_error *err)
+{
+    for (int q = 0; q < S->qps; q++) {
+        uint64_t seed = pattern_seed(kind, size, q);
+        const uint8_t *p = (const uint8_t *)S->buf[q] + S->half;
+        size_t first = SIZE_MAX, bad = 0;
+        for (size_t i = 0; i < size; i++)
+            if (p[i] != pattern_byte(seed, i)) {
+                if (first == SIZE_MAX)
+                    first = i;
+                bad++;
+            }
+        if (bad)
+            return cp_error_set(err, CP_ERR_IO, NULL, 0, 0, -1,
+                                "%s: payload check failed on %s QP %u: %zu of %zu bytes differ from what was "
+                                "sent, the first at offset %zu (0x%02x, expected 0x%02x): data corrupted in "
+                                "transit",
+                                bw_names[kind], S->info->dev, S->local[q].qpn, bad, size, first, p[first],
+                                pattern_byte(seed, first));
+    }
+    return 0;
+}
+
+/* Before a bandwidth test: the source of the data gets the pattern, the
+ * target its complement. sender: this side holds what is moved (the client
+ * for WRITE and SEND, the server for READ). */
+static void pattern_prepare(side *S, int kind, size_t size, bool sender)
+{
+    for (int q = 0; q < S->qps; q++)
+        pattern_fill(S->buf[q] + (sender ? 0 : S->half), size, pattern_seed(kind, size, q), !sender);
+}
+
+/* Post on QP q until depth requests are outstanding or all n_it are
+ * posted; request seq (1-based) is signaled when seq % sig == 0 or it is
+ * the last. */
+static int bw_fill(side *S, int q, int op, size_t size, uint64_t n_it, uint64_t *posted, uint64_t retired,
+                   cp_error *err)
+{
+    uint64_t sig = (uint64_t)S->sig;
+    for (; *posted - retired < (uint64_t)S->depth && *posted < n_it; ++*posted) {
+        uint64_t seq = *posted + 1;
+        int rc = post_send(S, q, op, size, false, seq % sig == 0 || seq == n_it, seq << 8 | (uint64_t)q, err);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Client side of a bandwidth test: iters messages on every QP, at most
+ * depth outstanding per QP, every sig-th one (and the last) signaled. A
+ * completion of sequence number seq on QP q retires q's requests up to
+ * seq; the time of each completion and the messages retired by then feed
+ * the average and the best window. */
 static int bw_client(side *S, int kind, size_t size, int iters, rdma_meas *m, cp_error *err)
 {
-    static const char *const names[] = { "", "RDMA WRITE bandwidth", "RDMA READ bandwidth", "SEND bandwidth" };
     int op = kind == T_BW_WRITE ? CPV_WR_RDMA_WRITE : kind == T_BW_READ ? CPV_WR_RDMA_READ : CPV_WR_SEND;
     uint64_t total = (uint64_t)iters * (uint64_t)S->qps, done = 0;
-    int posted[RDMA_MAX_QPS] = { 0 };
-    double *tc = cp_xcalloc(total, sizeof *tc);
+    uint64_t posted[RDMA_MAX_QPS] = { 0 }, retired[RDMA_MAX_QPS] = { 0 };
+    uint64_t sig = (uint64_t)S->sig, depth = (uint64_t)S->depth, n_it = (uint64_t)iters;
+    /* one event per signaled completion: at most iters / sig + 1 per QP */
+    size_t cap_ev = (size_t)S->qps * (size_t)(n_it / sig + 1), n_ev = 0;
+    double *ev_t = cp_xcalloc(cap_ev, sizeof *ev_t);
+    uint64_t *ev_done = cp_xcalloc(cap_ev, sizeof *ev_done);
     double deadline = now_s() + S->cfg->timeout_s;
     double t0 = now_s();
     int rc = 0;
     for (int q = 0; q < S->qps && rc == 0; q++)
-        for (; posted[q] < S->depth && posted[q] < iters && rc == 0; posted[q]++)
-            rc = post_send(S, q, op, size, false, (uint64_t)q, err);
+        rc = bw_fill(S, q, op, size, n_it, &posted[q], retired[q], err);
     struct cpv_wc wc[32];
     while (rc == 0 && done < total) {
-        int n = poll_some(S, S->scq, wc, 32, deadline, names[kind], done, total, err);
+        int n = poll_some(S, S->scq, wc, 32, deadline, bw_names[kind], done, total, err);
         if (n < 0) {
             rc = n;
             break;
         }
         double t = now_s();
         for (int i = 0; i < n && rc == 0; i++) {
-            tc[done++] = t;
-            int q = (int)wc[i].wr_id;
-            if (q >= 0 && q < S->qps && posted[q] < iters) {
-                rc = post_send(S, q, op, size, false, (uint64_t)q, err);
-                posted[q]++;
+            int q = (int)(wc[i].wr_id & 0xff);
+            uint64_t seq = wc[i].wr_id >> 8;
+            if (q >= S->qps || seq <= retired[q] || seq > posted[q]) {
+                rc = cp_error_set(err, CP_ERR_IO, NULL, 0, 0, -1,
+                                  "%s: unexpected completion on %s (QP %d, request %llu; %llu posted, %llu "
+                                  "retired)",
+                                  bw_names[kind], S->info->dev, q, (unsigned long long)seq,
+                                  q < S->qps ? (unsigned long long)posted[q] : 0ull,
+                                  q < S->qps ? (unsigned long long)retired[q] : 0ull);
+                break;
             }
+            done += seq - retired[q];
+            retired[q] = seq;
+            if (n_ev < cap_ev) {
+                ev_t[n_ev] = t;
+                ev_done[n_ev++] = done;
+            }
+            rc = bw_fill(S, q, op, size, n_it, &posted[q], retired[q], err);
         }
     }
     double t1 = now_s();
@@ -537,21 +676,29 @@ static int bw_client(side *S, int kind, size_t size, int iters, rdma_meas *m, cp
         m->seconds = t1 - t0;
         m->bw_gbps = (double)size * (double)total / m->seconds / 1e9;
         m->msg_rate_mpps = (double)total / m->seconds / 1e6;
-        /* best window of one pipeline's worth of consecutive completions */
-        uint64_t w = (uint64_t)S->depth * (uint64_t)S->qps;
+        /* best window of at least one pipeline's worth (depth x qps) of
+         * messages between two completions (or the start) */
+        uint64_t w = depth * (uint64_t)S->qps;
         if (w > total)
             w = total;
         double best = 0;
-        for (uint64_t j = w - 1; j < total; j++) {
-            double start = j + 1 == w ? t0 : tc[j - w];
-            double dt = tc[j] - start;
-            double r = dt > 0 ? (double)size * (double)w / dt / 1e9 : 0;
-            if (r > best)
-                best = r;
+        size_t i = 0; /* the window starts after event i - 1 (i = 0: at t0) */
+        for (size_t j = 0; j < n_ev; j++) {
+            while (i < j && ev_done[j] - ev_done[i] >= w)
+                i++;
+            double start_t = i == 0 ? t0 : ev_t[i - 1];
+            uint64_t start_done = i == 0 ? 0 : ev_done[i - 1];
+            double dt = ev_t[j] - start_t;
+            if (ev_done[j] - start_done >= w && dt > 0) {
+                double r = (double)size * (double)(ev_done[j] - start_done) / dt / 1e9;
+                if (r > best)
+                    best = r;
+            }
         }
         m->bw_peak_gbps = best > 0 ? best : m->bw_gbps;
     }
-    free(tc);
+    free(ev_t);
+    free(ev_done);
     return rc;
 }
 
@@ -605,7 +752,7 @@ static int lat_run(side *S, bool client, int kind, size_t size, int iters, doubl
         double t0 = now_s();
         if (client) {
             S->buf[0][size - 1] = (char)marker;
-            if ((rc = post_send(S, 0, op, size, inl, 0, err)) < 0)
+            if ((rc = post_send(S, 0, op, size, inl, true, 0, err)) < 0)
                 break;
         }
         /* wait for the peer's message */
@@ -620,7 +767,7 @@ static int lat_run(side *S, bool client, int kind, size_t size, int iters, doubl
             break;
         if (!client) {
             S->buf[0][size - 1] = (char)marker;
-            if ((rc = post_send(S, 0, op, size, inl, 0, err)) < 0)
+            if ((rc = post_send(S, 0, op, size, inl, true, 0, err)) < 0)
                 break;
         }
         rc = poll_some(S, S->scq, wc, 1, deadline, what, (uint64_t)i, (uint64_t)iters, err);
@@ -676,20 +823,26 @@ static int ctl_io(ctl *c, void *buf, size_t n, bool out, const char *what, cp_er
     return net_io_full(c->fd, buf, n, out, c->timeout_s, what, c->peer, err);
 }
 
-/* Status exchange: send ours (0 or an error text), receive theirs. Returns
- * the control error, or 0; *peer_failed and err describe a peer failure. */
-static int ctl_status(ctl *c, int my_rc, const cp_error *mine, bool *peer_failed, cp_error *err)
+/* Status exchange: send ours (0 or an error text), receive theirs. The
+ * halves are separate so a side can read the peer's status first (the
+ * WRITE payload check). Returns the control error, or 0; *peer_failed and
+ * err describe a peer failure. */
+static int ctl_send_status(ctl *c, int my_rc, const cp_error *mine, cp_error *err)
 {
-    uint8_t out[4 + RDMA_MSG], in[4 + RDMA_MSG];
+    uint8_t out[4 + RDMA_MSG];
     memset(out, 0, sizeof out);
     put_u32(out, my_rc < 0 ? (uint32_t)-my_rc : 0);
     if (my_rc < 0)
         snprintf((char *)out + 4, RDMA_MSG, "%.250s", mine->msg);
+    return ctl_io(c, out, sizeof out, true, "rdma status", err);
+}
+
+static int ctl_recv_status(ctl *c, int my_rc, bool *peer_failed, cp_error *err)
+{
+    uint8_t in[4 + RDMA_MSG];
     cp_error tmp;
     cp_error_clear(&tmp);
-    int rc = ctl_io(c, out, sizeof out, true, "rdma status", &tmp);
-    if (rc == 0)
-        rc = ctl_io(c, in, sizeof in, false, "rdma status", &tmp);
+    int rc = ctl_io(c, in, sizeof in, false, "rdma status", &tmp);
     if (rc < 0) {
         if (err)
             *err = tmp;
@@ -703,6 +856,19 @@ static int ctl_status(ctl *c, int my_rc, const cp_error *mine, bool *peer_failed
                      (char *)in + 4);
     }
     return 0;
+}
+
+static int ctl_status(ctl *c, int my_rc, const cp_error *mine, bool *peer_failed, cp_error *err)
+{
+    cp_error tmp;
+    cp_error_clear(&tmp);
+    int rc = ctl_send_status(c, my_rc, mine, &tmp);
+    if (rc < 0) {
+        if (err)
+            *err = tmp;
+        return rc;
+    }
+    return ctl_recv_status(c, my_rc, peer_failed, err);
 }
 
 static void pack_eps(const side *S, uint8_t *p)
@@ -801,6 +967,8 @@ static int client_test(ctl *c, side *S, rdma_session *s, int kind, uint64_t size
     if (kind == T_LAT_WRITE || kind == T_LAT_SEND) {
         S->buf[0][S->half + size - 1] = 0;
         S->buf[0][size - 1] = 0;
+    } else {
+        pattern_prepare(S, kind, (size_t)size, kind != T_BW_READ);
     }
     cp_error mine;
     cp_error_clear(&mine);
@@ -820,6 +988,8 @@ static int client_test(ctl *c, side *S, rdma_session *s, int kind, uint64_t size
     if (my == 0 && ready == 'r') {
         if (kind <= T_BW_SEND) {
             my = bw_client(S, kind, (size_t)size, iters, &m, &mine);
+            if (my == 0 && kind == T_BW_READ) /* what was read must be what the server holds */
+                my = pattern_check(S, kind, (size_t)size, &mine);
         } else {
             double *rtt = cp_xcalloc((size_t)iters, sizeof *rtt);
             my = lat_run(S, true, kind, (size_t)size, iters, rtt, &mine);
@@ -902,6 +1072,8 @@ static int server_tests(ctl *c, side *S, rdma_session *s, cp_error *err)
         if (kind == T_LAT_WRITE || kind == T_LAT_SEND) {
             S->buf[0][S->half + size - 1] = 0;
             S->buf[0][size - 1] = 0;
+        } else {
+            pattern_prepare(S, kind, (size_t)size, kind == T_BW_READ);
         }
         if (kind == T_LAT_SEND && my == 0)
             my = post_recv(S, 0, (size_t)size, &mine);
@@ -909,16 +1081,30 @@ static int server_tests(ctl *c, side *S, rdma_session *s, cp_error *err)
         if ((rc = ctl_io(c, &ready, 1, true, "rdma test ready", err)) < 0)
             return rc;
         if (my == 0) {
-            if (kind == T_BW_SEND)
+            if (kind == T_BW_SEND) {
                 my = bw_send_server(S, (size_t)size, iters, posted, &mine);
-            else if (kind >= T_LAT_WRITE)
+                if (my == 0) /* every receive completed: the data is in place */
+                    my = pattern_check(S, kind, (size_t)size, &mine);
+            } else if (kind >= T_LAT_WRITE) {
                 my = lat_run(S, false, kind, (size_t)size, iters, NULL, &mine);
+            }
             /* WRITE and READ bandwidth: the server's CPU takes no part */
         }
         bool peer_failed = false;
         cp_error theirs;
         cp_error_clear(&theirs);
-        if ((rc = ctl_status(c, my, &mine, &peer_failed, &theirs)) < 0) {
+        if (kind == T_BW_WRITE) {
+            /* the writes are complete once the client says so: its status
+             * first, then the check, then ours */
+            if ((rc = ctl_recv_status(c, my, &peer_failed, &theirs)) < 0) {
+                *err = theirs;
+                return rc;
+            }
+            if (my == 0 && !peer_failed)
+                my = pattern_check(S, kind, (size_t)size, &mine);
+            if ((rc = ctl_send_status(c, my, &mine, err)) < 0)
+                return rc;
+        } else if ((rc = ctl_status(c, my, &mine, &peer_failed, &theirs)) < 0) {
             *err = theirs;
             return rc;
         }
@@ -1012,7 +1198,13 @@ int rdma_phase(int fd, bool server, const char *peer, double timeout_s, void *ar
         if ((rc = ctl_io(&c, hello, sizeof hello, false, "rdma hello", err)) < 0)
             goto out;
         if (memcmp(hello, RDMA_MAGIC, 8) != 0) {
-            rc = cp_error_set(err, CP_ERR_FORMAT, NULL, 0, 0, -1, "rdma hello from %s: not a chainprof peer", peer);
+            rc = memcmp(hello, RDMA_MAGIC, 6) == 0
+                     ? cp_error_set(err, CP_ERR_FORMAT, NULL, 0, 0, -1,
+                                    "rdma hello from %s: protocol %.7s, this side speaks %s (run the same chainprof "
+                                    "version on both ends)",
+                                    peer, (const char *)hello, RDMA_MAGIC)
+                     : cp_error_set(err, CP_ERR_FORMAT, NULL, 0, 0, -1, "rdma hello from %s: not a chainprof peer",
+                                    peer);
             goto out;
         }
         s->cfg.qps = (int)get_u32(hello + 8);

@@ -14,14 +14,18 @@
  * drives, the server follows; integers big-endian):
  *   client sets up its side first (device, port, PD, CQs, QPs, MRs); when
  *   that fails it reports locally and never sends 'R'.
- *   'R' hello   "CPRDMA1\0", qps, depth, max message bytes
+ *   'R' hello   "CPRDMA2\0", qps, depth, max message bytes
  *   server      status + message (256 bytes) + device name + its endpoints
  *   client      its endpoints; both move their QPs INIT -> RTR -> RTS
  *               and exchange a status + message again (a modify_qp failure
  *               on either side ends both with that side's reason)
  *   tests       per test: kind, size, iterations; the server prepares
- *               (posts receives), answers 'r', plays its part, then both
- *               exchange a status + message; kind 0 ends the session.
+ *               (posts receives, fills the pattern or its complement),
+ *               answers 'r', plays its part, then both exchange a status
+ *               + message (after a WRITE bandwidth test the server reads
+ *               the client's first, checks the payload, then answers);
+ *               kind 0 ends the session. A bandwidth test whose payload
+ *               arrived wrong fails with a "payload check failed" status.
  * Endpoint = {lid, qpn, psn, gid[16], buffer address, rkey} per QP.
  * Every wait is bounded by timeout_s: completion polling checks a deadline,
  * control reads use SO_RCVTIMEO.
@@ -59,7 +63,7 @@ typedef struct rdma_meas {
     uint64_t msgs;          /* messages completed (bandwidth) or round trips (latency) */
     double seconds;         /* first post to last completion (bandwidth) */
     double bw_gbps;         /* BW average = size x msgs / seconds / 1e9 */
-    double bw_peak_gbps;    /* best rate over a window of depth x qps consecutive completions */
+    double bw_peak_gbps;    /* best rate over a window of >= depth x qps messages between completions */
     double msg_rate_mpps;   /* msgs / seconds / 1e6 */
     double lat_min_us, lat_typical_us, lat_avg_us, lat_p99_us, lat_p999_us, lat_max_us, lat_stdev_us;
 } rdma_meas;
@@ -102,6 +106,15 @@ int rdma_loopback(rdma_session *s, cp_error *err);
 /* Why RDMA cannot run here, or "" when a device is listed (out gets the
  * device names then, with available = true). */
 void rdma_probe_devices(char *out, size_t size, bool *available);
+
+/* Selective signaling (net_rdma.c): a bandwidth test signals every
+ * rdma_signal_interval(depth)-th work request of a QP and its last one
+ * (perftest's cq_mod 100, here at most half the depth so the queue never
+ * drains while waiting for a completion); the send CQ of qps QPs holds
+ * rdma_send_cq_entries(qps, depth) = qps x (depth / interval + 1), the most
+ * signaled requests that can be outstanding. */
+int rdma_signal_interval(int depth);
+int rdma_send_cq_entries(int qps, int depth);
 
 /* Port rate in Gb/s as the kernel's sysfs `rate` file shows it, from
  * ibv_port_attr active_width (1,2,4,8,16 = 1X,4X,8X,12X,2X) and

@@ -87,6 +87,7 @@ void probe_emit(probe_ctx *ctx, const probe_row *row)
     r->row.unit = dup_or_null(ctx, row->unit);
     r->row.method = dup_or_null(ctx, row->method);
     r->row.op = dup_or_null(ctx, row->op);
+    r->row.buffers = dup_or_null(ctx, row->buffers);
 }
 
 void probe_emit_value(probe_ctx *ctx, const char *metric, double value, const char *unit, double peak,
@@ -223,7 +224,7 @@ void probe_report(probe_ctx *ctx, const probe_outcome *out, size_t n_out)
         { "op", "op", NULL, -1 },             { "size_bytes", "size", "bytes", -1 },
         { "time_us", "time", "us", 2 },       { "algbw_gbps", "algbw", "GB/s", 2 },
         { "busbw_gbps", "busbw", "GB/s", 2 }, { "in_place", "in place", NULL, -1 },
-        { "wrong", "wrong", NULL, -1 },
+        { "wrong", "wrong", NULL, -1 },       { "buffers", "buffers", NULL, -1 },
     };
     rep_node *t = rep_table(r, r->root, "results", "results", cols, CP_ARRAY_LEN(cols));
     for (size_t i = 0; i < ctx->n_results; i++) {
@@ -249,6 +250,10 @@ void probe_report(probe_ctx *ctx, const probe_outcome *out, size_t n_out)
                 rep_cell_int(r, row, w->wrong);
             else
                 rep_cell_null(r, row);
+            if (w->buffers)
+                rep_cell_str(r, row, w->buffers);
+            else
+                rep_cell_null(r, row);
         } else {
             if (w->op)
                 rep_cell_str(r, row, w->op);
@@ -262,7 +267,7 @@ void probe_report(probe_ctx *ctx, const probe_outcome *out, size_t n_out)
                 rep_cell_num(r, row, w->time_us);
             else
                 rep_cell_null(r, row);
-            for (int k = 0; k < 4; k++)
+            for (int k = 0; k < 5; k++)
                 rep_cell_null(r, row);
         }
     }

@@ -97,6 +97,8 @@ typedef struct probe_row {
     double busbw_gbps;
     bool in_place;
     int64_t wrong;           /* elements that failed the correctness check; <0 = not checked */
+    const char *buffers;     /* collective rows: "host" (MPI / a copy) or "device" (GPU buffers, NCCL);
+                                part of the row's identity in history and compare */
 } probe_row;
 
 typedef struct probe_ctx probe_ctx;

@@ -72,7 +72,7 @@ static void emit_sweep(probe_ctx *ctx, comm *c, const coll_nccl *nx, const coll_
             .metric = "busbw", .value = res[i].busbw_gbps, .unit = "GB/s", .peak = NAN, .method = method,
             .is_coll = true, .op = coll_op_name(res[i].op), .size_bytes = res[i].size_bytes,
             .time_us = res[i].time_us, .algbw_gbps = res[i].algbw_gbps, .busbw_gbps = res[i].busbw_gbps,
-            .in_place = res[i].in_place, .wrong = res[i].wrong,
+            .in_place = res[i].in_place, .wrong = res[i].wrong, .buffers = nx ? "device" : "host",
         };
         probe_emit(ctx, &r);
     }

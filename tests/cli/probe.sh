@@ -21,11 +21,12 @@ d = json.load(open(sys.argv[1]))
 assert d["schema"] == "chainprof.probe/1", d["schema"]
 assert isinstance(d["topology"], dict)
 keys = ["probe", "layer", "metric", "value", "unit", "peak", "efficiency", "method", "op", "size_bytes",
-        "time_us", "algbw_gbps", "busbw_gbps", "in_place", "wrong"]
+        "time_us", "algbw_gbps", "busbw_gbps", "in_place", "wrong", "buffers"]
 layers = {r["layer"] for r in d["results"]}
 for r in d["results"]:
     assert list(r.keys()) == keys, r.keys()
     assert r["layer"] in ("compute", "memory", "intra", "inter", "storage")
+    assert r["buffers"] in (("host", "device") if r["busbw_gbps"] is not None else (None,)), r
     assert r["value"] is None or r["value"] >= 0, r
     if r["peak"] is None: assert r["efficiency"] is None
     else: assert abs(r["efficiency"] - r["value"] / r["peak"]) < 1e-9

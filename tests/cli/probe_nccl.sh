@@ -8,6 +8,10 @@
 #     auto falls back to host buffers and says why;
 #   a release without ncclAlltoAll: all-to-all through grouped send/recv;
 #   device work that never finishes: exit 1 after --timeout, NCCL aborted;
+#   a collective whose communicator reports an asynchronous error (a peer
+#     died under it; FAKE_NCCL_FAIL=async): exit 1 with NCCL's reason well
+#     before the timeout, ncclCommAbort called; a collective that never
+#     completes mid-sweep (FAKE_NCCL_FAIL=hang): the timeout, then abort;
 #   mpirun -np 2 and 4 (when Open MPI is installed): the same checks with
 #     the busbw factors of 2 and 4 ranks.
 set -u
@@ -99,7 +103,60 @@ d = json.load(open(sys.argv[1]))
 assert [e["probe"] for e in d["errors"]] == ["coll"] and "communicator aborted" in d["errors"][0]["reason"], d["errors"]
 assert not [r for r in d["results"] if r.get("op")]
 PY
+# the 5th collective call of the sweep dies under a peer: NCCL's async error ends it long before --timeout 60
+start=$SECONDS
+FAKE_NCCL_ABORT_LOG="$tmp/abort" FAKE_NCCL_FAIL=async FAKE_NCCL_FAIL_AT=5 run one 1 --backend nccl --timeout 60
+[ $((SECONDS - start)) -lt 30 ] || fail "async error: waited $((SECONDS - start)) s, not reported by ncclCommGetAsyncError"
+grep -q "nccl: ncclAllReduce sum of [0-9]* bytes failed while running: remote process exited or there was a network error (fake) (asynchronous error); communicator aborted" \
+    "$tmp/err" || fail "async error: message"
+[ "$(cat "$tmp/abort")" = "abort rank 0" ] || fail "async error: ncclCommAbort not called once: $(cat "$tmp/abort")"
+python3 - "$tmp/out.json" <<'PY' || fail "async error: errors[]"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [e["probe"] for e in d["errors"]] == ["coll"] and "asynchronous error" in d["errors"][0]["reason"], d["errors"]
+PY
+rm -f "$tmp/abort"
+# a later collective never completes (no error from NCCL): the timeout, then abort
+FAKE_NCCL_ABORT_LOG="$tmp/abort" FAKE_NCCL_FAIL=hang FAKE_NCCL_FAIL_AT=9 run one 1 --backend nccl --timeout 1
+grep -q "nccl: collective did not finish within 1 s (a peer died or hangs; .* of [0-9]* bytes); communicator aborted" \
+    "$tmp/err" || fail "mid-sweep hang: message"
+[ "$(cat "$tmp/abort")" = "abort rank 0" ] || fail "mid-sweep hang: ncclCommAbort not called once"
+rm -f "$tmp/abort"
 "$CHAINPROF" probe coll --backend bogus > /dev/null 2>&1; [ $? = 2 ] || fail "--backend bogus is not a usage error"
+
+# host and GPU buffers are different metrics: rows say which, history lists the kinds, and compare pairs
+# an MPI (host) all-reduce never with an NCCL (device) one of the same size, but two NCCL runs row by row
+db="$tmp/hist.db"
+hist=(--db "$db" --min-bytes 256 --max-bytes 4k --factor 16 --iters 2 --warmup 1 --timeout 60 --json)
+for b in mpi nccl nccl; do
+    CHAINPROF_GPU_LIB_DIR="$fakes/one" timeout 120 "$CHAINPROF" probe coll --backend $b "${hist[@]}" \
+        > "$tmp/h-$b.json" 2> "$tmp/err" || fail "history run --backend $b: exit $?"
+done
+"$CHAINPROF" history --db "$db" --json > "$tmp/hist.json" || fail "history"
+"$CHAINPROF" compare 1 2 --db "$db" --json > "$tmp/cmp12.json" || fail "compare host/device"
+"$CHAINPROF" compare 2 3 --db "$db" --json > "$tmp/cmp23.json" || fail "compare device/device"
+python3 - "$tmp" <<'PY' || fail "buffer kinds in rows, history and compare"
+import json, sys
+t = sys.argv[1]
+for b, kind in (("mpi", "host"), ("nccl", "device")):
+    rows = [r for r in json.load(open(t + "/h-%s.json" % b))["results"] if r.get("op")]
+    assert rows and {r["buffers"] for r in rows} == {kind}, (b, {r["buffers"] for r in rows})
+runs = {r["id"]: r for r in json.load(open(t + "/hist.json"))["runs"]}
+assert runs[1]["buffers"] == "host" and runs[2]["buffers"] == "device" and runs[3]["buffers"] == "device", runs
+m12 = json.load(open(t + "/cmp12.json"))
+coll = [r for r in m12["metrics"] if r["metric"].startswith("coll/busbw/")]
+ar = [r for r in coll if "/all_reduce/" in r["metric"] and "/256/out_of_place/busbw_gbps" in r["metric"]]
+assert sorted(r["metric"] for r in ar) == ["coll/busbw/all_reduce/device/256/out_of_place/busbw_gbps",
+                                           "coll/busbw/all_reduce/host/256/out_of_place/busbw_gbps"], ar
+for r in coll:   # never side by side: each row has one run only, and says its kind
+    assert (r["a"] is None) != (r["b"] is None) and r["change_pct"] is None, r
+    assert r["buffers"] == ("host" if r["a"] is not None else "device") == r["metric"].split("/")[3], r
+assert m12["summary"]["compared"] == 0, m12["summary"]
+m23 = json.load(open(t + "/cmp23.json"))
+coll = [r for r in m23["metrics"] if r["metric"].startswith("coll/busbw/")]
+assert coll and all(r["a"] is not None and r["b"] is not None and r["buffers"] == "device" for r in coll), coll
+assert m23["summary"]["compared"] == len(coll), m23["summary"]
+PY
 
 if command -v mpirun >/dev/null; then
     # Open MPI keeps allocations from MPI_Init to exit by design (see coll_local.sh)
@@ -110,6 +167,13 @@ if command -v mpirun >/dev/null; then
             > "$tmp/out.json" 2> "$tmp/err" || fail "mpirun -np $np exit $?"
         python3 "$tmp/check.py" "$tmp/out.json" $np mpi || fail "mpirun -np $np"
     done
+    # every rank's 3rd collective dies under it: each rank reports it and aborts, none hangs
+    FAKE_NCCL_ABORT_LOG="$tmp/abort" FAKE_NCCL_FAIL=async FAKE_NCCL_FAIL_AT=3 CHAINPROF_GPU_LIB_DIR="$fakes/one" \
+        FAKE_GPUS=2 timeout 120 mpirun --allow-run-as-root --oversubscribe -np 2 --mca btl tcp,vader,self \
+        "$CHAINPROF" probe coll --backend nccl "${sweep[@]}" > "$tmp/out.json" 2> "$tmp/err"
+    rc=$?; [ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "mpirun -np 2, async error: exit $rc"
+    grep -q "asynchronous error); communicator aborted" "$tmp/err" || fail "mpirun -np 2, async error: message"
+    [ "$(sort "$tmp/abort" | tr '\n' ' ')" = "abort rank 0 abort rank 1 " ] || fail "mpirun -np 2: aborts $(cat "$tmp/abort")"
 else
     echo "note: mpirun not installed, multi-rank NCCL runs not tested"
 fi

@@ -9,6 +9,11 @@
 # with their reason: no device and port down are "unavailable" (exit 5 only
 # with --rdma), modify_qp failing on the server reaches the client with the
 # errno text, a peer killed mid-test gives a completion error, not a hang.
+# The fake holds the probe to real queue rules (completions only for
+# signaled requests, send-queue slots freed only by a polled completion,
+# CQs that overrun): selective signaling must show in its counters
+# (FAKE_IBV_STATS), and a transfer the fake corrupts (FAKE_IBV_CORRUPT) must
+# fail the payload check of that operation with its reason.
 set -u
 CHAINPROF=${CHAINPROF:?}
 build=${CP_BUILD_DIR:?}
@@ -108,4 +113,46 @@ timeout 60 "$CHAINPROF" probe net --no-history --seconds 0.2 --timeout 5 --conne
 rc=$?; [ $rc -eq 1 ] || fail "killed peer: exit $rc"
 grep -Eq "rdma: .*(completion error|peer closed|no completion|no progress)" "$tmp/killed.err" || fail "killed peer: message"
 [ $((SECONDS - start)) -lt 30 ] || fail "killed peer: took too long"
+# 6. selective signaling: 2 QPs x 300 bandwidth messages per operation, no latency sizes (128 KiB > 64 KiB);
+# depth 64: every 32nd request (half the depth, under perftest's 100) and the last of each QP is signaled:
+# 9 + 1 per QP and operation
+FAKE_IBV_STATS="$tmp/stats" timeout 60 "$CHAINPROF" probe net "${N[@]}" --qps 2 --min-bytes 128k --max-bytes 128k \
+  --iters 300 --json > "$tmp/sig.json" 2> "$tmp/sig.err" || fail "selective signaling: exit $?"
+grep -q "overrun\|outstanding" "$tmp/sig.err" && fail "selective signaling: the fake saw a queue overrun"
+# both ends live in this process: the last line counts both
+read -r _ posted _ signaled _ polled _ maxout < <(tail -n 1 "$tmp/stats")
+[ "$posted" = 1800 ] && [ "$signaled" = 60 ] && [ "$polled" = 60 ] && [ "$maxout" -le 64 ] ||
+  fail "selective signaling: posted $posted signaled $signaled polled $polled max outstanding $maxout"
+python3 - "$tmp/sig.json" <<'PY' || fail "selective signaling rows"
+import json, sys
+rows = [r for r in json.load(open(sys.argv[1]))["results"] if r["metric"].startswith("rdma_")]
+assert sorted(r["metric"] for r in rows if r["metric"].endswith("_bw")) == ["rdma_read_bw", "rdma_send_bw", "rdma_write_bw"]
+for r in rows:
+    if r["metric"].endswith("_bw"):
+        assert "600 messages of 131072 B" in r["method"], r["method"]
+        assert r["value"] > 0 and r["size_bytes"] == 131072
+PY
+
+# 7. payload check: a corrupted transfer of one operation fails that test (exit 1) with the reason;
+# the operations before it keep their rows
+for op in write read send; do
+  FAKE_IBV_CORRUPT=$op timeout 60 "$CHAINPROF" probe net "${N[@]}" --qps 2 --min-bytes 4k --max-bytes 16k --iters 50 \
+    --json > "$tmp/corrupt-$op.json" 2> "$tmp/corrupt-$op.err"
+  rc=$?; [ $rc -eq 1 ] || fail "corrupt $op: exit $rc"
+  OP=$(echo $op | tr a-z A-Z)
+  want="RDMA $OP bandwidth"; [ $op = send ] && want="SEND bandwidth"
+  grep -q "rdma: .*$want: payload check failed on fakeib0 QP [0-9]*: 1 of 4096 bytes differ from what was sent, the first at offset 2048" \
+    "$tmp/corrupt-$op.err" || fail "corrupt $op: message"
+  python3 - "$tmp/corrupt-$op.json" $op <<'PY' || fail "corrupt $op: rows"
+import json, sys
+d = json.load(open(sys.argv[1])); op = sys.argv[2]
+have = {r["metric"] for r in d["results"] if r["metric"].startswith("rdma_")}
+before = {"write": [], "read": ["write"], "send": ["write", "read"]}[op]
+assert {m for m in have if m.endswith("_bw")} == {"rdma_%s_bw" % o for o in before}, have
+assert any("payload check failed" in e["reason"] for e in d["errors"]), d["errors"]
+PY
+done
+# a clean run over the same sizes passes the check
+timeout 60 "$CHAINPROF" probe net "${N[@]}" --qps 2 --min-bytes 4k --max-bytes 16k --iters 50 > /dev/null 2> "$tmp/clean.err" ||
+  fail "clean run after the corrupt ones: exit $?"
 echo ok

@@ -17,8 +17,22 @@
  * becomes the sender's completion; a peer that went away becomes a
  * "transport retry counter exceeded" completion, as on a real RC QP.
  *
+ * Queues are held to what a real RC QP allows, so a probe that relies on
+ * more fails here too: only signaled work requests (and failed ones)
+ * produce a completion; a send-queue slot is freed only when a completion
+ * of that QP at or after the request is polled, and posting beyond
+ * max_send_wr (max_recv_wr for receives) outstanding fails with ENOMEM, as
+ * mlx5 does; a CQ that would hold more than its cqe entries overruns: the
+ * entry is lost and, once the queued ones are polled, poll_cq fails.
+ *
  * Modes (FAKE_IBV_MODE): "nodev" lists no device; "portdown" reports port
  * 1 DOWN; "modifyfail" makes modify_qp to RTR fail with ENETUNREACH.
+ * FAKE_IBV_CORRUPT=write,read,send (any of them) flips one byte in the
+ * middle of every transfer of those operations after it landed (a link
+ * that corrupts data without the transport noticing).
+ * FAKE_IBV_STATS=FILE appends, when a device is closed, one line
+ * "posted P signaled G polled C max_outstanding O" over the process's send
+ * work requests, so a test can see selective signaling at work.
  * FAKE_IBV_WIDTH / FAKE_IBV_SPEED set active_width / active_speed (default
  * 2 / 32 = 4X EDR, 100 Gb/s); FAKE_IBV_LINK=eth reports RoCE (then the
  * address vector must carry a GRH, as on real RoCE).
@@ -81,35 +95,66 @@ const char *ibv_get_device_name(struct cpv_device *d) { return d->name; }
 
 /* ---- completion queues ---- */
 
+/* A completion and, for the send queue, the request sequence number on
+ * its QP it retires up to (qp NULL for receive completions). */
+struct fqp;
+typedef struct fcqe {
+    struct cpv_wc wc;
+    struct fqp *qp;
+    uint64_t seq;
+} fcqe;
+
 typedef struct fcq {
     struct cpv_cq base;
     pthread_mutex_t mu;
-    struct cpv_wc *ring;
+    fcqe *ring;
     int cap, head, count;
+    bool overrun;
 } fcq;
 
-static void cq_push(struct cpv_cq *c, const struct cpv_wc *wc)
+static struct {
+    pthread_mutex_t mu;
+    unsigned long long posted, signaled, polled, max_outstanding;
+} g_stats = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0 };
+
+static void cq_push(struct cpv_cq *c, const struct cpv_wc *wc, struct fqp *qp, uint64_t seq)
 {
     fcq *q = (fcq *)c;
     pthread_mutex_lock(&q->mu);
-    if (q->count < q->cap) { /* a real CQ overruns into an error; the probe sizes it right */
-        q->ring[(q->head + q->count) % q->cap] = *wc;
+    if (q->count < q->cap) {
+        q->ring[(q->head + q->count) % q->cap] = (fcqe){ *wc, qp, seq };
         q->count++;
+    } else if (!q->overrun) {
+        q->overrun = true; /* as hardware: the entry is lost, the CQ is in error */
+        fprintf(stderr, "fake ibverbs: CQ overrun (%d entries)\n", q->cap);
     }
     pthread_mutex_unlock(&q->mu);
 }
 
+static void sq_retire(struct fqp *qp, uint64_t seq);
+
 static int fake_poll_cq(struct cpv_cq *c, int n, struct cpv_wc *wc)
 {
     fcq *q = (fcq *)c;
+    fcqe got[64];
+    if (n > 64)
+        n = 64;
     pthread_mutex_lock(&q->mu);
     int k = 0;
     for (; k < n && q->count > 0; k++) {
-        wc[k] = q->ring[q->head];
+        got[k] = q->ring[q->head];
         q->head = (q->head + 1) % q->cap;
         q->count--;
     }
+    bool failed = k == 0 && q->overrun;
     pthread_mutex_unlock(&q->mu);
+    if (failed)
+        return -1;
+    for (int i = 0; i < k; i++) {
+        wc[i] = got[i].wc;
+        if (got[i].qp)
+            sq_retire(got[i].qp, got[i].seq);
+    }
     if (k == 0)
         sched_yield(); /* the service threads need the core more than a poller */
     return k;
@@ -132,6 +177,8 @@ typedef struct fqp {
     pthread_cond_t cv;
     rwr rq[1024];
     int rq_head, rq_count;
+    uint32_t max_send_wr, max_recv_wr;
+    uint64_t sq_posted, sq_retired; /* under mu */
     uint32_t dest_qpn;
     int link_layer;
 } fqp;
@@ -194,6 +241,29 @@ static int drain(int fd, uint32_t n)
     return 0;
 }
 
+static bool corrupt(const char *op)
+{
+    const char *c = getenv("FAKE_IBV_CORRUPT");
+    return c && strstr(c, op);
+}
+
+static void flip(void *p, uint32_t len)
+{
+    if (len)
+        ((volatile uint8_t *)p)[len / 2] ^= 0xa5;
+}
+
+static void sq_retire(fqp *q, uint64_t seq)
+{
+    pthread_mutex_lock(&q->mu);
+    if (seq > q->sq_retired)
+        q->sq_retired = seq;
+    pthread_mutex_unlock(&q->mu);
+    pthread_mutex_lock(&g_stats.mu);
+    g_stats.polled++;
+    pthread_mutex_unlock(&g_stats.mu);
+}
+
 /* The remote side of every request to this QP. */
 static void *service(void *arg)
 {
@@ -219,6 +289,8 @@ static void *service(void *arg)
                 status = WC_REM_ACCESS;
             if (r.op == 'W' && (m ? io_all(q->in_fd, (void *)(uintptr_t)r.raddr, r.len, false) : drain(q->in_fd, r.len)) < 0)
                 break;
+            if (r.op == 'W' && m && corrupt("write"))
+                flip((void *)(uintptr_t)r.raddr, r.len);
             if (io_all(q->in_fd, &status, 1, true) < 0)
                 break;
             if (r.op == 'R' && m && io_all(q->in_fd, (void *)(uintptr_t)r.raddr, r.len, true) < 0)
@@ -249,8 +321,10 @@ static void *service(void *arg)
                     break;
             } else if (io_all(q->in_fd, (void *)(uintptr_t)w.addr, r.len, false) < 0) {
                 break;
+            } else if (corrupt("send")) {
+                flip((void *)(uintptr_t)w.addr, r.len);
             }
-            cq_push(q->base.recv_cq, &wc);
+            cq_push(q->base.recv_cq, &wc, NULL, 0);
             if (io_all(q->in_fd, &status, 1, true) < 0)
                 break;
         }
@@ -262,16 +336,38 @@ static int fake_post_send(struct cpv_qp *qp, struct cpv_send_wr *wr, struct cpv_
 {
     fqp *q = (fqp *)qp;
     for (; wr; wr = wr->next) {
+        /* a send-queue slot: free only once a completion at or after it was polled */
+        pthread_mutex_lock(&q->mu);
+        uint64_t outstanding = q->sq_posted - q->sq_retired;
+        bool full = outstanding >= q->max_send_wr;
+        uint64_t seq = full ? 0 : ++q->sq_posted;
+        pthread_mutex_unlock(&q->mu);
+        if (full) {
+            fprintf(stderr, "fake ibverbs: post_send on QP %u with %llu of %u requests outstanding\n", qp->qp_num,
+                    (unsigned long long)outstanding, q->max_send_wr);
+            *bad = wr;
+            return ENOMEM;
+        }
+        bool signaled = (wr->send_flags & CPV_SEND_SIGNALED) != 0;
+        pthread_mutex_lock(&g_stats.mu);
+        g_stats.posted++;
+        g_stats.signaled += signaled;
+        if (outstanding + 1 > g_stats.max_outstanding)
+            g_stats.max_outstanding = outstanding + 1;
+        pthread_mutex_unlock(&g_stats.mu);
         if (qp->state == CPV_QPS_ERR) { /* as hardware does: accepted, then flushed */
             struct cpv_wc wc;
             memset(&wc, 0, sizeof wc);
             wc.wr_id = wr->wr_id;
             wc.status = WC_FLUSH;
             wc.qp_num = qp->qp_num;
-            cq_push(qp->send_cq, &wc);
+            cq_push(qp->send_cq, &wc, q, seq);
             continue;
         }
         if (qp->state != CPV_QPS_RTS || q->out_fd < 0 || wr->num_sge != 1) {
+            pthread_mutex_lock(&q->mu);
+            q->sq_posted--;
+            pthread_mutex_unlock(&q->mu);
             *bad = wr;
             return EINVAL;
         }
@@ -286,6 +382,8 @@ static int fake_post_send(struct cpv_qp *qp, struct cpv_send_wr *wr, struct cpv_
         bool ok = io_all(q->out_fd, &r, sizeof r, true) == 0 && (r.op == 'R' || io_all(q->out_fd, local, r.len, true) == 0) &&
                   io_all(q->out_fd, &status, 1, false) == 0 &&
                   (r.op != 'R' || status != 0 || io_all(q->out_fd, local, r.len, false) == 0);
+        if (ok && r.op == 'R' && status == 0 && corrupt("read"))
+            flip(local, r.len);
         struct cpv_wc wc;
         memset(&wc, 0, sizeof wc);
         wc.wr_id = wr->wr_id;
@@ -298,8 +396,8 @@ static int fake_post_send(struct cpv_qp *qp, struct cpv_send_wr *wr, struct cpv_
             close(q->out_fd);
             q->out_fd = -1;
         }
-        if ((wr->send_flags & CPV_SEND_SIGNALED) || wc.status)
-            cq_push(qp->send_cq, &wc);
+        if (signaled || wc.status) /* an unsignaled request completes silently */
+            cq_push(qp->send_cq, &wc, q, seq);
     }
     return 0;
 }
@@ -309,7 +407,7 @@ static int fake_post_recv(struct cpv_qp *qp, struct cpv_recv_wr *wr, struct cpv_
     fqp *q = (fqp *)qp;
     pthread_mutex_lock(&q->mu);
     for (; wr; wr = wr->next) {
-        if (q->rq_count >= 1024 || wr->num_sge != 1) {
+        if (q->rq_count >= (int)q->max_recv_wr || wr->num_sge != 1) {
             *bad = wr;
             pthread_mutex_unlock(&q->mu);
             return ENOMEM;
@@ -336,6 +434,15 @@ struct cpv_context *ibv_open_device(struct cpv_device *d)
 
 int ibv_close_device(struct cpv_context *c)
 {
+    const char *path = getenv("FAKE_IBV_STATS");
+    FILE *f = path && *path ? fopen(path, "a") : NULL;
+    if (f) {
+        pthread_mutex_lock(&g_stats.mu);
+        fprintf(f, "posted %llu signaled %llu polled %llu max_outstanding %llu\n", g_stats.posted,
+                g_stats.signaled, g_stats.polled, g_stats.max_outstanding);
+        pthread_mutex_unlock(&g_stats.mu);
+        fclose(f);
+    }
     free(c);
     return 0;
 }
@@ -439,6 +546,11 @@ struct cpv_cq *ibv_create_cq(struct cpv_context *c, int cqe, void *cq_context, v
     q->base.context = c;
     q->base.cq_context = cq_context;
     q->base.cqe = cqe;
+    if (cqe < 1 || cqe > 65536) {
+        free(q);
+        errno = EINVAL;
+        return NULL;
+    }
     q->cap = cqe;
     q->ring = calloc((size_t)cqe, sizeof *q->ring);
     pthread_mutex_init(&q->mu, NULL);
@@ -460,7 +572,13 @@ struct cpv_qp *ibv_create_qp(struct cpv_pd *pd, struct cpv_qp_init_attr *ia)
         errno = EINVAL;
         return NULL;
     }
+    if (ia->cap.max_send_wr < 1 || ia->cap.max_send_wr > 4096 || ia->cap.max_recv_wr > 1024) {
+        errno = EINVAL; /* beyond max_qp_wr (and the fake's receive ring) */
+        return NULL;
+    }
     fqp *q = calloc(1, sizeof *q);
+    q->max_send_wr = ia->cap.max_send_wr;
+    q->max_recv_wr = ia->cap.max_recv_wr;
     q->base.context = pd->context;
     q->base.pd = pd;
     q->base.send_cq = ia->send_cq;

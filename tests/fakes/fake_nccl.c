@@ -20,6 +20,13 @@
  * 64 MiB; the file is sparse), FAKE_NCCL_DIR (where the segment lives,
  * default /dev/shm or /tmp), FAKE_NCCL_CORRUPT=1 (all-reduce results are off
  * by one in element 0, so a correctness check must see it).
+ * Failure injection: FAKE_NCCL_FAIL=async makes the FAKE_NCCL_FAIL_AT-th
+ * collective call of the process (default 1; a group counts once) return
+ * at once without doing its work, as if a peer died under it: the
+ * communicator then reports ncclRemoteError through ncclCommGetAsyncError
+ * and the stream never drains (this fake sets the fake cudart's
+ * FAKE_STREAM_HANG). FAKE_NCCL_FAIL=hang does the same without the error.
+ * FAKE_NCCL_ABORT_LOG=FILE appends "abort rank R" for every ncclCommAbort.
  * Build variants: -DFAKE_MISSING_SYMBOL drops ncclCommInitRank,
  * -DFAKE_NO_ALLTOALL drops ncclAlltoAll and reports version 2.18.5.
  */
@@ -35,7 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { OK = 0, SYSTEM_ERROR = 2, INTERNAL_ERROR = 3, INVALID_ARGUMENT = 4, INVALID_USAGE = 5 };
+enum { OK = 0, SYSTEM_ERROR = 2, INTERNAL_ERROR = 3, INVALID_ARGUMENT = 4, INVALID_USAGE = 5, REMOTE_ERROR = 6 };
 enum { MAX_RANKS = 64, MAX_GROUP = 2 * MAX_RANKS, F32 = 7, SUM = 0 };
 
 typedef struct { char internal[128]; } fake_id;
@@ -51,6 +58,7 @@ typedef struct fake_comm {
     char *data;
     size_t slot, map_bytes;
     int n, rank, sense;
+    int async_err; /* what ncclCommGetAsyncError reports */
 } fake_comm;
 
 typedef struct p2p { int send; void *buf; size_t count; int peer; fake_comm *c; } p2p;
@@ -74,6 +82,7 @@ const char *ncclGetErrorString(int e)
     case SYSTEM_ERROR: return "unhandled system error (fake)";
     case INVALID_ARGUMENT: return "invalid argument (fake)";
     case INVALID_USAGE: return "invalid usage (fake)";
+    case REMOTE_ERROR: return "remote process exited or there was a network error (fake)";
     default: return "internal error (fake)";
     }
 }
@@ -192,9 +201,40 @@ int ncclCommDestroy(fake_comm *c)
 
 int ncclCommAbort(fake_comm *c)
 {
+    const char *log = getenv("FAKE_NCCL_ABORT_LOG");
+    FILE *f = c && log && *log ? fopen(log, "a") : NULL;
+    if (f) {
+        fprintf(f, "abort rank %d\n", c->rank);
+        fclose(f);
+    }
     if (c)
         comm_free(c);
     return OK;
+}
+
+int ncclCommGetAsyncError(fake_comm *c, int *err)
+{
+    if (!c || !err)
+        return INVALID_ARGUMENT;
+    *err = c->async_err;
+    return OK;
+}
+
+/* Whether this collective call is the one FAKE_NCCL_FAIL picks; if so it
+ * leaves the work undone and the stream stuck (see the top). */
+static int injected(fake_comm *c)
+{
+    static int calls;
+    const char *mode = getenv("FAKE_NCCL_FAIL");
+    if (!mode || !*mode)
+        return 0;
+    const char *at = getenv("FAKE_NCCL_FAIL_AT");
+    if (++calls != (at && *at ? atoi(at) : 1))
+        return 0;
+    if (!strcmp(mode, "async"))
+        c->async_err = REMOTE_ERROR;
+    setenv("FAKE_STREAM_HANG", "1", 1);
+    return 1;
 }
 
 static float *slot_of(fake_comm *c, int r) { return (float *)(void *)(c->data + (size_t)r * c->slot); }
@@ -225,6 +265,8 @@ int ncclAllReduce(const void *s, void *r, size_t count, int dt, int op, fake_com
     (void)stream;
     if (dt != F32 || op != SUM || !c)
         return INVALID_ARGUMENT;
+    if (injected(c))
+        return OK;
     int rc = post(c, s, count * 4);
     if (rc)
         return rc;
@@ -239,6 +281,8 @@ int ncclReduceScatter(const void *s, void *r, size_t recvcount, int dt, int op, 
     (void)stream;
     if (dt != F32 || op != SUM || !c)
         return INVALID_ARGUMENT;
+    if (injected(c))
+        return OK;
     int rc = post(c, s, recvcount * 4 * (size_t)c->n);
     if (rc)
         return rc;
@@ -251,6 +295,8 @@ int ncclAllGather(const void *s, void *r, size_t sendcount, int dt, fake_comm *c
     (void)stream;
     if (dt != F32 || !c)
         return INVALID_ARGUMENT;
+    if (injected(c))
+        return OK;
     int rc = post(c, s, sendcount * 4);
     if (rc)
         return rc;
@@ -264,6 +310,8 @@ int ncclBroadcast(const void *s, void *r, size_t count, int dt, int root, fake_c
     (void)stream;
     if (dt != F32 || !c || root < 0 || root >= c->n)
         return INVALID_ARGUMENT;
+    if (injected(c))
+        return OK;
     int rc = post(c, s, c->rank == root ? count * 4 : 0);
     if (rc)
         return rc;
@@ -277,6 +325,8 @@ int ncclAlltoAll(const void *s, void *r, size_t count, int dt, fake_comm *c, voi
     (void)stream;
     if (dt != F32 || !c)
         return INVALID_ARGUMENT;
+    if (injected(c))
+        return OK;
     int rc = post(c, s, count * 4 * (size_t)c->n);
     if (rc)
         return rc;
@@ -300,6 +350,8 @@ static int run_group(void)
     if (!n)
         return OK;
     fake_comm *c = group_ops[0].c;
+    if (injected(c))
+        return OK;
     uint64_t off = 0;
     memset(c->h->table[c->rank], 0, sizeof c->h->table[c->rank]);
     for (int i = 0; i < n; i++) {

@@ -106,8 +106,39 @@ static void test_rate(void **state)
     assert_true(rdma_port_rate_gbps(2, 3) != rdma_port_rate_gbps(2, 3));   /* unknown speed: NaN */
 }
 
+/* selective signaling: perftest's cq_mod 100, never more than half the
+ * depth; the send CQ holds every signaled request that can be outstanding */
+static void test_signaling(void **state)
+{
+    (void)state;
+    assert_int_equal(rdma_signal_interval(64), 32);
+    assert_int_equal(rdma_signal_interval(128), 64);
+    assert_int_equal(rdma_signal_interval(200), 100);
+    assert_int_equal(rdma_signal_interval(1024), 100);
+    assert_int_equal(rdma_signal_interval(3), 1);
+    assert_int_equal(rdma_signal_interval(1), 1);
+    assert_int_equal(rdma_send_cq_entries(1, 64), 3);      /* 64 outstanding hold two multiples of 32 + the last */
+    assert_int_equal(rdma_send_cq_entries(4, 1024), 44);   /* 4 x (10 + 1) */
+    assert_int_equal(rdma_send_cq_entries(2, 250), 6);     /* 2 x (2 + 1) */
+    /* the bound holds for every window of depth requests, iters and depth alike */
+    for (int depth = 1; depth <= 300; depth += 7)
+        for (int iters = 1; iters <= 700; iters += 13) {
+            int sig = rdma_signal_interval(depth), most = 0;
+            for (int retired = 0; retired < iters; retired = retired + sig < iters ? retired + sig : iters) {
+                int n = 0;
+                for (int seq = retired + 1; seq <= retired + depth && seq <= iters; seq++)
+                    n += seq % sig == 0 || seq == iters;
+                most = n > most ? n : most;
+            }
+            assert_true(most >= 1 && most <= rdma_send_cq_entries(1, depth));
+            /* a full queue always holds a signaled request in its first half */
+            assert_true(depth < 2 || sig <= depth / 2);
+        }
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = { cmocka_unit_test(test_abi), cmocka_unit_test(test_rate) };
+    const struct CMUnitTest tests[] = { cmocka_unit_test(test_abi), cmocka_unit_test(test_rate),
+                                        cmocka_unit_test(test_signaling) };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

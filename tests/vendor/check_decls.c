@@ -40,6 +40,9 @@ SAME(GPU_ERR_NOT_READY, cudaErrorNotReady);
 SAME(GPU_NCCL_FLOAT32, ncclFloat32);
 SAME(GPU_NCCL_SUM, ncclSum);
 SAME(GPU_NCCL_UNIQUE_ID_BYTES, NCCL_UNIQUE_ID_BYTES);
+#if defined(NCCL_VERSION_CODE) && NCCL_VERSION_CODE >= 21400 /* ncclInProgress: NCCL 2.14 */
+SAME(GPU_NCCL_IN_PROGRESS, ncclInProgress);
+#endif
 _Static_assert(sizeof(gpu_nccl_id) == sizeof(ncclUniqueId), "ncclUniqueId size");
 _Static_assert(sizeof(cublasLtMatmulHeuristicResult_t) == 96, "heuristic result size (gpu.c lt_heuristic)");
 _Static_assert(sizeof(int32_t) == sizeof(cublasOperation_t), "TRANSA/TRANSB are int32");
@@ -55,6 +58,7 @@ W(ncclGetVersion, (int *v), ncclGetVersion(v))
 W(ncclGetUniqueId, (gpu_nccl_id *id), ncclGetUniqueId((ncclUniqueId *)(void *)id))
 W(ncclCommDestroy, (void *c), ncclCommDestroy(c))
 W(ncclCommAbort, (void *c), ncclCommAbort(c))
+W(ncclCommGetAsyncError, (void *c, int *e), ncclCommGetAsyncError(c, (ncclResult_t *)(void *)e))
 W(ncclAllReduce, (const void *s, void *r, size_t n, int dt, int op, void *c, void *st),
   ncclAllReduce(s, r, n, (ncclDataType_t)dt, (ncclRedOp_t)op, c, st))
 W(ncclAllGather, (const void *s, void *r, size_t n, int dt, void *c, void *st),
