@@ -53,15 +53,23 @@ fiobw() { # rw direct -> GB/s
         --ioengine=psync --numjobs=1 $extra --output-format=json 2>/dev/null |
         python3 -c "import json,sys; j=json.load(sys.stdin)['jobs'][0]; print(round(j['$1']['bw_bytes']/1e9,3))"
 }
-# alternate chainprof and fio so both see the same background load
-for round in $(seq "$rounds"); do
+# alternate chainprof and fio so both see the same background load, in the order ABBA ABBA...
+# (chainprof first in rounds 1, 4, 5, 8, ...): the probe's later phases (fsync, small files, a
+# 2 x SIZE checkpoint) load the disk, so whoever comes right after them would always be the same
+run_ours() {
     ours=$("$cp" probe storage --dir "$dir" --size ${file_mib}M --no-history --json)
     echo "chainprof round $round: $(echo "$ours" | python3 -c 'import json,sys; print([r["method"].split("mincore: ")[1] for r in json.load(sys.stdin)["results"] if r["metric"]=="seq_read_buffered_bandwidth"][0])')" >&2
+}
+run_fio() {
     w_buf=$(fiobw write 0)
     r_buf=$(fiobw read 0)
     w_dir=$(fiobw write 1)
     r_dir=$(fiobw read 1)
     rm -f "$f"
+}
+for round in $(seq "$rounds"); do
+    if [ $((round % 4)) -le 1 ]; then run_ours; run_fio; first=chainprof; else run_fio; run_ours; first=fio; fi
+    echo "round $round: $first first" >&2
     for m in "seq_write_buffered_bandwidth:$w_buf" "seq_read_buffered_bandwidth:$r_buf" \
              "seq_write_direct_bandwidth:$w_dir" "seq_read_direct_bandwidth:$r_dir"; do
         k=${m%%:*}; ref=${m#*:}; o=$(get $k)
