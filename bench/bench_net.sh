@@ -1,34 +1,64 @@
 #!/usr/bin/env bash
 # bench_net.sh - TCP loopback bandwidth: chainprof probe net vs iperf3 with the
-# same stream count and duration (both as two processes, server and client),
-# then collective busbw under mpirun -np 4 on this machine.
+# same stream count and duration (server and client as separate processes),
+# rounds alternating the programs, then collective busbw under mpirun -np 4.
+# Two iperf3 references for N streams:
+#   "iperf3 -P N": one client with N streams. iperf3 before 3.16 (Debian 12
+#     ships 3.12) runs every stream of a test in ONE thread, so for N > 1 it
+#     measures that thread, not N streams;
+#   "iperf3 N x -P 1": N client/server pairs on separate ports started at once,
+#     one process (and so one thread) per stream, their sum_received summed:
+#     the same-stream-count reference for a single-threaded iperf3, as
+#     chainprof runs a thread per stream.
 # Usage: bench/bench_net.sh [BUILD_DIR] ; prints figures for docs/PERFORMANCE.md.
+# BENCH_SECONDS (5), BENCH_ROUNDS (3), BENCH_STREAMS ("1 4"), BENCH_COLL=0 skips mpirun.
 # Skips the iperf3 comparison when iperf3 is absent (apt-get install iperf3).
 set -u
 build=${1:-build}
 cp=$build/chainprof
 secs=${BENCH_SECONDS:-5}
+rounds=${BENCH_ROUNDS:-3}
 port=$(( 30000 + $$ % 20000 ))
-echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -r)"
-for streams in 1 4; do
-  "$cp" probe net --no-history --listen 127.0.0.1:$port --timeout 30 >/dev/null 2>&1 &
-  srv=$!
-  sleep 0.3
-  ours=$(timeout 120 "$cp" probe net --no-history --connect 127.0.0.1:$port --streams $streams --seconds $secs --json 2>/dev/null |
-    python3 -c 'import json,sys; r={x["metric"]:x for x in json.load(sys.stdin)["results"]}; print("%.3f %.1f" % (r["tcp_bandwidth_oneway"]["value"], r["tcp_latency_p50"]["value"]))')
-  wait $srv
-  if command -v iperf3 >/dev/null; then
-    iperf3 -s -1 -p $port >/dev/null 2>&1 &
-    isrv=$!
+echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -r); $(date -u +%FT%TZ); load average $(cut -d' ' -f1-3 /proc/loadavg)"
+command -v iperf3 >/dev/null && echo "reference: $(iperf3 --version | head -1)"
+pct() { python3 -c "import sys; o,r=float(sys.argv[1]),float(sys.argv[2]); print('%+.1f' % ((o-r)/r*100))" "$1" "$2" 2>/dev/null || echo n/a; }
+# iperf3 PAIRS STREAMS_EACH -> summed sum_received GB/s; pairs on ports port+1..port+PAIRS
+iperf_sum() {
+  local pairs=$1 each=$2 i srv=() out=()
+  for i in $(seq "$pairs"); do
+    iperf3 -s -1 -p $((port + i)) >/dev/null 2>&1 & srv+=($!)
+  done
+  sleep 0.5
+  for i in $(seq "$pairs"); do
+    out+=("$(mktemp)")
+    timeout 120 iperf3 -c 127.0.0.1 -p $((port + i)) -P "$each" -t "$secs" -J > "${out[-1]}" 2>/dev/null &
+  done
+  wait
+  python3 -c 'import json,sys; print("%.3f" % sum(json.load(open(f))["end"]["sum_received"]["bits_per_second"] / 8e9 for f in sys.argv[1:]))' "${out[@]}" 2>/dev/null || echo n/a
+  rm -f "${out[@]}"
+}
+printf '%-7s %-8s %-26s %-12s %-10s\n' round streams program "one-way GB/s" "chainprof vs"
+for round in $(seq "$rounds"); do
+  for streams in ${BENCH_STREAMS:-1 4}; do
+    "$cp" probe net --no-history --listen 127.0.0.1:$port --timeout 30 >/dev/null 2>&1 &
+    srv=$!
     sleep 0.3
-    ref=$(timeout 120 iperf3 -c 127.0.0.1 -p $port -P $streams -t $secs -J 2>/dev/null |
-      python3 -c 'import json,sys; print("%.3f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 8e9))')
-    wait $isrv
-  else
-    ref="n/a (iperf3 not installed)"
-  fi
-  echo "tcp loopback, $streams stream(s), ${secs}s: chainprof ${ours% *} GB/s (latency p50 ${ours#* } us), iperf3 $ref GB/s"
+    ours=$(timeout 120 "$cp" probe net --no-history --connect 127.0.0.1:$port --streams $streams --seconds $secs --json 2>/dev/null |
+      python3 -c 'import json,sys; r={x["metric"]:x for x in json.load(sys.stdin)["results"]}; print("%.3f %.1f" % (r["tcp_bandwidth_oneway"]["value"], r["tcp_latency_p50"]["value"]))')
+    wait $srv
+    o=${ours% *}
+    printf '%-7s %-8s %-26s %-12s %-10s\n' "$round" "$streams" "chainprof (p50 ${ours#* } us)" "$o" ""
+    command -v iperf3 >/dev/null || continue
+    ref=$(iperf_sum 1 "$streams")
+    printf '%-7s %-8s %-26s %-12s %-10s\n' "$round" "$streams" "iperf3 -P $streams" "$ref" "$(pct "$o" "$ref")"
+    if [ "$streams" -gt 1 ]; then
+      ref=$(iperf_sum "$streams" 1)
+      printf '%-7s %-8s %-26s %-12s %-10s\n' "$round" "$streams" "iperf3 $streams x -P 1 (summed)" "$ref" "$(pct "$o" "$ref")"
+    fi
+  done
 done
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+[ "${BENCH_COLL:-1}" = 0 ] && exit 0
 if command -v mpirun >/dev/null; then
   timeout 300 mpirun --allow-run-as-root --oversubscribe -np 4 "$cp" probe coll --no-history --min-bytes 1M --max-bytes 16M --factor 4 \
     --iters 10 --warmup 3 --json 2>/dev/null | python3 -c '

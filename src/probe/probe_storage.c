@@ -2,10 +2,18 @@
  *
  * Measures on --dir (default "."), each in a private temporary directory
  * that is removed afterwards:
- *   - sequential write and read, buffered and O_DIRECT, 1 MiB blocks. The
- *     buffered write includes the final fsync (a checkpoint is not saved
- *     until it is durable); the buffered read first evicts the file with
- *     posix_fadvise(DONTNEED) so it reads the device, not the page cache.
+ *   - sequential write and read, buffered and O_DIRECT, 1 MiB blocks
+ *     (docs/METRICS.md defines them; bench/bench_probe.sh runs fio with the
+ *     same definition). Each write creates a new file (the previous one is
+ *     unlinked, nothing is preallocated) after syncfs(), so writeback,
+ *     journal commits and discards left by an earlier phase are not billed
+ *     to it, and is timed through the final fsync for both modes: a
+ *     checkpoint is not saved until it is durable, and an O_DIRECT write
+ *     only bypasses the guest's cache, not a device's volatile write cache
+ *     (a virtio disk in write-back mode), which fsync flushes. The buffered
+ *     read first evicts the file (fsync, posix_fadvise(DONTNEED)) and
+ *     counts with mincore() the pages still cached; the method reports
+ *     that count, so a read served by the page cache shows as such.
  *   - fsync latency: 4 KiB write + fsync, repeated; p50 and p99.
  *   - small files: create+write+close of 4 KiB files, then open+read+close,
  *     in files per second.
@@ -38,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -55,12 +64,15 @@ static double now_s(void)
     return (double)cp_now_ns() / 1e9;
 }
 
-/* Write `bytes` to path in BLOCK_BYTES blocks; fsync at the end. Returns the
- * seconds, or a negative value with err set. direct: O_DIRECT, and EINVAL on
- * open is reported as CP_ERR_UNAVAILABLE. */
-static double write_file(st_ctx *st, const char *path, uint64_t bytes, bool direct)
+/* Write `bytes` to a new file at path (an old one is unlinked first) in
+ * BLOCK_BYTES blocks; fsync at the end. Returns the seconds from the first
+ * write to the end of the fsync, or a negative value with err set;
+ * *fsync_s (when not NULL) gets the fsync's share. direct: O_DIRECT, and
+ * EINVAL on open is reported as CP_ERR_UNAVAILABLE. */
+static double write_file(st_ctx *st, const char *path, uint64_t bytes, bool direct, double *fsync_s)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (direct ? O_DIRECT : 0), 0600);
+    unlink(path); /* a new file, as a checkpoint is: blocks are allocated as it grows */
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | (direct ? O_DIRECT : 0), 0600);
     if (fd < 0) {
         if (direct && errno == EINVAL)
             return cp_error_set(st->err, CP_ERR_UNAVAILABLE, path, 0, 0, -1,
@@ -83,25 +95,100 @@ static double write_file(st_ctx *st, const char *path, uint64_t bytes, bool dire
         }
         done += (uint64_t)w;
     }
+    double t1 = now_s();
     if (fsync(fd) < 0) {
         int e = errno;
         close(fd);
         errno = e;
         return cp_error_sys(st->err, CP_ERR_IO, path, "fsync failed");
     }
-    double t = now_s() - t0;
+    double t2 = now_s();
     close(fd);
-    return t;
+    if (fsync_s)
+        *fsync_s = t2 - t1;
+    return t2 - t0;
 }
 
-static double read_file(st_ctx *st, const char *path, bool direct, uint64_t *bytes)
+int probe_file_cached_pages(int fd, const char *path, uint64_t size, uint64_t *resident, uint64_t *total,
+                            cp_error *err)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    *resident = 0;
+    *total = (size + page - 1) / page;
+    if (size == 0)
+        return 0;
+    void *map = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED)
+        return cp_error_sys(err, CP_ERR_IO, path, "cannot map the test file to count its cached pages");
+    /* one status byte per page, asked for in windows so a large file needs no large vector */
+    enum { WINDOW_PAGES = 1 << 18 };
+    size_t vec_len = *total < WINDOW_PAGES ? (size_t)*total : WINDOW_PAGES;
+    unsigned char *vec = cp_xmalloc(vec_len);
+    int rc = 0;
+    for (uint64_t first = 0; first < *total && !rc; first += vec_len) {
+        uint64_t n = *total - first < vec_len ? *total - first : vec_len;
+        uint64_t len = first + n == *total ? size - first * page : n * page;
+        if (mincore((char *)map + first * page, (size_t)len, vec) < 0)
+            rc = cp_error_sys(err, CP_ERR_IO, path, "mincore failed");
+        for (uint64_t i = 0; i < n && !rc; i++)
+            *resident += vec[i] & 1;
+    }
+    free(vec);
+    munmap(map, (size_t)size);
+    return rc;
+}
+
+int probe_drop_file_cache(int fd, const char *path, uint64_t size, uint64_t *resident, uint64_t *total,
+                          cp_error *err)
+{
+    if (fsync(fd) < 0) /* works on a read-only descriptor too */
+        return cp_error_sys(err, CP_ERR_IO, path, "fsync before dropping the page cache failed");
+    int rc = 0;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        int e = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED); /* returns the error, no errno */
+        if (e) {
+            errno = e;
+            return cp_error_sys(err, CP_ERR_IO, path, "posix_fadvise(DONTNEED) failed");
+        }
+        rc = probe_file_cached_pages(fd, path, size, resident, total, err);
+        if (rc < 0 || *resident == 0)
+            break;
+    }
+    return rc;
+}
+
+/* Flush the whole filesystem of the test directory, so that a timed phase
+ * does not pay for the writeback, journal commit or discard of what an
+ * earlier phase left (the unlinked file of the previous write). */
+static int fs_quiesce(st_ctx *st)
+{
+    int fd = open(st->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return cp_error_sys(st->err, CP_ERR_IO, st->dir, "cannot open the test directory");
+    int rc = syncfs(fd) < 0 ? cp_error_sys(st->err, CP_ERR_IO, st->dir, "syncfs failed") : 0;
+    close(fd);
+    return rc;
+}
+
+/* What a read found before its timer started. */
+typedef struct read_state {
+    uint64_t cached_pages; /* buffered: pages still cached after the eviction */
+    uint64_t file_pages;
+} read_state;
+
+static double read_file(st_ctx *st, const char *path, bool direct, uint64_t *bytes, read_state *rs)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | (direct ? O_DIRECT : 0));
     if (fd < 0)
         return cp_error_sys(st->err, CP_ERR_IO, path, "cannot open the test file");
-    if (!direct) {
-        fdatasync(fd);
-        posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED); /* read the device, not the cache */
+    memset(rs, 0, sizeof *rs);
+    struct stat sb;
+    int rc = fstat(fd, &sb) < 0 ? cp_error_sys(st->err, CP_ERR_IO, path, "fstat failed") : 0;
+    if (!rc && !direct) /* read the device, not the page cache */
+        rc = probe_drop_file_cache(fd, path, (uint64_t)sb.st_size, &rs->cached_pages, &rs->file_pages, st->err);
+    if (rc < 0) {
+        close(fd);
+        return rc;
     }
     double t0 = now_s();
     *bytes = 0;
@@ -127,8 +214,12 @@ static double read_file(st_ctx *st, const char *path, bool direct, uint64_t *byt
 static int seq_tests(probe_ctx *ctx, st_ctx *st, uint64_t bytes)
 {
     for (int direct = 0; direct <= 1; direct++) {
-        const char *mode = direct ? "direct" : "buffered";
-        double tw = write_file(st, st->file, bytes, direct);
+        const char *mode = direct ? "direct" : "buffered", *how = direct ? "O_DIRECT" : "buffered";
+        int rc = fs_quiesce(st);
+        if (rc < 0)
+            return rc;
+        double fsync_s = 0;
+        double tw = write_file(st, st->file, bytes, direct, &fsync_s);
         if (tw < 0 && direct && st->err->code == CP_ERR_UNAVAILABLE) {
             cp_log_warn("%s: O_DIRECT not supported here (tmpfs?): direct-I/O rows left out", ctx->opts.dir ? ctx->opts.dir : ".");
             cp_error_clear(st->err);
@@ -136,19 +227,28 @@ static int seq_tests(probe_ctx *ctx, st_ctx *st, uint64_t bytes)
         }
         if (tw < 0)
             return (int)tw;
-        char metric[64], method[256];
+        char metric[64], method[320];
         snprintf(metric, sizeof metric, "seq_write_%s_bandwidth", mode);
-        snprintf(method, sizeof method, "%s sequential write of %llu MiB in 1 MiB blocks, timed through fsync",
-                 direct ? "O_DIRECT" : "buffered", (unsigned long long)(bytes >> 20));
+        snprintf(method, sizeof method,
+                 "%s sequential write of %llu MiB in 1 MiB blocks to a new file (no preallocation) after syncfs, "
+                 "timed through fsync (fsync %.3f s of %.3f s)",
+                 how, (unsigned long long)(bytes >> 20), fsync_s, tw);
         probe_emit_value(ctx, metric, (double)bytes / tw / 1e9, "GB/s", NAN, method);
+        if ((rc = fs_quiesce(st)) < 0)
+            return rc;
         uint64_t got = 0;
-        double tr = read_file(st, st->file, direct, &got);
+        read_state rs;
+        double tr = read_file(st, st->file, direct, &got, &rs);
         if (tr < 0)
             return (int)tr;
         snprintf(metric, sizeof metric, "seq_read_%s_bandwidth", mode);
-        snprintf(method, sizeof method, "%s sequential read of %llu MiB in 1 MiB blocks%s",
-                 direct ? "O_DIRECT" : "buffered", (unsigned long long)(got >> 20),
-                 direct ? "" : ", page cache dropped with posix_fadvise first");
+        int n = snprintf(method, sizeof method, "%s sequential read of %llu MiB in 1 MiB blocks", how,
+                         (unsigned long long)(got >> 20));
+        if (!direct)
+            snprintf(method + n, sizeof method - (size_t)n,
+                     ", after fsync + posix_fadvise(DONTNEED); mincore: %llu of %llu pages cached at start%s",
+                     (unsigned long long)rs.cached_pages, (unsigned long long)rs.file_pages,
+                     rs.cached_pages ? " (read from the page cache for those: this filesystem does not drop them)" : "");
         probe_emit_value(ctx, metric, (double)got / tr / 1e9, "GB/s", NAN, method);
     }
     unlink(st->file);
@@ -250,7 +350,7 @@ typedef struct ckpt_writer {
 static void *writer_main(void *p)
 {
     ckpt_writer *w = p;
-    w->seconds = write_file(w->st, w->path, w->bytes, false);
+    w->seconds = write_file(w->st, w->path, w->bytes, false, NULL);
     atomic_store(&w->done, 1);
     return NULL;
 }
@@ -356,7 +456,7 @@ static int checkpoint_test(probe_ctx *ctx, st_ctx *st, uint64_t bytes)
 
     /* (a) synchronous: the loop stops for the write */
     double t0 = now_s();
-    double tw = write_file(st, path, bytes, false);
+    double tw = write_file(st, path, bytes, false, NULL);
     if (tw < 0)
         return (int)tw;
     sink = compute_step(work, sink);
