@@ -519,6 +519,13 @@ void hist_metrics_free(hist_metrics *m)
     memset(m, 0, sizeof *m);
 }
 
+/* Table rows are positions, not identities (row 0 of the kernel table is
+ * whichever kernel took longest in that run; the launch table lists up to
+ * 1000 outliers), so compare would pair unrelated rows, and recording them
+ * made an analyze run up to 100000 rows (3 MB) of history. Tables are left
+ * out; the numbers outside them (per rank, per step, the verdict) stay. */
+static bool recorded(const rep_node *c) { return !(c->type == REP_ARR && (c->flags & REP_F_TABLE)); }
+
 static void flatten(const rep_node *n, char *path, size_t len, size_t size, hist_metrics *m, size_t cap)
 {
     size_t idx = 0;
@@ -528,8 +535,8 @@ static void flatten(const rep_node *n, char *path, size_t len, size_t size, hist
             l += (size_t)snprintf(path + len, size - len, "%s%s", len ? "." : "", c->key);
         else
             l += (size_t)snprintf(path + len, size - len, "%s%zu", len ? "." : "", idx);
-        if (l >= size)
-            continue; /* path too deep to store: leave it out */
+        if (l >= size || !recorded(c))
+            continue; /* path too deep to store, or a table: leave it out */
         if (c->type == REP_OBJ || c->type == REP_ARR)
             flatten(c, path, l, size, m, cap);
         else if (c->type == REP_NUM && isfinite(c->v.d))
@@ -544,7 +551,7 @@ void hist_flatten_report(const rep_report *r, hist_metrics *m, size_t cap)
 {
     char path[1024] = "";
     for (const rep_node *c = r->root->first; c && m->n < cap; c = c->next) {
-        if (!c->key || !strcmp(c->key, "tool") || !strcmp(c->key, "command"))
+        if (!c->key || !strcmp(c->key, "tool") || !strcmp(c->key, "command") || !recorded(c))
             continue;
         if (c->type == REP_OBJ || c->type == REP_ARR) {
             int l = snprintf(path, sizeof path, "%s", c->key);

@@ -171,6 +171,11 @@ static void test_history(void **state)
     rep_num(r, arr, NULL, NULL, 1.5, "ms");
     rep_int(r, r->root, "total", NULL, 7, NULL);
     rep_num(r, r->root, "unknown", NULL, NAN, NULL);
+    static const rep_col cols[] = { { "name", "name", NULL, -1 }, { "sum_ns", "sum", "ns", -1 } };
+    rep_node *t = rep_table(r, o, "kernels", NULL, cols, 2); /* rows are positions: not recorded */
+    rep_node *row = rep_row(r, t);
+    rep_cell_str(r, row, "gemm");
+    rep_cell_int(r, row, 42);
     hist_metrics f = { 0 };
     hist_flatten_report(r, &f, 100);
     assert_int_equal(f.n, 2);
