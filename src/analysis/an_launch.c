@@ -44,12 +44,6 @@ static uint64_t row_key(const void *rec, int k, const void *ctx)
     return cp_key_i64(k == 0 ? r->corr : k == 1 ? r->cpu_ns : r->gpu_ns);
 }
 
-static bool is_outlier(const an_launch *L)
-{
-    return (L->cpu_ns <= AN_RUNTIME_CUTOFF_NS && L->gpu_ns < L->cpu_ns) || L->cpu_ns > AN_RUNTIME_CUTOFF_NS ||
-           L->delay_ns > AN_DELAY_CUTOFF_NS;
-}
-
 void an_launch_compute(const an_ctx *ctx, const an_view *v, an_launch_rank *out)
 {
     const tl_timeline *tl = ctx->tl;
@@ -89,10 +83,12 @@ void an_launch_compute(const an_ctx *ctx, const an_view *v, an_launch_rank *out)
             out->sum_cpu_ns += (double)L.cpu_ns;
             out->sum_gpu_ns += (double)L.gpu_ns;
             out->sum_delay_ns += (double)L.delay_ns;
-            out->short_kernels += L.cpu_ns <= AN_RUNTIME_CUTOFF_NS && L.gpu_ns < L.cpu_ns;
-            out->runtime_outliers += L.cpu_ns > AN_RUNTIME_CUTOFF_NS;
-            out->delay_outliers += L.delay_ns > AN_DELAY_CUTOFF_NS;
-            if (all || is_outlier(&L)) {
+            bool short_kernel = L.cpu_ns <= AN_RUNTIME_CUTOFF_NS && L.gpu_ns < L.cpu_ns;
+            bool slow_call = L.cpu_ns > AN_RUNTIME_CUTOFF_NS, late = L.delay_ns > AN_DELAY_CUTOFF_NS;
+            out->short_kernels += short_kernel;
+            out->runtime_outliers += slow_call;
+            out->delay_outliers += late;
+            if (all || short_kernel || slow_call || late) {
                 cp_xgrow((void **)&out->rows, &cap, out->n_rows + 1, sizeof *out->rows);
                 out->rows[out->n_rows++] = L;
             }
@@ -109,6 +105,7 @@ void an_launch_compute(const an_ctx *ctx, const an_view *v, an_launch_rank *out)
 static void emit(an_ctx *ctx, rep_node *parent, const void *out)
 {
     const an_launch_rank *lr = out;
+    bool all = ctx->opts && ctx->opts->launch_table;
     rep_node *o = rep_obj(ctx->rep, parent, "launch_stats", "kernel launch statistics");
     rep_int(ctx->rep, o, "launches", "launches joined to GPU work", (int64_t)lr->n, NULL);
     rep_int(ctx->rep, o, "short_kernels", "short kernels (gpu < cpu <= 50 us)", lr->short_kernels, NULL);
@@ -123,15 +120,13 @@ static void emit(an_ctx *ctx, rep_node *parent, const void *out)
         else
             rep_null(ctx->rep, o, keys[k], titles[k], "ns");
     }
-    rep_bool(ctx->rep, o, "by_correlation_complete", "every launch listed below",
-             (ctx->opts && ctx->opts->launch_table) || lr->n == 0);
+    rep_bool(ctx->rep, o, "by_correlation_complete", "every launch listed below", all || lr->n == 0);
     static const rep_col cols[] = {
         { "correlation", "correlation", NULL, -1 },
         { "cpu_duration_ns", "cpu duration", "ns", -1 },
         { "gpu_duration_ns", "gpu duration", "ns", -1 },
         { "launch_delay_ns", "launch delay", "ns", -1 },
     };
-    bool all = ctx->opts && ctx->opts->launch_table;
     rep_node *t = rep_table(ctx->rep, o, "by_correlation", all ? "per launch" : "outlier launches", cols,
                             CP_ARRAY_LEN(cols));
     t->flags |= REP_F_NO_TEXT;

@@ -215,11 +215,11 @@ void tl_builder_absorb(tl_builder *dst, tl_builder *src)
         if (src->tnames[t] && !dst->tnames[tmap[t]])
             dst->tnames[tmap[t]] = smap[src->tnames[t]];
     }
-    if (dst->n + src->n > dst->cap) /* geometric: many parts must not copy quadratically */
-        resize_events(dst, dst->n + src->n > 2 * dst->cap ? dst->n + src->n : 2 * dst->cap);
+    /* geometric growth: absorbing many parts must not copy quadratically */
+    if (dst->n + src->n > dst->cap)
+        resize_events(dst, CP_MAX(dst->n + src->n, 2 * dst->cap));
     if (dst->n_args + src->n_args > dst->cap_args)
-        tl_builder_reserve(dst, 0, dst->n_args + src->n_args > 2 * dst->cap_args ? dst->n_args + src->n_args
-                                                                                 : 2 * dst->cap_args);
+        tl_builder_reserve(dst, 0, CP_MAX(dst->n_args + src->n_args, 2 * dst->cap_args));
     size_t at = dst->n, n = src->n;
 #define C(col) memcpy(dst->col + at, src->col, n * sizeof *src->col)
     C(ts); C(dur); C(corr); C(ext); C(cat); C(flags);

@@ -197,21 +197,31 @@ static int64_t col_i64(sqlite3_stmt *st, int i, int64_t dflt)
 
 #define I64(st, i) sqlite3_column_int64(st, i)
 
-/* Rows of a table without reading them: its largest rowid (a B-tree
- * descent, not a scan); 0 when absent. A hint for reserving builder room. */
+/* The rowids of a table, [*lo, *hi), without reading its rows (two B-tree
+ * descents); false when the table is absent or empty. */
+static bool rowid_range(nsys_ctx *c, const char *table, int64_t *lo, int64_t *hi)
+{
+    *lo = *hi = 0;
+    if (!table_has(c, table))
+        return false;
+    char sql[160];
+    snprintf(sql, sizeof sql, "SELECT min(rowid), max(rowid) FROM %s", table);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+        sqlite3_column_type(st, 0) == SQLITE_INTEGER) {
+        *lo = sqlite3_column_int64(st, 0);
+        *hi = sqlite3_column_int64(st, 1) + 1;
+    }
+    sqlite3_finalize(st);
+    return *hi > *lo;
+}
+
+/* Rows of a table, from its largest rowid: a hint for reserving builder
+ * room; 0 when absent. */
 static size_t table_rows(nsys_ctx *c, const char *table)
 {
-    if (!table_has(c, table))
-        return 0;
-    char sql[160];
-    snprintf(sql, sizeof sql, "SELECT max(rowid) FROM %s", table);
-    sqlite3_stmt *st;
-    size_t n = 0;
-    if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
-        sqlite3_column_int64(st, 0) > 0)
-        n = (size_t)sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return n;
+    int64_t lo, hi;
+    return rowid_range(c, table, &lo, &hi) && hi > 1 ? (size_t)(hi - 1) : 0;
 }
 
 /* StringIds are looked up one id at a time (id is the table's INTEGER
@@ -1220,16 +1230,8 @@ static void read_big(nsys_ctx *m, const char *uri, const char *table, table_fn r
 {
     int threads = m->opts && m->opts->threads > 1 ? m->opts->threads : 1;
     int64_t lo = 0, hi = 0;
-    char sql[160];
-    sqlite3_stmt *st;
-    snprintf(sql, sizeof sql, "SELECT min(rowid), max(rowid) FROM %s", table);
-    if (threads > 1 && table_has(m, table) && sqlite3_prepare_v2(m->db, sql, -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER) {
-            lo = sqlite3_column_int64(st, 0);
-            hi = sqlite3_column_int64(st, 1) + 1;
-        }
-        sqlite3_finalize(st);
-    }
+    if (threads > 1)
+        rowid_range(m, table, &lo, &hi);
     int64_t part_rows = m->opts && m->opts->split_rows ? (int64_t)m->opts->split_rows : PART_ROWS;
     if (hi - lo <= part_rows) {
         read(m, NULL);
