@@ -7,7 +7,8 @@
 #                  cache (checked with fincore/mincore), the filesystem synced before each phase
 # Prints a table for docs/PERFORMANCE.md. fio is optional (skipped when absent).
 # Usage: bench/bench_probe.sh [BUILD_DIR] [ARRAY_MIB] [FILE_MIB] [DIR] [ROUNDS]
-# BENCH_SKIP_TRIAD=1 leaves out the memory comparison.
+# BENCH_SKIP_TRIAD=1 leaves out the memory comparison; STREAM_REF=PATH uses a stream_ref built
+# elsewhere (a machine without a C compiler), else it is built here with cc -fopenmp.
 set -eu
 build=${1:-build}; array_mib=${2:-512}; file_mib=${3:-1024}; dir=${4:-/tmp}; rounds=${5:-3}
 cp=$build/chainprof
@@ -17,7 +18,8 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $threads CPUs; $(date -u +%FT%TZ); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 n=$((array_mib * 1024 * 1024 / 8))
 
-cc -O2 -fopenmp "$(dirname "$0")/stream_ref.c" -o "$tmp/stream_ref"
+if [ -n "${STREAM_REF:-}" ]; then cp "$STREAM_REF" "$tmp/stream_ref"
+else cc -O2 -fopenmp "$(dirname "$0")/stream_ref.c" -o "$tmp/stream_ref"; fi
 pair() { printf '%-34s %12s %12s %8s\n' "$1" "$2" "$3" "$4"; }
 pair "figure" "chainprof" "reference" "diff %"
 for round in $(seq "$rounds"); do
@@ -45,7 +47,8 @@ fiobw() { # rw direct -> GB/s
     if [ "$1" = write ]; then rm -f "$f"; extra="--fallocate=none --end_fsync=1"
     else
         python3 -c 'import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$f"
-        echo "fio read direct=$2: $(fincore -n -o PAGES "$f" | tr -d ' ') pages cached before the job" >&2
+        command -v fincore >/dev/null &&
+            echo "fio read direct=$2: $(fincore -n -o PAGES "$f" | tr -d ' ') pages cached before the job" >&2
         extra="--invalidate=1 --fadvise_hint=0"
     fi
     sync -f "$dir"

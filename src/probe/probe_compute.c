@@ -20,12 +20,16 @@
  * (cuBLASLt through dlopen) when a GPU is present; a precision the device
  * cannot run (fp8 before sm_89) or that fails keeps its row with a null value
  * and the reason in `method`, so the JSON says why rather than omitting it.
+ * Their peak is the dense tensor rate of the hardware catalog row (src/plan)
+ * that the device name resolves to, named in `method`; null when the name
+ * resolves to no row (cuBLASLt does not say what the silicon could do).
  */
 #include "probe.h"
 #include "probe_cpu.h"
 #include "../base/log.h"
 #include "../base/util.h"
 #include "../gpu/gpu.h"
+#include "../plan/catalog.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -277,6 +281,39 @@ bool probe_compute_applies(probe_ctx *ctx, char *why, size_t why_size)
     return true; /* every machine has a CPU */
 }
 
+/* One GPU GEMM row: measured TFLOP/s, the catalog's dense peak for the
+ * device's name and precision (NAN when unknown), and how it was measured. */
+static void emit_gpu_gemm(probe_ctx *ctx, gpu_rt *g, int d, gpu_gemm_prec p)
+{
+    char metric[64], method[640], why[256], dev_name[128], peak_src[192] = "";
+    uint64_t n = ctx->opts.quick ? 4096 : 8192;
+    int greps = ctx->opts.quick ? 2 : 5;
+    double tf = gpu_gemm_tflops(g, d, p, n, greps, why, sizeof why);
+    snprintf(metric, sizeof metric, "gpu%d_gemm_%s_tflops", d, gpu_gemm_prec_name(p));
+    gpu_name(g, d, dev_name, sizeof dev_name);
+    const plan_gpu *spec = plan_gpu_find(dev_name);
+    double peak = spec ? plan_gpu_peak_tflops(spec, gpu_gemm_prec_name(p)) : 0;
+    if (peak > 0)
+        snprintf(peak_src, sizeof peak_src, "; peak = dense %s of catalog row %s", gpu_gemm_prec_name(p), spec->name);
+    else
+        peak = NAN;
+    /* a precision that cannot run still gets its row (value null) saying why */
+    if (isnan(tf))
+        snprintf(method, sizeof method, "not measured: %s", why);
+    else if (p == GPU_GEMM_FP8)
+        snprintf(method, sizeof method,
+                 "cublasLtMatmul %llu^3, fp8 e4m3 inputs (TN, unit scales), bf16 output, fp32 accumulate, "
+                 "best of %d batches of 10, 2 n^3 FLOPs per GEMM%s",
+                 (unsigned long long)n, greps, peak_src);
+    else
+        snprintf(method, sizeof method,
+                 "cublasLtMatmul %llu^3, fp32 accumulate, best of %d batches of 10, 2 n^3 FLOPs per GEMM%s",
+                 (unsigned long long)n, greps, peak_src);
+    if (isnan(tf) && strncmp(why, "needs ", 6) != 0)
+        cp_log_warn("gpu %d %s GEMM not measured: %s", d, gpu_gemm_prec_name(p), why);
+    probe_emit_value(ctx, metric, tf, "TFLOP/s", peak, method);
+}
+
 int probe_compute_run(probe_ctx *ctx, cp_error *err)
 {
     (void)err;
@@ -314,28 +351,8 @@ int probe_compute_run(probe_ctx *ctx, cp_error *err)
     if (g && !gpu_gemm_available(g))
         cp_log_warn("GPU GEMM not measured: cuBLASLt %s", g->cublaslt_why);
     for (int d = 0; g && gpu_gemm_available(g) && d < g->n_devices; d++)
-        for (int p = 0; p < GPU_GEMM_N; p++) {
-            char metric[64], method[512], why[256];
-            uint64_t n = ctx->opts.quick ? 4096 : 8192;
-            int greps = ctx->opts.quick ? 2 : 5;
-            double tf = gpu_gemm_tflops(g, d, (gpu_gemm_prec)p, n, greps, why, sizeof why);
-            snprintf(metric, sizeof metric, "gpu%d_gemm_%s_tflops", d, gpu_gemm_prec_name((gpu_gemm_prec)p));
-            /* a precision that cannot run still gets its row (value null) saying why */
-            if (isnan(tf))
-                snprintf(method, sizeof method, "not measured: %s", why);
-            else if (p == GPU_GEMM_FP8)
-                snprintf(method, sizeof method,
-                         "cublasLtMatmul %llu^3, fp8 e4m3 inputs (TN, unit scales), bf16 output, fp32 accumulate, "
-                         "best of %d batches of 10, 2 n^3 FLOPs per GEMM",
-                         (unsigned long long)n, greps);
-            else
-                snprintf(method, sizeof method,
-                         "cublasLtMatmul %llu^3, fp32 accumulate, best of %d batches of 10, 2 n^3 FLOPs per GEMM",
-                         (unsigned long long)n, greps);
-            if (isnan(tf) && strncmp(why, "needs ", 6) != 0)
-                cp_log_warn("gpu %d %s GEMM not measured: %s", d, gpu_gemm_prec_name((gpu_gemm_prec)p), why);
-            probe_emit_value(ctx, metric, tf, "TFLOP/s", NAN, method);
-        }
+        for (int p = 0; p < GPU_GEMM_N; p++)
+            emit_gpu_gemm(ctx, g, d, (gpu_gemm_prec)p);
     if (ctx->topology) {
         rep_node *cpu = rep_obj(ctx->rep, ctx->topology, "cpu_isa", NULL);
         rep_str(ctx->rep, cpu, "isa", "vector ISA", k.isa);

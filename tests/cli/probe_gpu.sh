@@ -33,6 +33,11 @@ assert d["topology"]["gpu_devices"][0]["name"] == "H100 80GB HBM3 (fake 0)"
 for p in ("bf16", "fp16", "tf32"):
     r = rows["gpu0_gemm_%s_tflops" % p]
     assert 0 < r["value"] <= 137.5 and r["unit"] == "TFLOP/s" and r["layer"] == "compute", r
+# the peak is the catalog row the device name resolves to (H100 SXM: 989.4 bf16/fp16, 494.7 tf32)
+for p, peak in (("bf16", 989.4), ("fp16", 989.4), ("tf32", 494.7), ("fp8", 1978.9)):
+    r = rows["gpu0_gemm_%s_tflops" % p]
+    assert r["peak"] == peak and "catalog row H100-SXM5-80GB" in r["method"], r
+    assert abs(r["efficiency"] - r["value"] / peak) < 1e-12, r
 # fp8 GEMM: the fake accepts it only with E4M3 A/B, TN, scale pointers; 0.5 ms per GEMM
 r = rows["gpu0_gemm_fp8_tflops"]
 assert 0 < r["value"] <= 275 and r["unit"] == "TFLOP/s" and "fp8 e4m3" in r["method"], r

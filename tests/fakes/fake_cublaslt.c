@@ -8,6 +8,10 @@
  *   tf32:      fp32 A, B, C, CUBLAS_COMPUTE_32F_FAST_TF32 (77);
  *   fp8:       E4M3 (28) A and B, bf16/fp16/fp32 C, compute 68, A transposed
  *              and B not ("TN"), A and B scale pointers set to positive floats.
+ * A GEMM refuses operands that would make a dishonest or broken measurement
+ * (CUBLAS_STATUS_INVALID_VALUE, 7): more than 1 % zero elements (a tensor
+ * core runs faster on zeros than on real data) or any NaN/Inf ("device"
+ * memory is host memory in the fake cudart, so it can look).
  * A "GEMM" then sleeps 1 ms (fp8: 0.5 ms), so chainprof's TFLOP/s =
  * 2 n^3 / time is predictable to within scheduling noise (n = 4096: at most
  * 137.4 TFLOP/s, fp8 274.9). Leaked descriptors show up under ASan.
@@ -86,13 +90,35 @@ int cublasLtMatmulAlgoGetHeuristic(void *h, void *d, void *a, void *b, void *c, 
     *found = 1;
     return 0;
 }
+/* 1 when the n elements of type t at p have under 1 % zeros and no NaN/Inf */
+static int operand_ok(const void *p, const layout *l)
+{
+    uint64_t n = l->rows * l->cols, zeros = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint32_t bits, exp_all_ones;
+        switch (l->type) {
+        case 0: memcpy(&bits, (const char *)p + 4 * i, 4); exp_all_ones = (bits >> 23 & 0xff) == 0xff; bits <<= 1; break;
+        case 14: bits = ((const uint16_t *)p)[i]; exp_all_ones = (bits >> 7 & 0xff) == 0xff; bits = bits << 1 & 0xffff; break;
+        case 2: bits = ((const uint16_t *)p)[i]; exp_all_ones = (bits >> 10 & 0x1f) == 0x1f; bits = bits << 1 & 0xffff; break;
+        case 28: bits = ((const uint8_t *)p)[i]; exp_all_ones = (bits & 0x7f) == 0x7f; bits = bits << 1 & 0xff; break;
+        default: return 0;
+        }
+        if (exp_all_ones)
+            return 0;
+        zeros += bits == 0; /* +0 and -0 */
+    }
+    return zeros * 100 < n;
+}
+
 int cublasLtMatmul(void *h, void *d, const void *al, const void *a, void *la, const void *b, void *lb, const void *be,
                    const void *c, void *lc, void *dd, void *ld, const void *algo, void *ws, size_t wss, void *st)
 {
-    (void)h, (void)al, (void)a, (void)b, (void)be, (void)c, (void)dd, (void)ld;
+    (void)h, (void)al, (void)be, (void)c, (void)dd, (void)ld;
     (void)ws, (void)wss, (void)st;
     if (!supported(d, la, lb, lc))
         return 15;
+    if (!operand_ok(a, la) || !operand_ok(b, lb))
+        return 7;
     int type;
     memcpy(&type, algo, sizeof type);
     struct timespec ts = { 0, type == 28 ? 500000 : 1000000 };
