@@ -55,6 +55,8 @@ int an_severity_parse(const char *s)
 #define INTRA_TARGET_FRAC AN_INTRA_TARGET_FRAC
 #define MIN_EXPOSED_PCT 1.0     /* a layer must expose at least this much to matter */
 #define LAUNCH_BOUND_PCT 2.0
+#define HOST_WORK_CALL_NS 1e6   /* an op exposing >= 1 ms per call is host work, not launch overhead */
+#define HOST_WORK_MAX_OPS 3
 #define OVERLAP_LOW 0.3
 #define OVERLAP_HIDEABLE 0.5
 
@@ -66,6 +68,8 @@ typedef struct fctx {
     double job_ns;                        /* mean over ranks of total step time */
     double mean_exposed[AN_L__COUNT];
     double mean_wait_inter_ns, mean_wait_ns;
+    const an_hostops_result *ho;
+    double host_work_ns;                  /* mean over ranks, claimed by HOST_WORK_BOUND */
     an_findings_result *out;
 } fctx;
 
@@ -291,6 +295,60 @@ static void r_dataloader(fctx *f, const rule *self)
              pct(lost, f->job_ns), f->lr->n_ranks);
 }
 
+/* "ops with the most exposed time: a 3.1 %, b 1.2 %, c 0.4 %" */
+static void top_host_ops_evidence(fctx *f, an_finding *x)
+{
+    const an_hostops_result *ho = f->ho;
+    if (!ho || !ho->n)
+        return;
+    char line[400];
+    size_t len = (size_t)snprintf(line, sizeof line, "host ops with the most GPU-idle time:");
+    double nr = (double)CP_MAX(f->lr->n_ranks, 1);
+    for (size_t i = 0; i < ho->n && i < 3 && len < sizeof line; i++)
+        len += (size_t)snprintf(line + len, sizeof line - len, "%s %.80s %.1f %%", i ? "," : "",
+                                tl_str(f->ctx->tl, ho->v[i].name), pct((double)ho->v[i].exposed_ns / nr, f->job_ns));
+    an_finding_evidence(x, "%s", line);
+}
+
+/* Long host ops on the critical path: ops (outside data loading and
+ * checkpointing, which have their own rules) that each expose >= 1 % of
+ * step time at >= 1 ms per call. CUDA graphs cannot help these. */
+static void r_host_work(fctx *f, const rule *self)
+{
+    const an_hostops_result *ho = f->ho;
+    double nr = (double)CP_MAX(f->lr->n_ranks, 1), sum = 0;
+    size_t pick[HOST_WORK_MAX_OPS], n = 0;
+    for (size_t i = 0; ho && i < ho->n && n < HOST_WORK_MAX_OPS; i++) {
+        const an_hostop *o = &ho->v[i];
+        if (pct((double)o->exposed_ns / nr, f->job_ns) < MIN_EXPOSED_PCT)
+            break; /* sorted: the rest expose less */
+        if (o->calls <= 0 || (double)o->exposed_ns / (double)o->calls < HOST_WORK_CALL_NS ||
+            an_host_class_of(tl_str(f->ctx->tl, o->name)) != AN_HC_OTHER)
+            continue;
+        pick[n++] = i;
+        sum += (double)o->exposed_ns / nr;
+    }
+    if (!n)
+        return;
+    f->host_work_ns = sum;
+    char title[200];
+    snprintf(title, sizeof title, "the GPU waits for host work in %.120s%s", tl_str(f->ctx->tl, ho->v[pick[0]].name),
+             n > 1 ? " and other long host ops" : "");
+    an_finding *x = add(f, self, pct(sum, f->job_ns), title,
+                        "take this work off the step's critical path: move it into DataLoader workers "
+                        "(num_workers > 0) or a background thread with prefetching, do it on the GPU, or overlap it "
+                        "with the previous step's GPU work; CUDA graphs and fusion do not help (it is host "
+                        "computation, not launch overhead)",
+                        "moving or overlapping these ops removes their exposed time");
+    for (size_t k = 0; k < n; k++) {
+        const an_hostop *o = &ho->v[pick[k]];
+        an_finding_evidence(x, "%.120s: the GPU idle %.1f %% of step time while it ran (mean over ranks), %lld "
+                            "exposed calls, %.1f ms each",
+                            tl_str(f->ctx->tl, o->name), pct((double)o->exposed_ns / nr, f->job_ns),
+                            (long long)o->calls, (double)o->exposed_ns / (double)o->calls / 1e6);
+    }
+}
+
 static void r_launch_bound(fctx *f, const rule *self)
 {
     double host = 0, launch = 0;
@@ -301,6 +359,7 @@ static void r_launch_bound(fctx *f, const rule *self)
     }
     host /= (double)CP_MAX(f->lr->n_ranks, 1);
     launch /= (double)CP_MAX(f->lr->n_ranks, 1);
+    host -= f->host_work_ns; /* HOST_WORK_BOUND's share is not launch overhead */
     if (pct(host, f->job_ns) < LAUNCH_BOUND_PCT)
         return;
     an_finding *x = add(f, self, pct(host, f->job_ns), "the GPU waits for the host (launch-bound phases)",
@@ -311,6 +370,7 @@ static void r_launch_bound(fctx *f, const rule *self)
     an_finding_evidence(x, "GPU idle while the host runs framework ops or launches: %.1f %% of step time (mean over ranks), %.1f "
                 "%% inside runtime launch/sync calls",
              pct(host, f->job_ns), pct(launch, f->job_ns));
+    top_host_ops_evidence(f, x);
 }
 
 static void r_pageable_copy(fctx *f, const rule *self)
@@ -388,6 +448,7 @@ static const rule rules[] = {
     { "NET_INTRA_SLOW", AN_L_INTRA, r_net_intra_slow },
     { "CKPT_SYNC_STALL", AN_L_STORAGE, r_ckpt_sync },
     { "DATALOADER_STALL", AN_L_HOST, r_dataloader },
+    { "HOST_WORK_BOUND", AN_L_HOST, r_host_work }, /* before LAUNCH_BOUND: it claims its share */
     { "LAUNCH_BOUND", AN_L_HOST, r_launch_bound },
     { "PAGEABLE_COPY", AN_L_INTRA, r_pageable_copy },
     { "STRAGGLER_RANK", AN_L_COMPUTE, r_straggler },
@@ -445,7 +506,7 @@ int an_findings_run(an_ctx *ctx)
 {
     rep_report *rp = ctx->rep;
     fctx f = { .ctx = ctx, .lr = ctx->results[AN_layers], .cr = ctx->results[AN_collectives],
-               .sr = ctx->results[AN_stragglers] };
+               .sr = ctx->results[AN_stragglers], .ho = ctx->results[AN_hostops] };
     an_findings_result *out = cp_xcalloc(1, sizeof *out);
     out->free = free_result;
     ctx->results[AN_findings] = out;

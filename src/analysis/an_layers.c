@@ -112,7 +112,7 @@ typedef struct sweep_env {
     int64_t win_t0, win_t1; /* only events overlapping [win_t0, win_t1) take part */
 } sweep_env;
 
-enum { HC_NONE = 1, HC_STORAGE, HC_DATALOADER };
+enum { HC_NONE = AN_HC_OTHER, HC_STORAGE = AN_HC_STORAGE, HC_DATALOADER = AN_HC_DATALOADER };
 
 /* Host regions that mean the GPU waits on storage. Case-insensitive
  * substrings of the event name (python functions, annotations, ops). */
@@ -132,14 +132,33 @@ static bool matches(const char *name, const char *const *pat, size_t n)
     return false;
 }
 
+int an_host_class_of(const char *name)
+{
+    return matches(name, storage_patterns, CP_ARRAY_LEN(storage_patterns))         ? HC_STORAGE
+           : matches(name, dataloader_patterns, CP_ARRAY_LEN(dataloader_patterns)) ? HC_DATALOADER
+                                                                                    : HC_NONE;
+}
+
 static int host_class(sweep_env *env, uint32_t name_id, const char *name)
 {
     uint8_t *c = &env->host_class[name_id];
     if (!*c)
-        *c = matches(name, storage_patterns, CP_ARRAY_LEN(storage_patterns))       ? HC_STORAGE
-             : matches(name, dataloader_patterns, CP_ARRAY_LEN(dataloader_patterns)) ? HC_DATALOADER
-                                                                                      : HC_NONE;
+        *c = (uint8_t)an_host_class_of(name);
     return *c;
+}
+
+/* Append [t0, t1) to the rank's exposed-host segments, merged with the last
+ * one when they touch (the sweep visits instants in time order). */
+static void host_seg_add(an_rank_layers *out, size_t *cap, int64_t t0, int64_t t1)
+{
+    if (out->n_host_segs && out->host_segs[2 * out->n_host_segs - 1] == t0) {
+        out->host_segs[2 * out->n_host_segs - 1] = t1;
+        return;
+    }
+    cp_xgrow((void **)&out->host_segs, cap, 2 * out->n_host_segs + 2, sizeof *out->host_segs);
+    out->host_segs[2 * out->n_host_segs] = t0;
+    out->host_segs[2 * out->n_host_segs + 1] = t1;
+    out->n_host_segs++;
 }
 
 static bool step_id(const char *name, int64_t *id)
@@ -522,7 +541,7 @@ static void sweep_rank(sweep_env *env, size_t ri, an_rank_layers *out, seg_sink 
     }
     cp_sort_u64(p.v, p.n, NULL);
     int cnt[LB__COUNT] = { 0 };
-    size_t si = 0;
+    size_t si = 0, seg_cap = 0;
     for (size_t i = 0; i < p.n;) {
         uint64_t instant = p.v[i] >> PT_LOW_BITS;
         int64_t t = pts_time(&p, p.v[i]);
@@ -537,6 +556,8 @@ static void sweep_rank(sweep_env *env, size_t ri, an_rank_layers *out, seg_sink 
             si++;
         if (si < ns && sw[si].ts <= t && t1 <= sw[si].end) {
             an_layer l = attribute(&out->steps[si], cnt, t1 - t);
+            if (l == AN_L_HOST)
+                host_seg_add(out, &seg_cap, t, t1);
             if (sink && sw[si].id == sink->step_id)
                 seg_add(sink, t - sw[si].ts, t1 - t, l);
         }
@@ -646,8 +667,10 @@ static void slowest_step(sweep_env *env, const an_layers_result *lr)
 static void free_result(void *self)
 {
     an_layers_result *lr = self;
-    for (size_t i = 0; i < lr->n_ranks; i++)
+    for (size_t i = 0; i < lr->n_ranks; i++) {
         free(lr->ranks[i].steps);
+        free(lr->ranks[i].host_segs);
+    }
     free(lr->ranks);
     free(lr->node_by_rank);
     free(lr->pgr_info);

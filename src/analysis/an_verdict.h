@@ -51,6 +51,10 @@ typedef struct an_rank_layers {
     size_t n_steps;
     an_step_layers *steps;
     an_step_layers total;             /* sums over steps (id = -1) */
+    /* the instants whose layer is host (GPU idle, host busy), inside steps:
+     * [start, end) ns pairs in time order, adjacent ones merged; for an_hostops */
+    int64_t *host_segs;
+    size_t n_host_segs;
 } an_rank_layers;
 
 typedef struct an_layers_result {
@@ -70,6 +74,29 @@ typedef struct an_layers_result {
     uint32_t pgr_key;                 /* string id of "Process Group Ranks", UINT32_MAX if absent */
     struct an_pgr_info { int32_t size; uint8_t known, inter; } *pgr_info;
 } an_layers_result;
+
+/* The host ops the GPU waited for (an_hostops): per op name, the op's self
+ * time during exposed-host instants, summed over ranks. */
+#define AN_HOSTOPS_ROWS 20            /* rows in the report's host_ops table */
+typedef struct an_hostop {
+    uint32_t name;                    /* string id in the timeline */
+    int64_t exposed_ns;               /* GPU idle while this op was innermost, all ranks */
+    int64_t calls;                    /* calls that had some of it */
+} an_hostop;
+
+typedef struct an_hostops_result {
+    void (*free)(void *self);
+    size_t n, cap;
+    an_hostop *v;                     /* every op with exposed time, most first */
+    int64_t host_exposed_ns;          /* exposed host time, all ranks */
+    int64_t step_ns;                  /* step time, all ranks */
+    size_t n_ranks;
+} an_hostops_result;
+
+/* Host region class of an event name, by the same patterns the sweep uses:
+ * AN_HC_STORAGE (checkpoint / file I/O), AN_HC_DATALOADER, else AN_HC_OTHER. */
+enum { AN_HC_OTHER = 1, AN_HC_STORAGE, AN_HC_DATALOADER };
+int an_host_class_of(const char *name);
 
 /* Node index of a global rank under the result's node map. */
 int32_t an_node_of(const an_layers_result *lr, int32_t rank);

@@ -24,7 +24,7 @@ static const cli_opt opts[] = {
     { "seed", 0, "N", O_SEED, 0, "random seed; same arguments and seed give the same bytes (default 1)" },
     { "inject", 0, "KIND[=V],...", O_INJECT, CLI_OPT_REPEAT,
       "problems: slow-network=F, sync-checkpoint=S[@N], straggler=R[:F], dataloader-stall=MS[@N], "
-      "launch-bound[=N], pageable-h2d[=MB]" },
+      "launch-bound[=N], pageable-h2d[=MB], host-work=MS[@N]" },
     { "gzip", 0, NULL, O_GZIP, 0, "write rank-N.json.gz" },
     { "zstd", 0, NULL, O_ZSTD, 0, "write rank-N.json.zst" },
     { "force", 0, NULL, O_FORCE, 0, "write into a non-empty directory, replacing files" },

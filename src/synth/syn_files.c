@@ -262,6 +262,12 @@ int syn_write_truth(const job *j, const char *dir, const char *ext, cp_error *er
         jw_kv_i(&w, "every", c->dl_every);
         inj_end(&w, c, -1, c->dl_every, 0);
     }
+    if (c->host_work_ms > 0) {
+        inj_begin(&w, "host-work", "host");
+        jw_kv_d(&w, "ms", c->host_work_ms);
+        jw_kv_i(&w, "every", c->hw_every);
+        inj_end(&w, c, -1, c->hw_every, 0);
+    }
     if (c->launch_bound > 0) {
         inj_begin(&w, "launch-bound", "host");
         jw_kv_i(&w, "tiny_kernels_per_step", c->launch_bound);
@@ -288,6 +294,7 @@ int syn_write_truth(const job *j, const char *dir, const char *ext, cp_error *er
         jw_kv_i(&w, "tp_kernel_ns", r->tp_kernel_ns);
         jw_kv_i(&w, "checkpoint_ns", r->ckpt_ns);
         jw_kv_i(&w, "dataloader_ns", r->dl_ns);
+        jw_kv_i(&w, "host_work_ns", r->hw_ns);
         jw_kv_i(&w, "tiny_kernels", r->tiny_kernels);
         jw_kv_i(&w, "mean_step_ns", r->step_sum_ns / c->steps);
         cp_jw_obj_end(&w);

@@ -57,7 +57,7 @@ typedef struct rank_st {
     int64_t cpu_ns, bw_ns, fwd0_ns; /* main and autograd thread cursors; forward start */
     int64_t bk_acc_bytes;           /* gradient bytes not yet in a bucket */
     /* ground truth */
-    int64_t compute_kernel_ns, nccl_kernel_ns, nccl_wait_ns, ckpt_ns, dl_ns, tiny_kernels, step_sum_ns;
+    int64_t compute_kernel_ns, nccl_kernel_ns, nccl_wait_ns, ckpt_ns, dl_ns, hw_ns, tiny_kernels, step_sum_ns;
     int64_t exposed_comm_ns; /* all-reduce time after the backward pass's last kernel */
     int64_t tp_kernel_ns;
     /* first compute-stream start since the mark, for gpu_user_annotation

@@ -147,6 +147,12 @@ static int parse_one(syn_config *c, const char *item, size_t len, cp_error *err)
         if (!v || val_every(v, vend, &ms, &c->dl_every) < 0 || !(ms > 0 && ms <= 600000))
             return bad_inject(err, it, "needs MS[@EVERY] with 0 < MS <= 600000, e.g. dataloader-stall=200");
         c->dl_stall_ms = ms;
+    } else if (KIND("host-work")) {
+        double ms;
+        c->hw_every = 1;
+        if (!v || val_every(v, vend, &ms, &c->hw_every) < 0 || !(ms > 0 && ms <= 600000))
+            return bad_inject(err, it, "needs MS[@EVERY] with 0 < MS <= 600000, e.g. host-work=300");
+        c->host_work_ms = ms;
     } else if (KIND("launch-bound")) {
         long n = 3000;
         if (v && (num_i(v, vend, &n) < 0 || n < 1 || n > 1000000))
@@ -160,7 +166,7 @@ static int parse_one(syn_config *c, const char *item, size_t len, cp_error *err)
     } else {
         return bad_inject(err, it,
                           "unknown problem (known: slow-network=F, sync-checkpoint=S[@N], straggler=R[:F], "
-                          "dataloader-stall=MS[@N], launch-bound[=N], pageable-h2d[=MB])");
+                          "dataloader-stall=MS[@N], launch-bound[=N], pageable-h2d[=MB], host-work=MS[@N])");
     }
 #undef KIND
     return 0;
@@ -602,6 +608,12 @@ static void st_begin(const job *j, rank_st *r, int step)
     put_cpu(r, "user_annotation", "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", tid, *cpu, dl);
     r->dl_ns += dl;
     *cpu += dl + jit(r, 20000, 0.3);
+    if (c->host_work_ms > 0 && step % c->hw_every == 0) { /* the batch built on the CPU: no launches */
+        int64_t hw = (int64_t)llround(c->host_work_ms * 1e6);
+        put_cpu(r, "cpu_op", "aten::normal_", tid, *cpu, hw);
+        r->hw_ns += hw;
+        *cpu += hw + jit(r, 5000, 0.3);
+    }
     for (int i = 0; i < 2; i++) /* input ids and labels, int64, pinned, non_blocking */
         run_copy(r, tid, cpu, "Memcpy HtoD (Pinned -> Device)", (int64_t)tok * 8, 22.0, 0);
     if (c->pageable_mb > 0)

@@ -65,6 +65,8 @@ typedef struct syn_config {
     double straggler_factor;
     double dl_stall_ms;     /* data loader stall per affected step */
     int dl_every;           /* ... every this many steps */
+    double host_work_ms;    /* CPU op on the main thread (aten::normal_ building the batch) */
+    int hw_every;           /* ... every this many steps */
     int launch_bound;       /* tiny kernels per step, 0 = none */
     double pageable_mb;     /* pageable synchronous H2D MB per step, 0 = none */
     /* output */
@@ -77,7 +79,8 @@ void syn_config_default(syn_config *c);
 
 /* Parse one --inject value "KIND[=VALUE],..." into c. Kinds: slow-network=F,
  * sync-checkpoint=SECONDS[@EVERY], straggler=RANK[:FACTOR],
- * dataloader-stall=MS[@EVERY], launch-bound[=N], pageable-h2d[=MB].
+ * dataloader-stall=MS[@EVERY], launch-bound[=N], pageable-h2d[=MB],
+ * host-work=MS[@EVERY].
  * Returns 0 or CP_ERR_USAGE with a message naming the bad item. */
 int syn_parse_inject(syn_config *c, const char *spec, cp_error *err);
 

@@ -27,7 +27,7 @@ rep = json.load(open(sys.argv[1]))
 truth = json.load(open(sys.argv[2]))
 want = sys.argv[3:]
 layer_of = {"NET_INTER_SLOW": "inter", "CKPT_SYNC_STALL": "storage", "STRAGGLER_RANK": "compute",
-            "DATALOADER_STALL": "host", "LAUNCH_BOUND": "host", "PAGEABLE_COPY": "intra"}
+            "DATALOADER_STALL": "host", "LAUNCH_BOUND": "host", "HOST_WORK_BOUND": "host", "PAGEABLE_COPY": "intra"}
 f = rep["findings"]
 got = [x["code"] for x in f]
 ok = True
@@ -48,10 +48,18 @@ inj = {j["kind"]: j["layer"] for j in truth.get("injections", [])}
 for w in want:
     code = w.partition("@")[0]
     kind = {"NET_INTER_SLOW": "slow-network", "CKPT_SYNC_STALL": "sync-checkpoint", "STRAGGLER_RANK": "straggler",
-            "DATALOADER_STALL": "dataloader-stall", "LAUNCH_BOUND": "launch-bound",
+            "DATALOADER_STALL": "dataloader-stall", "LAUNCH_BOUND": "launch-bound", "HOST_WORK_BOUND": "host-work",
             "PAGEABLE_COPY": "pageable-h2d"}[code]
     if kind in inj and inj[kind] != layer_of[code]:
         print("FAIL: ground truth puts %s on %s, the finding on %s" % (kind, inj[kind], layer_of[code])); ok = False
+# host work: the finding names the op, and its gain is the injected share of step time
+hw = [x for x in f if x["code"] == "HOST_WORK_BOUND"]
+if hw and "host-work" in inj:
+    share = 100.0 * sum(r["host_work_ns"] / (r["mean_step_ns"] * truth["config"]["steps"] if "config" in truth else 1)
+                        for r in truth["ranks"]) / len(truth["ranks"])
+    if "aten::normal_" not in hw[0]["title"] or abs(hw[0]["estimated_gain_pct"] - share) > 0.1 * share:
+        print("FAIL: HOST_WORK_BOUND %s, gain %.2f %%, injected %.2f %%" % (hw[0]["title"], hw[0]["estimated_gain_pct"], share))
+        ok = False
 # layers add up to the step time on every rank and step
 for r in rep["ranks"]:
     for s in r.get("steps", []):
@@ -88,6 +96,7 @@ run straggler STRAGGLER_RANK@3 -- "${SMALL[@]}" --inject straggler=3:1.25
 run straggler10 STRAGGLER_RANK@6 -- --ranks 8 --gpus-per-node 8 --steps 6 --inject straggler=6:1.12
 run dataloader DATALOADER_STALL -- "${SMALL[@]}" --inject dataloader-stall=50
 run launch LAUNCH_BOUND -- "${SMALL[@]}" --inject launch-bound
+run hostwork HOST_WORK_BOUND -- "${SMALL[@]}" --inject host-work=60
 run pageable PAGEABLE_COPY -- "${SMALL[@]}" --inject pageable-h2d
 run checkpoint CKPT_SYNC_STALL -- "${SMALL[@]}" --inject sync-checkpoint=1@3
 run network NET_INTER_SLOW -- "${SMALL[@]}" --inject slow-network=0.4
