@@ -12,9 +12,12 @@ The job: a pre-norm transformer encoder (bf16 autocast, fused AdamW), a
 host-side batch built on the CPU and copied from pinned memory every step,
 and, when torch.distributed with NCCL starts, one all-reduce of the
 flattened gradients per step (world size 1: NCCL still launches its kernel).
-The profiler records steps 5-8 (wait 2, warm-up 2, active 4).
+The profiler records ACTIVE steps after 2 skipped and 2 warm-up steps.
+--gpu-batch builds the batch on the GPU instead (the fix for the host-bound
+step the default reproduces), so the two traces make a before/after pair.
 
 Usage: python3 scripts/gpu_trace.py OUT_DIR [--layers N] [--d-model D] [--seq S] [--batch B]
+                                            [--active N] [--gpu-batch]
 Writes OUT_DIR/trace.json (Chrome trace), OUT_DIR/torch_kernels.txt
 (profiler key averages by CUDA time) and OUT_DIR/torch_summary.json (step
 times, FLOPs per step, achieved TFLOP/s).
@@ -33,6 +36,8 @@ def main():
     ap.add_argument("--d-model", type=int, default=2048)
     ap.add_argument("--seq", type=int, default=2048)
     ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--active", type=int, default=4)
+    ap.add_argument("--gpu-batch", action="store_true")
     args = ap.parse_args()
     import torch
     import torch.nn as nn
@@ -63,8 +68,11 @@ def main():
     host_batch = torch.empty(B, S, d, dtype=torch.bfloat16, pin_memory=True)
 
     def step():
-        host_batch.normal_()                      # the "data loader": CPU work every step
-        x = host_batch.to(dev, non_blocking=True)
+        if args.gpu_batch:
+            x = torch.randn(B, S, d, dtype=torch.bfloat16, device=dev)
+        else:
+            host_batch.normal_()                  # the "data loader": CPU work every step
+            x = host_batch.to(dev, non_blocking=True)
         with torch.autocast("cuda", dtype=torch.bfloat16):
             y = model(x)
             loss = y.float().pow(2).mean()
@@ -81,9 +89,10 @@ def main():
         opt.zero_grad(set_to_none=True)
 
     times = []
-    sched = schedule(wait=2, warmup=2, active=4, repeat=1)
+    A = args.active
+    sched = schedule(wait=2, warmup=2, active=A, repeat=1)
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], schedule=sched) as prof:
-        for _ in range(9):
+        for _ in range(5 + A):
             torch.cuda.synchronize()
             t0 = time.perf_counter()
             step()
@@ -97,12 +106,12 @@ def main():
     # 6 x 2 x B x S^2 x d per layer (QK^T and AV, forward + 2x backward)
     tokens = B * S
     flops = 6 * params * tokens + 12 * B * S * S * d * L
-    active = sorted(times[4:8])
+    active = sorted(times[4:4 + A])
+    med = (active[(A - 1) // 2] + active[A // 2]) / 2
     summary = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "params": params,
-               "layers": L, "d_model": d, "seq": S, "batch": B, "nccl": dist is not None,
-               "step_s": times, "median_active_step_s": (active[1] + active[2]) / 2,
-               "flops_per_step": flops,
-               "tflops_median_active": flops / ((active[1] + active[2]) / 2) / 1e12}
+               "layers": L, "d_model": d, "seq": S, "batch": B, "gpu_batch": args.gpu_batch,
+               "nccl": dist is not None, "step_s": times, "median_active_step_s": med,
+               "flops_per_step": flops, "tflops_median_active": flops / med / 1e12}
     with open(os.path.join(args.out, "torch_summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
     print(json.dumps(summary))

@@ -225,6 +225,11 @@ int probe_coll_run(probe_ctx *ctx, cp_error *err)
         rep_node *o = rep_obj(ctx->rep, ctx->rep->root, "coll", "collectives");
         rep_str(ctx->rep, o, "backend", "comm back-end", comm_backend(c));
         rep_int(ctx->rep, o, "ranks", "ranks", n, NULL);
+        if (n == 1) /* nccl-tests prints the same numbers for one GPU; say what they are */
+            rep_str(ctx->rep, o, "note", "note",
+                    "one rank: no byte crosses a link; busbw is 0 where the bus factor has (n-1)/n (all-reduce, "
+                    "all-gather, reduce-scatter, all-to-all) and equals algbw for broadcast, a local copy or "
+                    "nothing in place: these rows measure no link");
         bool used = use_nccl && rc == 0;
         rep_str(ctx->rep, o, "buffers", "buffers", used ? "device" : "host");
         if (used) {

@@ -36,6 +36,7 @@ d = json.load(open(sys.argv[1])); n = int(sys.argv[2]); backend = sys.argv[3]
 mode = sys.argv[4] if len(sys.argv) > 4 else ""
 c = d["coll"]
 assert c["buffers"] == "device" and c["ranks"] == n and c["backend"] == backend, c
+assert ("note" in c) == (n == 1) and (n > 1 or c["note"].startswith("one rank: no byte crosses a link")), c
 assert c["nccl_version"] == ("2.18.5" if mode == "noa2a" else "2.28.9") and c["nccl"].startswith("used: NCCL "), c
 rows = [r for r in d["results"] if r.get("op")]
 ops = {r["op"] for r in rows}
