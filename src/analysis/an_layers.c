@@ -653,6 +653,7 @@ static void slowest_step(sweep_env *env, const an_layers_result *lr)
                 env->win_t1 = rl->steps[s].ts_ns + rl->steps[s].dur_ns;
                 sweep_rank(env, i, &scratch, &k);
                 free(scratch.steps);
+                free(scratch.host_segs);
                 break;
             }
         seg_flush(&k);
