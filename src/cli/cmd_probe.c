@@ -24,7 +24,7 @@
 #include <string.h>
 
 enum {
-    O_LIST = 100, O_QUICK, O_FULL, O_DIR, O_SIZE, O_SECONDS, O_LISTEN, O_CONNECT, O_STREAMS, O_MIN_BYTES,
+    O_LIST = 100, O_QUICK, O_FULL, O_DIR, O_SIZE, O_ROUNDS, O_SECONDS, O_LISTEN, O_CONNECT, O_STREAMS, O_MIN_BYTES,
     O_MAX_BYTES, O_ITERS, O_WARMUP, O_TIMEOUT, O_DB, O_NO_HISTORY, O_FACTOR, O_BACKEND, O_RDMA, O_NO_RDMA,
     O_RDMA_DEV, O_IB_PORT, O_GID_INDEX, O_QPS,
 };
@@ -35,6 +35,7 @@ static const cli_opt opts[] = {
     { "full", 0, NULL, O_FULL, 0, "full measurements even when no probe is named" },
     { "dir", 0, "DIR", O_DIR, 0, "storage: directory to test (default: the current directory)" },
     { "size", 0, "BYTES", O_SIZE, 0, "memory/storage working size, e.g. 512M, 4G (default: per probe)" },
+    { "rounds", 0, "N", O_ROUNDS, 0, "storage: run the sequential tests N times, report the median (default 1)" },
     { "seconds", 0, "S", O_SECONDS, 0, "time budget per measurement (default: per probe)" },
     { "listen", 0, "[ADDR:]PORT", O_LISTEN, 0, "net: serve a peer on this address" },
     { "connect", 0, "HOST:PORT", O_CONNECT, 0, "net: measure towards a peer serving with --listen" },
@@ -145,7 +146,7 @@ int cmd_probe(cli_ctx *ctx)
     if (po.coll_backend && strcmp(po.coll_backend, "auto") && strcmp(po.coll_backend, "mpi") &&
         strcmp(po.coll_backend, "nccl"))
         return cli_usage_error(ctx, "bad --backend '%s' (auto, mpi or nccl)", po.coll_backend);
-    long streams, iters, warmup;
+    long streams, iters, warmup, rounds;
     if (size_opt(ctx, O_SIZE, &po.size_bytes) || size_opt(ctx, O_MIN_BYTES, &po.min_bytes) ||
         size_opt(ctx, O_MAX_BYTES, &po.max_bytes))
         return CLI_EXIT_USAGE;
@@ -154,7 +155,8 @@ int cmd_probe(cli_ctx *ctx)
         cli_get_double(ctx, O_FACTOR, 0, 0, 1024, &po.factor) < 0 ||
         cli_get_long(ctx, O_STREAMS, 0, 0, 1024, &streams) < 0 ||
         cli_get_long(ctx, O_ITERS, 0, 0, 1000000, &iters) < 0 ||
-        cli_get_long(ctx, O_WARMUP, 0, 0, 1000000, &warmup) < 0)
+        cli_get_long(ctx, O_WARMUP, 0, 0, 1000000, &warmup) < 0 ||
+        cli_get_long(ctx, O_ROUNDS, 1, 1, PROBE_MAX_ROUNDS, &rounds) < 0)
         return CLI_EXIT_USAGE;
     long ib_port, gid_index, qps;
     if (cli_get_long(ctx, O_IB_PORT, 0, 0, 255, &ib_port) < 0 ||
@@ -171,6 +173,7 @@ int cmd_probe(cli_ctx *ctx)
     po.streams = (int)streams;
     po.iters = (int)iters;
     po.warmup = (int)warmup;
+    po.rounds = (int)rounds;
     if (cli_has(ctx, CLI_O_THREADS)) {
         po.threads = cli_threads(ctx);
         if (po.threads < 0)

@@ -50,12 +50,15 @@ int probe_layer_find(const char *name);
 
 /* Options of a run. Plain fields: the CLI fills them, probes read them.
  * Zero means "the probe's default" for every numeric field. */
+#define PROBE_MAX_ROUNDS 100
+
 typedef struct probe_opts {
     bool quick;              /* quick pass: a few seconds per probe */
     const char *dir;         /* storage: directory to test (default: the current directory) */
     uint64_t size_bytes;     /* memory/storage working size; 0 = probe default */
     double seconds;          /* time budget per measurement; 0 = probe default */
     int threads;             /* worker threads; 0 = all online CPUs */
+    int rounds;              /* storage: repeat the sequential tests, report the median; 0 = 1 */
     /* net / coll (filled and used by the net and coll probes) */
     const char *listen;      /* net: [ADDR:]PORT to accept on; NULL = not a server */
     const char *connect;     /* net: HOST:PORT to connect to; NULL = not a client */

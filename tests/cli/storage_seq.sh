@@ -42,5 +42,23 @@ else:
     assert int(m.group(1)) == 0, r
     assert "page cache for those" not in r, r
 PY
+# --rounds 3: each figure is the median of three rounds, their spread in the method
+timeout 120 "$CHAINPROF" probe storage --dir "$tmp" --size 4M --rounds 3 --no-history --json > "$tmp/b.json" \
+  2> "$tmp/b.err" || fail "storage probe --rounds 3 exited $?"
+python3 - "$tmp/b.json" <<'PY' || fail "--rounds 3"
+import json, re, sys
+rows = {r["metric"]: r for r in json.load(open(sys.argv[1]))["results"]}
+seq = [k for k in rows if k.startswith("seq_")]
+assert len(seq) in (2, 4), seq
+for k in seq:
+    m = re.search(r"; median of 3 rounds \(min ([0-9.]+), max ([0-9.]+) GB/s\)$", rows[k]["method"])
+    assert m, rows[k]["method"]
+    lo, hi, v = float(m.group(1)), float(m.group(2)), rows[k]["value"]
+    assert lo - 0.0005 <= v <= hi + 0.0005 and lo <= hi, (k, lo, v, hi)
+    if k.startswith("seq_write"):
+        assert "in the last round)" in rows[k]["method"], rows[k]["method"]
+PY
+"$CHAINPROF" probe storage --dir "$tmp" --rounds 0 --no-history > /dev/null 2>&1
+[ $? -eq 2 ] || fail "--rounds 0 must be a usage error (exit 2)"
 [ -z "$(ls -A "$tmp" | grep -v -e '\.json$' -e '\.err$')" ] || fail "test files left behind: $(ls -A "$tmp")"
 echo ok
