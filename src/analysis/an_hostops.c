@@ -126,7 +126,6 @@ int an_hostops_run(an_ctx *ctx)
     walker w = { .exposed_ns = cp_xcalloc(n_str + 1, sizeof(int64_t)), .calls = cp_xcalloc(n_str + 1, sizeof(int64_t)) };
     for (size_t r = 0; lr && r < tl->n_ranks && r < lr->n_ranks; r++) {
         const an_rank_layers *rl = &lr->ranks[r];
-        out->host_exposed_ns += rl->total.exposed_ns[AN_L_HOST];
         out->step_ns += rl->total.dur_ns;
         if (!rl->n_host_segs)
             continue;
@@ -137,7 +136,6 @@ int an_hostops_run(an_ctx *ctx)
             if (tl->tracks[t].key.kind == TL_TRACK_CPU)
                 walk_track(&w, tl, &tl->tracks[t], is_op);
     }
-    out->n_ranks = lr ? lr->n_ranks : 0;
     for (size_t id = 0; id < n_str; id++)
         if (w.exposed_ns[id] > 0) {
             cp_xgrow((void **)&out->v, &out->cap, out->n + 1, sizeof *out->v);

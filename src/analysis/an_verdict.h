@@ -88,9 +88,7 @@ typedef struct an_hostops_result {
     void (*free)(void *self);
     size_t n, cap;
     an_hostop *v;                     /* every op with exposed time, most first */
-    int64_t host_exposed_ns;          /* exposed host time, all ranks */
     int64_t step_ns;                  /* step time, all ranks */
-    size_t n_ranks;
 } an_hostops_result;
 
 /* Host region class of an event name, by the same patterns the sweep uses:

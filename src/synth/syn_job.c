@@ -141,18 +141,15 @@ static int parse_one(syn_config *c, const char *item, size_t len, cp_error *err)
             return bad_inject(err, it, "needs RANK[:FACTOR] with FACTOR in [1.01, 100], e.g. straggler=3:1.2");
         c->straggler_rank = (int)r;
         c->straggler_factor = f;
-    } else if (KIND("dataloader-stall")) {
-        double ms;
-        c->dl_every = 1;
-        if (!v || val_every(v, vend, &ms, &c->dl_every) < 0 || !(ms > 0 && ms <= 600000))
-            return bad_inject(err, it, "needs MS[@EVERY] with 0 < MS <= 600000, e.g. dataloader-stall=200");
-        c->dl_stall_ms = ms;
-    } else if (KIND("host-work")) {
-        double ms;
-        c->hw_every = 1;
-        if (!v || val_every(v, vend, &ms, &c->hw_every) < 0 || !(ms > 0 && ms <= 600000))
-            return bad_inject(err, it, "needs MS[@EVERY] with 0 < MS <= 600000, e.g. host-work=300");
-        c->host_work_ms = ms;
+    } else if (KIND("dataloader-stall") || KIND("host-work")) { /* both MS[@EVERY] of host time */
+        bool dl = KIND("dataloader-stall");
+        double ms, *out = dl ? &c->dl_stall_ms : &c->host_work_ms;
+        int *every = dl ? &c->dl_every : &c->hw_every;
+        *every = 1;
+        if (!v || val_every(v, vend, &ms, every) < 0 || !(ms > 0 && ms <= 600000))
+            return bad_inject(err, it, dl ? "needs MS[@EVERY] with 0 < MS <= 600000, e.g. dataloader-stall=200"
+                                          : "needs MS[@EVERY] with 0 < MS <= 600000, e.g. host-work=300");
+        *out = ms;
     } else if (KIND("launch-bound")) {
         long n = 3000;
         if (v && (num_i(v, vend, &n) < 0 || n < 1 || n > 1000000))
