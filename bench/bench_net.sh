@@ -10,9 +10,13 @@
 #     one process (and so one thread) per stream, their sum_received summed:
 #     the same-stream-count reference for a single-threaded iperf3, as
 #     chainprof runs a thread per stream.
+# A third reference when qperf is installed (Debian main): "qperf N x tcp_bw",
+#   N servers and clients on separate ports, 128 KiB messages, summed. Its
+#   receiver loops on recv() alone, where iperf3 3.12's server calls pselect6
+#   before every read (counted with strace -c), so it costs the receiver less.
 # Usage: bench/bench_net.sh [BUILD_DIR] ; prints figures for docs/PERFORMANCE.md.
 # BENCH_SECONDS (5), BENCH_ROUNDS (3), BENCH_STREAMS ("1 4"), BENCH_COLL=0 skips mpirun.
-# Skips the iperf3 comparison when iperf3 is absent (apt-get install iperf3).
+# Skips the iperf3 / qperf comparisons when they are absent (apt-get install iperf3 qperf).
 set -u
 build=${1:-build}
 cp=$build/chainprof
@@ -37,6 +41,30 @@ iperf_sum() {
   python3 -c 'import json,sys; print("%.3f" % sum(json.load(open(f))["end"]["sum_received"]["bits_per_second"] / 8e9 for f in sys.argv[1:]))' "${out[@]}" 2>/dev/null || echo n/a
   rm -f "${out[@]}"
 }
+# qperf PAIRS -> summed tcp_bw GB/s (1e9 B/s; qperf prints decimal KB/MB/GB per second)
+qperf_sum() {
+  local pairs=$1 i srv=() out=()
+  for i in $(seq "$pairs"); do
+    qperf --listen_port $((port + 100 + i)) >/dev/null 2>&1 & srv+=($!)
+  done
+  sleep 0.5
+  for i in $(seq "$pairs"); do
+    out+=("$(mktemp)")
+    timeout 120 qperf -lp $((port + 100 + i)) 127.0.0.1 -t "$secs" -m 128K tcp_bw > "${out[-1]}" 2>&1 &
+  done
+  wait "${!}" 2>/dev/null; sleep 0.2
+  kill "${srv[@]}" 2>/dev/null; wait 2>/dev/null
+  python3 -c '
+import re, sys
+mult = {"KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}
+tot, n = 0.0, 0
+for f in sys.argv[1:]:
+    m = re.search(r"bw\s*=\s*([0-9.]+)\s*([KMGT]B)/sec", open(f).read())
+    if m:
+        tot += float(m.group(1)) * mult[m.group(2)]; n += 1
+print("%.3f" % (tot / 1e9) if n == len(sys.argv) - 1 else "n/a")' "${out[@]}"
+  rm -f "${out[@]}"
+}
 printf '%-7s %-8s %-26s %-12s %-10s\n' round streams program "one-way GB/s" "chainprof vs"
 for round in $(seq "$rounds"); do
   for streams in ${BENCH_STREAMS:-1 4}; do
@@ -48,6 +76,10 @@ for round in $(seq "$rounds"); do
     wait $srv
     o=${ours% *}
     printf '%-7s %-8s %-26s %-12s %-10s\n' "$round" "$streams" "chainprof (p50 ${ours#* } us)" "$o" ""
+    if command -v qperf >/dev/null; then
+      ref=$(qperf_sum "$streams")
+      printf '%-7s %-8s %-26s %-12s %-10s\n' "$round" "$streams" "qperf $streams x tcp_bw (summed)" "$ref" "$(pct "$o" "$ref")"
+    fi
     command -v iperf3 >/dev/null || continue
     ref=$(iperf_sum 1 "$streams")
     printf '%-7s %-8s %-26s %-12s %-10s\n' "$round" "$streams" "iperf3 -P $streams" "$ref" "$(pct "$o" "$ref")"
