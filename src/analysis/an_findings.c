@@ -295,6 +295,12 @@ static void r_dataloader(fctx *f, const rule *self)
              pct(lost, f->job_ns), f->lr->n_ranks);
 }
 
+/* An op's exposed time as % of step time, mean over ranks. */
+static double op_pct(const fctx *f, const an_hostop *o)
+{
+    return pct((double)o->exposed_ns / (double)CP_MAX(f->lr->n_ranks, 1), f->job_ns);
+}
+
 /* "ops with the most exposed time: a 3.1 %, b 1.2 %, c 0.4 %" */
 static void top_host_ops_evidence(fctx *f, an_finding *x)
 {
@@ -303,10 +309,9 @@ static void top_host_ops_evidence(fctx *f, an_finding *x)
         return;
     char line[400];
     size_t len = (size_t)snprintf(line, sizeof line, "host ops with the most GPU-idle time:");
-    double nr = (double)CP_MAX(f->lr->n_ranks, 1);
     for (size_t i = 0; i < ho->n && i < 3 && len < sizeof line; i++)
         len += (size_t)snprintf(line + len, sizeof line - len, "%s %.80s %.1f %%", i ? "," : "",
-                                tl_str(f->ctx->tl, ho->v[i].name), pct((double)ho->v[i].exposed_ns / nr, f->job_ns));
+                                tl_str(f->ctx->tl, ho->v[i].name), op_pct(f, &ho->v[i]));
     an_finding_evidence(x, "%s", line);
 }
 
@@ -320,7 +325,7 @@ static void r_host_work(fctx *f, const rule *self)
     size_t pick[HOST_WORK_MAX_OPS], n = 0;
     for (size_t i = 0; ho && i < ho->n && n < HOST_WORK_MAX_OPS; i++) {
         const an_hostop *o = &ho->v[i];
-        if (pct((double)o->exposed_ns / nr, f->job_ns) < MIN_EXPOSED_PCT)
+        if (op_pct(f, o) < MIN_EXPOSED_PCT)
             break; /* sorted: the rest expose less */
         if (o->calls <= 0 || (double)o->exposed_ns / (double)o->calls < HOST_WORK_CALL_NS ||
             an_host_class_of(tl_str(f->ctx->tl, o->name)) != AN_HC_OTHER)
@@ -344,7 +349,7 @@ static void r_host_work(fctx *f, const rule *self)
         const an_hostop *o = &ho->v[pick[k]];
         an_finding_evidence(x, "%.120s: the GPU idle %.1f %% of step time while it ran (mean over ranks), %lld "
                             "exposed calls, %.1f ms each",
-                            tl_str(f->ctx->tl, o->name), pct((double)o->exposed_ns / nr, f->job_ns),
+                            tl_str(f->ctx->tl, o->name), op_pct(f, o),
                             (long long)o->calls, (double)o->exposed_ns / (double)o->calls / 1e6);
     }
 }

@@ -220,27 +220,58 @@ typedef struct seq_fig {
     char method[400];
 } seq_fig;
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The median of the rounds (the mean of the middle two for an even count),
- * and the spread in the method: on a shared or virtual disk one run can be
- * off by 2x, and the median of several says what the disk usually does. */
+/* The median of the rounds, and their spread in the method: on a shared or
+ * virtual disk one run can be off by 2x, and the median of several says
+ * what the disk usually does. */
 static void emit_seq(probe_ctx *ctx, seq_fig *f, int rounds)
 {
-    double v[PROBE_MAX_ROUNDS];
-    memcpy(v, f->v, (size_t)rounds * sizeof *v);
-    qsort(v, (size_t)rounds, sizeof *v, cmp_double);
-    double med = (v[(rounds - 1) / 2] + v[rounds / 2]) / 2;
+    double med = probe_median(f->v, (size_t)rounds); /* sorts f->v */
     if (rounds > 1) {
         size_t n = strlen(f->method);
         snprintf(f->method + n, sizeof f->method - n, "; median of %d rounds (min %.3f, max %.3f GB/s)", rounds,
-                 v[0], v[rounds - 1]);
+                 f->v[0], f->v[rounds - 1]);
     }
     probe_emit_value(ctx, f->metric, med, "GB/s", NAN, f->method);
+}
+
+/* Round r of one mode: write a new file, then read it, into fw/fr. Returns
+ * 0, CP_ERR_UNAVAILABLE (with st->err cleared) when the filesystem refuses
+ * O_DIRECT, or a negative error. */
+static int seq_round(st_ctx *st, uint64_t bytes, bool direct, int r, int rounds, seq_fig *fw, seq_fig *fr)
+{
+    const char *how = direct ? "O_DIRECT" : "buffered";
+    int rc = fs_quiesce(st);
+    if (rc < 0)
+        return rc;
+    double fsync_s = 0;
+    double tw = write_file(st, st->file, bytes, direct, &fsync_s);
+    if (tw < 0 && direct && st->err->code == CP_ERR_UNAVAILABLE) {
+        cp_error_clear(st->err);
+        return CP_ERR_UNAVAILABLE;
+    }
+    if (tw < 0)
+        return (int)tw;
+    fw->v[r] = (double)bytes / tw / 1e9;
+    snprintf(fw->method, sizeof fw->method,
+             "%s sequential write of %llu MiB in 1 MiB blocks to a new file (no preallocation) after syncfs, "
+             "timed through fsync (fsync %.3f s of %.3f s%s)",
+             how, (unsigned long long)(bytes >> 20), fsync_s, tw, rounds > 1 ? " in the last round" : "");
+    if ((rc = fs_quiesce(st)) < 0)
+        return rc;
+    uint64_t got = 0;
+    read_state rs;
+    double tr = read_file(st, st->file, direct, &got, &rs);
+    if (tr < 0)
+        return (int)tr;
+    fr->v[r] = (double)got / tr / 1e9;
+    int n = snprintf(fr->method, sizeof fr->method, "%s sequential read of %llu MiB in 1 MiB blocks", how,
+                     (unsigned long long)(got >> 20));
+    if (!direct)
+        snprintf(fr->method + n, sizeof fr->method - (size_t)n,
+                 ", after fsync + posix_fadvise(DONTNEED); mincore: %llu of %llu pages cached at start%s",
+                 (unsigned long long)rs.cached_pages, (unsigned long long)rs.file_pages,
+                 rs.cached_pages ? " (read from the page cache for those: this filesystem does not drop them)" : "");
+    return 0;
 }
 
 static int seq_tests(probe_ctx *ctx, st_ctx *st, uint64_t bytes)
@@ -251,43 +282,14 @@ static int seq_tests(probe_ctx *ctx, st_ctx *st, uint64_t bytes)
     int n_modes = 2;
     for (int r = 0; r < rounds; r++)
         for (int direct = 0; direct < n_modes; direct++) {
-            const char *how = direct ? "O_DIRECT" : "buffered";
-            seq_fig *fw = &figs[2 * direct], *fr = &figs[2 * direct + 1];
-            int rc = fs_quiesce(st);
-            if (rc < 0)
-                return rc;
-            double fsync_s = 0;
-            double tw = write_file(st, st->file, bytes, direct, &fsync_s);
-            if (tw < 0 && direct && st->err->code == CP_ERR_UNAVAILABLE) {
+            int rc = seq_round(st, bytes, direct, r, rounds, &figs[2 * direct], &figs[2 * direct + 1]);
+            if (rc == CP_ERR_UNAVAILABLE && direct) { /* only O_DIRECT can be refused */
                 cp_log_warn("%s: O_DIRECT not supported here (tmpfs?): direct-I/O rows left out",
                             ctx->opts.dir ? ctx->opts.dir : ".");
-                cp_error_clear(st->err);
                 n_modes = 1;
-                break;
-            }
-            if (tw < 0)
-                return (int)tw;
-            fw->v[r] = (double)bytes / tw / 1e9;
-            snprintf(fw->method, sizeof fw->method,
-                     "%s sequential write of %llu MiB in 1 MiB blocks to a new file (no preallocation) after syncfs, "
-                     "timed through fsync (fsync %.3f s of %.3f s%s)",
-                     how, (unsigned long long)(bytes >> 20), fsync_s, tw, rounds > 1 ? " in the last round" : "");
-            if ((rc = fs_quiesce(st)) < 0)
+            } else if (rc < 0) {
                 return rc;
-            uint64_t got = 0;
-            read_state rs;
-            double tr = read_file(st, st->file, direct, &got, &rs);
-            if (tr < 0)
-                return (int)tr;
-            fr->v[r] = (double)got / tr / 1e9;
-            int n = snprintf(fr->method, sizeof fr->method, "%s sequential read of %llu MiB in 1 MiB blocks", how,
-                             (unsigned long long)(got >> 20));
-            if (!direct)
-                snprintf(fr->method + n, sizeof fr->method - (size_t)n,
-                         ", after fsync + posix_fadvise(DONTNEED); mincore: %llu of %llu pages cached at start%s",
-                         (unsigned long long)rs.cached_pages, (unsigned long long)rs.file_pages,
-                         rs.cached_pages ? " (read from the page cache for those: this filesystem does not drop them)"
-                                         : "");
+            }
         }
     for (int k = 0; k < 2 * n_modes; k++)
         emit_seq(ctx, &figs[k], rounds);
