@@ -9,8 +9,8 @@
  *   all-reduce/broadcast, the gathered output for all-gather, the scattered
  *   input for reduce-scatter). algbw = bytes / time; since one byte per
  *   nanosecond is exactly 1 GB/s (GB = 1e9 B), bytes/ns is the figure.
- *   busbw = algbw * factor(op, n) (2(n-1)/n all-reduce; (n-1)/n all-gather,
- *   reduce-scatter, all-to-all; 1 broadcast, reduce, send/recv).
+ *   busbw = algbw * factor(op, n), the nccl-tests factors of the model's
+ *   collective vocabulary (model/vocab.h, collectives.def).
  * - Wait vs transfer: a collective cannot start moving data before its last
  *   member arrives. The k-th collective of one process group on every rank is
  *   the same operation (NCCL requires every member to issue a group's
@@ -24,64 +24,21 @@
  *   whole duration as transfer.
  * - The wait of each kernel is added to its step (by kernel start) in the
  *   layers result, for the stragglers analysis and the findings rules.
- * - Expected busbw per scope: --nic-gbps / --nvlink-gbps, else the built-in
- *   hardware catalog by the GPU named in deviceProperties; unknown -> null.
+ * - Expected busbw per scope: --nic-gbps (Gbit/s, converted) / --nvlink-gbps,
+ *   else the built-in hardware catalog (model/catalog.h) by the GPU named in
+ *   deviceProperties; unknown -> null.
  */
 #include "an_verdict.h"
 #include "../base/par.h"
 #include "../base/sort.h"
 #include "../base/util.h"
-#include "../plan/catalog.h"
+#include "../model/catalog.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const op_keys[AN_OP__COUNT] = {
-    "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce", "send_recv", "other",
-};
-
-const char *an_coll_op_key(an_coll_op op) { return (unsigned)op < AN_OP__COUNT ? op_keys[op] : NULL; }
-
-double an_busbw_factor(an_coll_op op, int n)
-{
-    if (n <= 1)
-        return 1.0;
-    switch (op) {
-    case AN_OP_ALL_REDUCE: return 2.0 * (n - 1) / n;
-    case AN_OP_ALL_GATHER:
-    case AN_OP_REDUCE_SCATTER:
-    case AN_OP_ALL_TO_ALL: return (double)(n - 1) / n;
-    default: return 1.0;
-    }
-}
-
-/* PyTorch's "Collective name" spellings ("allreduce", "_allgather_base",
- * "reduce_scatter_tensor_coalesced", "all_to_allv", "send", ...). */
-static an_coll_op op_from_name(const char *s)
-{
-    char k[64];
-    size_t n = 0;
-    for (; *s && n + 1 < sizeof k; s++)
-        if (*s != '_' && *s != ' ')
-            k[n++] = (char)(*s >= 'A' && *s <= 'Z' ? *s + 32 : *s);
-    k[n] = 0;
-    if (strstr(k, "allreduce"))
-        return AN_OP_ALL_REDUCE;
-    if (strstr(k, "allgather"))
-        return AN_OP_ALL_GATHER;
-    if (strstr(k, "reducescatter"))
-        return AN_OP_REDUCE_SCATTER;
-    if (strstr(k, "alltoall"))
-        return AN_OP_ALL_TO_ALL;
-    if (strstr(k, "broadcast"))
-        return AN_OP_BROADCAST;
-    if (strstr(k, "reduce"))
-        return AN_OP_REDUCE;
-    if (strstr(k, "send") || strstr(k, "recv"))
-        return AN_OP_SEND_RECV;
-    return AN_OP_OTHER;
-}
+double an_busbw_factor(coll_op op, int n) { return n > 1 ? coll_busbw_factor(op, n) : 1.0; }
 
 /* Element size of PyTorch dtype names as record_param_comms writes them. */
 static int dtype_size(const char *d)
@@ -112,7 +69,7 @@ typedef struct rec {
     int64_t start, end;
     int64_t bytes;
     int32_t n;
-    an_coll_op op;
+    coll_op op;
     bool inter, matched;
     int64_t transfer_ns, wait_ns;
     double busbw;
@@ -201,7 +158,7 @@ static void gather_rank(void *ctx, size_t ri)
             r->start = tl->ts_ns[i];
             r->end = tl_end_ns(tl, i);
             r->bytes = CP_MAX(in_n, out_n) * dsz;
-            r->op = op_from_name(opname);
+            r->op = coll_op_classify(opname);
             int g;
             an_event_scope(j->ctx, j->lr, i, &g, &r->inter);
             int64_t gs;
@@ -303,7 +260,7 @@ static void match(rec *v, size_t n, int64_t *n_matched)
         size_t j = i + 1;
         while (j < n && v[j].pg == v[i].pg && v[j].seq == v[i].seq)
             j++;
-        bool ok = v[i].op != AN_OP_SEND_RECV && v[i].n > 1 && (int32_t)(j - i) == v[i].n;
+        bool ok = v[i].op != COLL_SEND_RECV && v[i].n > 1 && (int32_t)(j - i) == v[i].n;
         for (size_t k = i + 1; k < j && ok; k++)
             ok = v[k].op == v[i].op && v[k].rank != v[k - 1].rank;
         if (ok) {
@@ -372,33 +329,41 @@ static int bucket_of(int64_t bytes)
     return b;
 }
 
+double an_expected_busbw_gbps(const an_ctx *ctx, const hw_gpu *gpu, bool inter, const char **source)
+{
+    const an_opts *o = ctx->opts;
+    *source = NULL;
+    if (inter) {
+        if (o && o->nic_gbit_s > 0) {
+            *source = "--nic-gbps";
+            return cp_gbit_s_to_gbps(o->nic_gbit_s);
+        }
+        if (gpu && hw_gpu_nic_gbps_per_gpu(gpu) > 0) {
+            *source = "catalog";
+            return hw_gpu_nic_gbps_per_gpu(gpu);
+        }
+        return NAN;
+    }
+    if (o && o->nvlink_gbps > 0) {
+        *source = "--nvlink-gbps";
+        return o->nvlink_gbps;
+    }
+    if (gpu && (gpu->scaleup_gbps > 0 || gpu->pcie_gbps > 0)) {
+        *source = "catalog";
+        return gpu->scaleup_gbps > 0 ? gpu->scaleup_gbps : gpu->pcie_gbps;
+    }
+    return NAN;
+}
+
 static void expected(const an_ctx *ctx, an_collectives_result *cr)
 {
     const tl_timeline *tl = ctx->tl;
-    const an_opts *o = ctx->opts;
-    cr->expected_inter_gbps = cr->expected_intra_gbps = NAN;
-    const plan_gpu *gpu = NULL;
-    const char *gname = NULL;
+    const hw_gpu *gpu = NULL;
     for (size_t i = 0; i < tl->n_ranks && !gpu; i++)
-        if (tl->ranks[i].meta.gpu_name) {
-            gname = tl_str(tl, tl->ranks[i].meta.gpu_name);
-            gpu = plan_gpu_find(gname);
-        }
-    if (o && o->nic_gbps > 0) {
-        cr->expected_inter_gbps = o->nic_gbps / 8.0;
-        cr->expected_inter_source = "--nic-gbps";
-    } else if (gpu && plan_gpu_nic_gbytes_per_gpu(gpu) > 0) {
-        cr->expected_inter_gbps = plan_gpu_nic_gbytes_per_gpu(gpu);
-        cr->expected_inter_source = "catalog";
-    }
-    if (o && o->nvlink_gbps > 0) {
-        cr->expected_intra_gbps = o->nvlink_gbps;
-        cr->expected_intra_source = "--nvlink-gbps";
-    } else if (gpu && (gpu->scaleup_gbytes_per_s > 0 || gpu->pcie_gbytes_per_s > 0)) {
-        cr->expected_intra_gbps = gpu->scaleup_gbytes_per_s > 0 ? gpu->scaleup_gbytes_per_s : gpu->pcie_gbytes_per_s;
-        cr->expected_intra_source = "catalog";
-    }
-    (void)gname;
+        if (tl->ranks[i].meta.gpu_name)
+            gpu = hw_gpu_find(tl_str(tl, tl->ranks[i].meta.gpu_name));
+    cr->expected_inter_gbps = an_expected_busbw_gbps(ctx, gpu, true, &cr->expected_inter_source);
+    cr->expected_intra_gbps = an_expected_busbw_gbps(ctx, gpu, false, &cr->expected_intra_source);
 }
 
 static void add_wait_to_steps(an_layers_result *lr, const rec *r)
@@ -455,7 +420,7 @@ int an_collectives_run(an_ctx *ctx)
     for (int scope = 0; scope < 2; scope++) {
         size_t m = 0;
         for (size_t i = 0; i < n; i++)
-            if (v[i].inter == (scope == 1) && isfinite(v[i].busbw) && v[i].op != AN_OP_OTHER)
+            if (v[i].inter == (scope == 1) && isfinite(v[i].busbw) && v[i].op != COLL_OTHER)
                 wp[m++] = (wpair){ v[i].busbw, (double)v[i].transfer_ns };
         double med = weighted_median(wp, m);
         if (scope)
@@ -511,7 +476,7 @@ int an_collectives_run(an_ctx *ctx)
         cr->groups[cr->n_groups++] = g;
 
         rep_node *row = rep_row(rp, tab);
-        rep_cell_str(rp, row, an_coll_op_key(g.op));
+        rep_cell_str(rp, row, coll_op_name(g.op));
         rep_cell_str(rp, row, g.inter ? "inter" : "intra");
         rep_cell_int(rp, row, g.median_bytes);
         rep_cell_int(rp, row, INT64_C(1) << g.bucket_log2);

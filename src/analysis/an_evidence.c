@@ -36,7 +36,7 @@
 
 typedef struct nccl_rule {
     const char *code;
-    an_layer layer;
+    cp_layer layer;
     an_severity severity;
     void (*eval)(an_evidence_result *out, const struct nccl_rule *self, const char *path, const rd_nccl_facts *f);
 } nccl_rule;
@@ -295,16 +295,16 @@ static void r_single_nic(an_evidence_result *out, const nccl_rule *self, const c
  * transport NCCL chose (sockets, GDR: configuration a user can change),
  * then capacity (one NIC), then the intra-node path. */
 static const nccl_rule nccl_rules[] = {
-    { "NCCL_IB_ERR12_RETRY", AN_L_INTER, AN_SEV_CRITICAL, r_ib_err12 },
-    { "NCCL_IB_ERR4_GDR", AN_L_INTER, AN_SEV_CRITICAL, r_ib_err4_gdr },
-    { "NCCL_IB_ERROR", AN_L_INTER, AN_SEV_CRITICAL, r_ib_other },
-    { "NCCL_IBV_UNREACHABLE", AN_L_INTER, AN_SEV_CRITICAL, r_ibv_unreachable },
-    { "NCCL_CONNECT_FAILED", AN_L_INTER, AN_SEV_CRITICAL, r_connect },
-    { "NCCL_SOCKET_FALLBACK", AN_L_INTER, AN_SEV_HIGH, r_socket },
-    { "NCCL_GDR_DISABLED", AN_L_INTER, AN_SEV_MEDIUM, r_gdr_off },
-    { "NCCL_SINGLE_NIC", AN_L_INTER, AN_SEV_MEDIUM, r_single_nic },
-    { "NCCL_P2P_NOT_USED", AN_L_INTRA, AN_SEV_MEDIUM, r_p2p },
-    { "NCCL_NVLS_UNAVAILABLE", AN_L_INTRA, AN_SEV_LOW, r_nvls },
+    { "NCCL_IB_ERR12_RETRY", CP_LAYER_INTER, AN_SEV_CRITICAL, r_ib_err12 },
+    { "NCCL_IB_ERR4_GDR", CP_LAYER_INTER, AN_SEV_CRITICAL, r_ib_err4_gdr },
+    { "NCCL_IB_ERROR", CP_LAYER_INTER, AN_SEV_CRITICAL, r_ib_other },
+    { "NCCL_IBV_UNREACHABLE", CP_LAYER_INTER, AN_SEV_CRITICAL, r_ibv_unreachable },
+    { "NCCL_CONNECT_FAILED", CP_LAYER_INTER, AN_SEV_CRITICAL, r_connect },
+    { "NCCL_SOCKET_FALLBACK", CP_LAYER_INTER, AN_SEV_HIGH, r_socket },
+    { "NCCL_GDR_DISABLED", CP_LAYER_INTER, AN_SEV_MEDIUM, r_gdr_off },
+    { "NCCL_SINGLE_NIC", CP_LAYER_INTER, AN_SEV_MEDIUM, r_single_nic },
+    { "NCCL_P2P_NOT_USED", CP_LAYER_INTRA, AN_SEV_MEDIUM, r_p2p },
+    { "NCCL_NVLS_UNAVAILABLE", CP_LAYER_INTRA, AN_SEV_LOW, r_nvls },
 };
 
 static void free_result(void *self)

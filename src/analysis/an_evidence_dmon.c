@@ -124,7 +124,7 @@ static void also(an_finding *x, const dmon_ctx *k, int hits, const char *what)
         an_finding_evidence(x, "%s: %d of %zu GPUs %s", k->path, hits, k->d->n_entities, what);
 }
 
-static an_finding *dm_add(const dmon_ctx *k, const char *code, an_layer layer, an_severity sev, const char *title,
+static an_finding *dm_add(const dmon_ctx *k, const char *code, cp_layer layer, an_severity sev, const char *title,
                           const char *rec)
 {
     an_finding *x = an_finding_add(k->out, code, layer, NAN, title, rec, NO_GAIN);
@@ -150,7 +150,7 @@ static void r_low_util(const dmon_ctx *k, int c_util)
              ent(d, (size_t)e).s, v, util_name(d, c_util), rd_dmon_stat_of(d, (size_t)e, (size_t)c_util)->n,
              rd_dmon_stat_of(d, (size_t)e, (size_t)c_util)->n == 1 ? "" : "s");
     an_severity sev = v < DM_VERY_LOW_UTIL_PCT ? AN_SEV_MEDIUM : AN_SEV_LOW;
-    an_finding *x = dm_add(k, "DMON_LOW_UTIL", AN_L_COMPUTE, sev, t,
+    an_finding *x = dm_add(k, "DMON_LOW_UTIL", CP_LAYER_COMPUTE, sev, t,
                       "the GPU waits for something else most of the time: profile a few steps "
                       "(PyTorch profiler, nsys) and analyze the traces to see which layer - data "
                       "loading, host launches, communication, checkpoints - leaves it idle");
@@ -182,7 +182,7 @@ static void r_sm_gap(const dmon_ctx *k, int c_util, int c_smact)
     snprintf(t, sizeof t, "%s is busy %.0f %% of the time (%s) but its SMs are active only %.0f %% (SMACT)",
              ent(d, (size_t)e).s, util, util_name(d, c_util), smact);
     an_severity sev = gap >= DM_SM_GAP_BIG_PTS ? AN_SEV_MEDIUM : AN_SEV_LOW;
-    an_finding *x = dm_add(k, "DMON_SM_IDLE_WHILE_BUSY", AN_L_COMPUTE, sev, t,
+    an_finding *x = dm_add(k, "DMON_SM_IDLE_WHILE_BUSY", CP_LAYER_COMPUTE, sev, t,
                       "kernels run but leave SMs idle (small kernels or batches, launch gaps between "
                       "short kernels): give each kernel more work - larger batches, more concurrent "
                       "requests or model instances, CUDA graphs, fused kernels; GPU utilisation alone "
@@ -225,7 +225,7 @@ static void r_throttle(const dmon_ctx *k, int c_pviol, int c_tviol)
     const rd_dmon_sample *f = &d->samples[first];
     char t[160];
     snprintf(t, sizeof t, "GPU clocks are capped by power or temperature in %zu of %zu samples", n, d->n_samples);
-    an_finding *x = dm_add(k, "DMON_THROTTLED", AN_L_COMPUTE, AN_SEV_MEDIUM, t,
+    an_finding *x = dm_add(k, "DMON_THROTTLED", CP_LAYER_COMPUTE, AN_SEV_MEDIUM, t,
                       "check cooling and airflow, the power limit (nvidia-smi -q -d POWER,PERFORMANCE "
                       "shows the clock event reasons) and the node's power budget; a capped GPU "
                       "becomes the straggler every collective waits for");
@@ -249,7 +249,7 @@ static void r_hot(const dmon_ctx *k, int c_temp)
         return;
     char t[160];
     snprintf(t, sizeof t, "%s reaches %.0f C", ent(d, (size_t)e).s, v);
-    an_finding *x = dm_add(k, "DMON_HOT", AN_L_COMPUTE, AN_SEV_LOW, t,
+    an_finding *x = dm_add(k, "DMON_HOT", CP_LAYER_COMPUTE, AN_SEV_LOW, t,
                       "at the maximum operating temperature of many data-centre GPUs the clocks "
                       "drop: check fans, airflow and inlet temperature, and watch pviol/tviol or the "
                       "clock event reasons (nvidia-smi -q -d PERFORMANCE)");
@@ -286,7 +286,7 @@ static void r_mem_bound(const dmon_ctx *k, int c_drama, int c_memctl)
     else
         snprintf(t, sizeof t, "%s: memory busy %.0f %% of the time (mem): memory-bandwidth-bound",
                  ent(d, (size_t)e).s, v);
-    an_finding *x = dm_add(k, "DMON_MEMORY_BOUND", AN_L_COMPUTE, AN_SEV_LOW, t,
+    an_finding *x = dm_add(k, "DMON_MEMORY_BOUND", CP_LAYER_COMPUTE, AN_SEV_LOW, t,
                       "the kernels wait on HBM/GDDR bandwidth, not on the SMs: fuse element-wise "
                       "ops (torch.compile), use lower-precision activations/weights, FlashAttention, "
                       "larger batches for better reuse");
@@ -320,7 +320,7 @@ static void r_pcie(const dmon_ctx *k, int c_rx, int c_tx, bool mbps)
     char t[160];
     snprintf(t, sizeof t, "%s moves %.1f GB/s over PCIe on average (near a gen3 x16 link's 15.75 GB/s)",
              ent(d, (size_t)e).s, v / 1e9);
-    an_finding *x = dm_add(k, "DMON_PCIE_BUSY", AN_L_INTRA, AN_SEV_LOW, t,
+    an_finding *x = dm_add(k, "DMON_PCIE_BUSY", CP_LAYER_INTRA, AN_SEV_LOW, t,
                       "host-device traffic is near what a PCIe 3.0 x16 link carries: check the link "
                       "(nvidia-smi -q: PCIe generation and width), pin host memory, keep data on the "
                       "GPU across steps, and on gen4/gen5 links this rate has headroom");

@@ -7,7 +7,7 @@
  */
 #include "an_verdict.h"
 #include "../base/util.h"
-#include "../plan/catalog.h"
+#include "../model/catalog.h"
 #include "../readers/rd_nccltests.h"
 #include "../readers/rd_perftest.h"
 #include "../readers/rd_topo.h"
@@ -22,28 +22,10 @@
 /* Expected busbw for a GPU name and scope, with where it came from. */
 static double expected_busbw(const an_ctx *ctx, const char *gpu, bool inter, const char **source)
 {
-    const an_opts *o = ctx->opts;
-    const plan_gpu *g = gpu && gpu[0] ? plan_gpu_find(gpu) : NULL;
-    if (inter) {
-        if (o && o->nic_gbps > 0) {
-            *source = "--nic-gbps";
-            return o->nic_gbps / 8;
-        }
-        if (g && plan_gpu_nic_gbytes_per_gpu(g) > 0) {
-            *source = "catalog";
-            return plan_gpu_nic_gbytes_per_gpu(g);
-        }
-        *source = NULL;
-        return NAN;
-    }
-    if (o && o->nvlink_gbps > 0) {
-        *source = "--nvlink-gbps";
-        return o->nvlink_gbps;
-    }
-    if (g && (g->scaleup_gbytes_per_s > 0 || g->pcie_gbytes_per_s > 0)) {
-        *source = "catalog";
-        return g->scaleup_gbytes_per_s > 0 ? g->scaleup_gbytes_per_s : g->pcie_gbytes_per_s;
-    }
+    const hw_gpu *g = gpu && gpu[0] ? hw_gpu_find(gpu) : NULL;
+    double v = an_expected_busbw_gbps(ctx, g, inter, source);
+    if (!isnan(v) || inter)
+        return v;
     /* an unknown GPU inside one node: judge it against the slowest host link
      * a training GPU has today, PCIe 3.0 x16 */
     *source = "PCIe 3.0 x16 (GPU not in the catalog)";
@@ -84,7 +66,7 @@ void an_ev_nccl_tests(an_ctx *ctx, an_evidence_result *out, const char *path, co
                  "share of this benchmark's collective time (best row, no training step measured) saved at %.0f %% of "
                  "the expected %s busbw %.1f GB/s (from %s), time scaling as 1/busbw",
                  100 * target / exp, inter ? "inter-node" : "intra-node", exp, src);
-        an_finding *x = an_finding_add(out, "NCCLTESTS_BELOW_EXPECTED", inter ? AN_L_INTER : AN_L_INTRA, gain, title,
+        an_finding *x = an_finding_add(out, "NCCLTESTS_BELOW_EXPECTED", inter ? CP_LAYER_INTER : CP_LAYER_INTRA, gain, title,
                                        inter ? "compare with ib_write_bw between the same nodes: if perftest is fine, "
                                                "suspect NCCL's transport (socket fallback, GDR off, too few "
                                                "channels/QPs); if not, the fabric (ECMP, adaptive routing, links)"
@@ -102,7 +84,7 @@ void an_ev_nccl_tests(an_ctx *ctx, an_evidence_result *out, const char *path, co
                                 run->n_hosts, run->n_hosts == 1 ? "" : "s", gpu && gpu[0] ? gpu : "GPU unnamed");
     }
     if (t->n_failures) {
-        an_finding *x = an_finding_add(out, "NCCLTESTS_FAILED", AN_L_INTER, NAN, "nccl-tests reported a failure",
+        an_finding *x = an_finding_add(out, "NCCLTESTS_FAILED", CP_LAYER_INTER, NAN, "nccl-tests reported a failure",
                                        "the test did not complete: read the failure line and the NCCL_DEBUG=INFO "
                                        "log of the same run",
                                        "none: the test failed, there is no bandwidth to scale");
@@ -121,9 +103,9 @@ void an_ev_nccl_tests(an_ctx *ctx, an_evidence_result *out, const char *path, co
 static double line_rate(const an_ctx *ctx, double peak_gbit, const char **source)
 {
     static const double rates[] = { 10, 25, 40, 50, 100, 200, 400, 800, 1600 };
-    if (ctx->opts && ctx->opts->nic_gbps > 0) {
+    if (ctx->opts && ctx->opts->nic_gbit_s > 0) {
         *source = "--nic-gbps";
-        return ctx->opts->nic_gbps;
+        return ctx->opts->nic_gbit_s;
     }
     *source = "the smallest standard rate at or above the peak";
     for (size_t i = 0; i < CP_ARRAY_LEN(rates); i++)
@@ -164,7 +146,7 @@ void an_ev_perftest(an_ctx *ctx, an_evidence_result *out, const char *path, cons
                  "share of this benchmark's transfer time (best message size) saved at %.0f %% of the line rate "
                  "(from %s), time scaling as 1/bandwidth",
                  100 * PT_TARGET_FRAC, src);
-        an_finding *x = an_finding_add(out, "PERFTEST_BELOW_LINE_RATE", AN_L_INTER, gain, title,
+        an_finding *x = an_finding_add(out, "PERFTEST_BELOW_LINE_RATE", CP_LAYER_INTER, gain, title,
                                        "check the port speed and width (ibstat / ethtool: a split or degraded port "
                                        "shows half the rate), the MTU (4096 for RoCE/IB), the number of QPs (-q), "
                                        "the NIC's PCIe link (lspci -vv LnkSta) and NUMA placement (run on the NIC's "
@@ -205,7 +187,7 @@ void an_ev_topo(an_evidence_result *out, const char *path, const void *facts, re
     if (m->n_gpus >= 2 && nv == 0 && sys > 0) {
         char t[160];
         snprintf(t, sizeof t, "no NVLink: %d GPU pair%s talk across CPU sockets (SYS)", sys, sys == 1 ? "" : "s");
-        an_finding *x = an_finding_add(out, "TOPO_GPU_PAIRS_SYS", AN_L_INTRA, NAN, t,
+        an_finding *x = an_finding_add(out, "TOPO_GPU_PAIRS_SYS", CP_LAYER_INTRA, NAN, t,
                                        "place the ranks of one tensor/pipeline group on GPUs behind one PCIe switch "
                                        "(PIX) or one socket (CUDA_VISIBLE_DEVICES), keep P2P enabled and ACS off; "
                                        "cross-socket P2P is slow or unsupported and NCCL falls back to host memory",
@@ -218,7 +200,7 @@ void an_ev_topo(an_evidence_result *out, const char *path, const void *facts, re
     if (m->n_nics > 0 && m->n_gpus >= 4 * m->n_nics) {
         char t[160];
         snprintf(t, sizeof t, "%d GPUs share %d NIC%s", m->n_gpus, m->n_nics, m->n_nics == 1 ? "" : "s");
-        an_finding *x = an_finding_add(out, "TOPO_FEW_NICS", AN_L_INTER, NAN, t,
+        an_finding *x = an_finding_add(out, "TOPO_FEW_NICS", CP_LAYER_INTER, NAN, t,
                                        "inter-node collectives get at most the NICs' share per GPU: add NICs (one per "
                                        "GPU or pair on training nodes) or expect busbw <= NIC rate x NICs / GPUs",
                                        "not measurable from the matrix alone");

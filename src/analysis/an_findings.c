@@ -66,7 +66,7 @@ typedef struct fctx {
     const an_collectives_result *cr;
     const an_stragglers_result *sr;
     double job_ns;                        /* mean over ranks of total step time */
-    double mean_exposed[AN_L__COUNT];
+    double mean_exposed[CP_LAYER__COUNT];
     double mean_wait_inter_ns, mean_wait_ns;
     const an_hostops_result *ho;
     double host_work_ns;                  /* mean over ranks, claimed by HOST_WORK_BOUND */
@@ -75,7 +75,7 @@ typedef struct fctx {
 
 typedef struct rule {
     const char *code;
-    an_layer layer;
+    cp_layer layer;
     void (*eval)(fctx *f, const struct rule *self);
 } rule;
 
@@ -86,7 +86,7 @@ static an_severity sev_for(double gain_pct)
     return gain_pct >= 10 ? AN_SEV_HIGH : gain_pct >= 3 ? AN_SEV_MEDIUM : gain_pct >= 0.5 ? AN_SEV_LOW : AN_SEV_INFO;
 }
 
-an_finding *an_finding_add(an_findings_result *o, const char *code, an_layer layer, double gain_pct,
+an_finding *an_finding_add(an_findings_result *o, const char *code, cp_layer layer, double gain_pct,
                            const char *title, const char *rec, const char *assumption)
 {
     cp_xgrow((void **)&o->v, &o->cap, o->n + 1, sizeof *o->v);
@@ -149,7 +149,7 @@ static double gated_ns(const fctx *f, int64_t (*get)(const an_step_layers *))
 
 /* a checkpoint costs its exposed storage time plus the copies it makes
  * while the GPU does nothing else */
-static int64_t get_storage(const an_step_layers *s) { return s->exposed_ns[AN_L_STORAGE] + s->copy_in_storage_ns; }
+static int64_t get_storage(const an_step_layers *s) { return s->exposed_ns[CP_LAYER_STORAGE] + s->copy_in_storage_ns; }
 static int64_t get_dataloader(const an_step_layers *s) { return s->host_dataloader_ns; }
 static int64_t get_pageable(const an_step_layers *s) { return s->copy_pageable_ns; }
 
@@ -187,7 +187,7 @@ static bool net_slow(const fctx *f)
 static void r_net_inter_slow(fctx *f, const rule *self)
 {
     const an_collectives_result *cr = f->cr;
-    double transfer = f->mean_exposed[AN_L_INTER] - f->mean_wait_inter_ns;
+    double transfer = f->mean_exposed[CP_LAYER_INTER] - f->mean_wait_inter_ns;
     if (!net_slow(f) || pct(transfer, f->job_ns) < MIN_EXPOSED_PCT)
         return;
     double ratio = cr->inter_busbw_gbps / cr->expected_inter_gbps;
@@ -210,17 +210,17 @@ static void r_net_inter_slow(fctx *f, const rule *self)
     const an_coll_group *g = top_group(f, true);
     if (g)
         an_finding_evidence(x, "largest: %s of ~%" PRId64 " bytes, %" PRId64 " kernels, p50 busbw %.1f GB/s, p95 %.1f GB/s",
-                 an_coll_op_key(g->op), g->median_bytes, g->count, g->p50_busbw_gbps, g->p95_busbw_gbps);
+                 coll_op_name(g->op), g->median_bytes, g->count, g->p50_busbw_gbps, g->p95_busbw_gbps);
     an_finding_evidence(x, "exposed inter-node time %.1f %% of step time (of which waiting for other ranks %.1f %%), mean over "
                 "%zu ranks",
-             pct(f->mean_exposed[AN_L_INTER], f->job_ns), pct(f->mean_wait_inter_ns, f->job_ns), f->lr->n_ranks);
+             pct(f->mean_exposed[CP_LAYER_INTER], f->job_ns), pct(f->mean_wait_inter_ns, f->job_ns), f->lr->n_ranks);
     an_finding_evidence(x, "nodes: %d (%s)", f->lr->n_nodes, f->lr->node_source);
 }
 
 static void r_net_intra_slow(fctx *f, const rule *self)
 {
     const an_collectives_result *cr = f->cr;
-    double transfer = f->mean_exposed[AN_L_INTRA] - (f->mean_wait_ns - f->mean_wait_inter_ns);
+    double transfer = f->mean_exposed[CP_LAYER_INTRA] - (f->mean_wait_ns - f->mean_wait_inter_ns);
     if (!isfinite(cr->intra_busbw_gbps) || !isfinite(cr->expected_intra_gbps) || cr->expected_intra_gbps <= 0 ||
         cr->intra_busbw_gbps >= INTRA_SLOW_FRAC * cr->expected_intra_gbps || pct(transfer, f->job_ns) < MIN_EXPOSED_PCT)
         return;
@@ -359,7 +359,7 @@ static void r_launch_bound(fctx *f, const rule *self)
     double host = 0, launch = 0;
     for (size_t r = 0; r < f->lr->n_ranks; r++) {
         const an_step_layers *t = &f->lr->ranks[r].total;
-        host += (double)(t->exposed_ns[AN_L_HOST] - t->host_dataloader_ns);
+        host += (double)(t->exposed_ns[CP_LAYER_HOST] - t->host_dataloader_ns);
         launch += (double)t->host_launch_ns;
     }
     host /= (double)CP_MAX(f->lr->n_ranks, 1);
@@ -395,14 +395,14 @@ static void r_straggler(fctx *f, const rule *self)
 {
     for (size_t i = 0; i < f->sr->n; i++) {
         const an_straggler *s = &f->sr->v[i];
-        if (s->layer == AN_L_STORAGE) /* that is the checkpoint finding */
+        if (s->layer == CP_LAYER_STORAGE) /* that is the checkpoint finding */
             continue;
         char t[160], steps[200] = "";
         size_t len = 0;
         for (size_t k = 0; k < s->n_steps && len + 24 < sizeof steps; k++)
             len += (size_t)snprintf(steps + len, sizeof steps - len, "%s%" PRId64, k ? "," : "", s->steps[k]);
         snprintf(t, sizeof t, "rank %d is a straggler: %.1f %% slower (%s)", s->rank, s->slowdown_pct,
-                 an_layer_key(s->layer));
+                 cp_layer_key(s->layer));
         an_finding *x = add(f, self, pct((double)s->excess_ns, f->job_ns), t,
                             "inspect that rank's host and GPU: thermal or power throttling (nvidia-smi -q -d "
                             "PERFORMANCE), a noisy neighbour process, a slower GPU or PCIe link, imbalanced work "
@@ -428,11 +428,11 @@ static void r_low_overlap(fctx *f, const rule *self)
     }
     active /= (double)CP_MAX(f->lr->n_ranks, 1);
     overlap /= (double)CP_MAX(f->lr->n_ranks, 1);
-    double exposed = f->mean_exposed[AN_L_INTER] + f->mean_exposed[AN_L_INTRA] - f->mean_wait_ns;
+    double exposed = f->mean_exposed[CP_LAYER_INTER] + f->mean_exposed[CP_LAYER_INTRA] - f->mean_wait_ns;
     if (active <= 0 || pct(active, f->job_ns) < 10 || overlap / active >= OVERLAP_LOW ||
         pct(exposed, f->job_ns) < 5)
         return;
-    double hideable = CP_MIN(exposed, f->mean_exposed[AN_L_COMPUTE]) * OVERLAP_HIDEABLE;
+    double hideable = CP_MIN(exposed, f->mean_exposed[CP_LAYER_COMPUTE]) * OVERLAP_HIDEABLE;
     char t[160];
     snprintf(t, sizeof t, "communication overlaps compute only %.0f %% of its time", 100 * overlap / active);
     an_finding *x = add(f, self, pct(hideable, f->job_ns), t,
@@ -441,7 +441,7 @@ static void r_low_overlap(fctx *f, const rule *self)
                         "parallel overlap",
                         "half of the exposed communication (bounded by the compute time) can be hidden behind "
                         "compute");
-    x->layer = f->mean_exposed[AN_L_INTER] >= f->mean_exposed[AN_L_INTRA] ? AN_L_INTER : AN_L_INTRA;
+    x->layer = f->mean_exposed[CP_LAYER_INTER] >= f->mean_exposed[CP_LAYER_INTRA] ? CP_LAYER_INTER : CP_LAYER_INTRA;
     an_finding_evidence(x, "communication kernels active %.1f %% of step time, %.1f %% of that under compute (mean over ranks)",
              pct(active, f->job_ns), 100 * overlap / active);
 }
@@ -449,15 +449,15 @@ static void r_low_overlap(fctx *f, const rule *self)
 /* The rule table: one row per rule. Evidence-file rules follow the trace
  * rules; order here does not matter for the output (sorted by gain). */
 static const rule rules[] = {
-    { "NET_INTER_SLOW", AN_L_INTER, r_net_inter_slow },
-    { "NET_INTRA_SLOW", AN_L_INTRA, r_net_intra_slow },
-    { "CKPT_SYNC_STALL", AN_L_STORAGE, r_ckpt_sync },
-    { "DATALOADER_STALL", AN_L_HOST, r_dataloader },
-    { "HOST_WORK_BOUND", AN_L_HOST, r_host_work }, /* before LAUNCH_BOUND: it claims its share */
-    { "LAUNCH_BOUND", AN_L_HOST, r_launch_bound },
-    { "PAGEABLE_COPY", AN_L_INTRA, r_pageable_copy },
-    { "STRAGGLER_RANK", AN_L_COMPUTE, r_straggler },
-    { "LOW_OVERLAP", AN_L_INTER, r_low_overlap },
+    { "NET_INTER_SLOW", CP_LAYER_INTER, r_net_inter_slow },
+    { "NET_INTRA_SLOW", CP_LAYER_INTRA, r_net_intra_slow },
+    { "CKPT_SYNC_STALL", CP_LAYER_STORAGE, r_ckpt_sync },
+    { "DATALOADER_STALL", CP_LAYER_HOST, r_dataloader },
+    { "HOST_WORK_BOUND", CP_LAYER_HOST, r_host_work }, /* before LAUNCH_BOUND: it claims its share */
+    { "LAUNCH_BOUND", CP_LAYER_HOST, r_launch_bound },
+    { "PAGEABLE_COPY", CP_LAYER_INTRA, r_pageable_copy },
+    { "STRAGGLER_RANK", CP_LAYER_COMPUTE, r_straggler },
+    { "LOW_OVERLAP", CP_LAYER_INTER, r_low_overlap },
 };
 
 static int finding_cmp(const void *a, const void *b)
@@ -493,7 +493,7 @@ static void derive(fctx *f)
             continue;
         n++;
         f->job_ns += (double)t->dur_ns;
-        for (int k = 0; k < AN_L__COUNT; k++)
+        for (int k = 0; k < CP_LAYER__COUNT; k++)
             f->mean_exposed[k] += (double)t->exposed_ns[k];
         f->mean_wait_ns += (double)t->comm_wait_ns;
         f->mean_wait_inter_ns += (double)t->comm_wait_inter_ns;
@@ -501,7 +501,7 @@ static void derive(fctx *f)
     if (!n)
         return;
     f->job_ns /= (double)n;
-    for (int k = 0; k < AN_L__COUNT; k++)
+    for (int k = 0; k < CP_LAYER__COUNT; k++)
         f->mean_exposed[k] /= (double)n;
     f->mean_wait_ns /= (double)n;
     f->mean_wait_inter_ns /= (double)n;
@@ -541,7 +541,7 @@ int an_findings_run(an_ctx *ctx)
 
     rep_node *v = rep_obj(rp, rp->root, "verdict", "verdict");
     if (out->n) {
-        rep_str(rp, v, "bottleneck_layer", "bottleneck layer", an_layer_key(out->v[0].layer));
+        rep_str(rp, v, "bottleneck_layer", "bottleneck layer", cp_layer_key(out->v[0].layer));
         rep_str(rp, v, "top_finding", "top finding", out->v[0].title);
     } else {
         rep_null(rp, v, "bottleneck_layer", "bottleneck layer", NULL);
@@ -556,7 +556,7 @@ int an_findings_run(an_ctx *ctx)
         const an_finding *x = &out->v[i];
         rep_node *o = rep_obj(rp, arr, NULL, NULL);
         rep_str(rp, o, "code", "code", x->code);
-        rep_str(rp, o, "layer", "layer", an_layer_key(x->layer));
+        rep_str(rp, o, "layer", "layer", cp_layer_key(x->layer));
         rep_str(rp, o, "severity", "severity", an_severity_name(x->severity));
         rep_str(rp, o, "title", "title", x->title);
         rep_num(rp, o, "estimated_gain_pct", "estimated gain", x->gain_pct, "%");

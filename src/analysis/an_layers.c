@@ -34,10 +34,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const layer_keys[AN_L__COUNT] = { "host", "compute", "intra", "inter", "storage", "idle" };
-
-const char *an_layer_key(an_layer l) { return (unsigned)l < AN_L__COUNT ? layer_keys[l] : NULL; }
-
 /* Sweep labels: what may be running at an instant. */
 enum {
     LB_COMPUTE,       /* compute kernel */
@@ -444,42 +440,42 @@ static void collect(sweep_env *env, size_t ri, pts *p, step_win **steps, size_t 
         pts_add(p, (*steps)[s].ts, (*steps)[s].end, LB_STEP);
 }
 
-static an_layer attribute(an_step_layers *st, const int *c, int64_t d)
+static cp_layer attribute(an_step_layers *st, const int *c, int64_t d)
 {
-    bool active[AN_L__COUNT] = { 0 };
-    active[AN_L_COMPUTE] = c[LB_COMPUTE] > 0 || c[LB_COPY_COMPUTE] > 0;
-    active[AN_L_INTER] = c[LB_INTER] > 0;
-    active[AN_L_INTRA] = c[LB_INTRA] > 0 || c[LB_COPY_INTRA] > 0;
-    active[AN_L_STORAGE] = c[LB_STORAGE] > 0;
-    active[AN_L_HOST] = c[LB_DATALOADER] > 0 || c[LB_LAUNCH] > 0 || c[LB_HOST] > 0;
-    an_layer l;
+    bool active[CP_LAYER__COUNT] = { 0 };
+    active[CP_LAYER_COMPUTE] = c[LB_COMPUTE] > 0 || c[LB_COPY_COMPUTE] > 0;
+    active[CP_LAYER_INTER] = c[LB_INTER] > 0;
+    active[CP_LAYER_INTRA] = c[LB_INTRA] > 0 || c[LB_COPY_INTRA] > 0;
+    active[CP_LAYER_STORAGE] = c[LB_STORAGE] > 0;
+    active[CP_LAYER_HOST] = c[LB_DATALOADER] > 0 || c[LB_LAUNCH] > 0 || c[LB_HOST] > 0;
+    cp_layer l;
     if (c[LB_COMPUTE] > 0)
-        l = AN_L_COMPUTE;
+        l = CP_LAYER_COMPUTE;
     else if (c[LB_INTER] > 0)
-        l = AN_L_INTER;
+        l = CP_LAYER_INTER;
     else if (c[LB_INTRA] > 0)
-        l = AN_L_INTRA;
+        l = CP_LAYER_INTRA;
     else if (c[LB_COPY_INTRA] > 0) {
-        l = AN_L_INTRA;
+        l = CP_LAYER_INTRA;
         st->copy_intra_ns += d;
         if (c[LB_STORAGE] > 0) /* the checkpoint's device-to-host snapshot */
             st->copy_in_storage_ns += d;
         else if (c[LB_COPY_PAGEABLE] > 0)
             st->copy_pageable_ns += d;
     } else if (c[LB_COPY_COMPUTE] > 0)
-        l = AN_L_COMPUTE;
+        l = CP_LAYER_COMPUTE;
     else if (c[LB_STORAGE] > 0)
-        l = AN_L_STORAGE;
-    else if (active[AN_L_HOST]) {
-        l = AN_L_HOST;
+        l = CP_LAYER_STORAGE;
+    else if (active[CP_LAYER_HOST]) {
+        l = CP_LAYER_HOST;
         if (c[LB_DATALOADER] > 0)
             st->host_dataloader_ns += d;
         else if (c[LB_LAUNCH] > 0)
             st->host_launch_ns += d;
     } else
-        l = AN_L_IDLE;
+        l = CP_LAYER_IDLE;
     st->exposed_ns[l] += d;
-    for (int k = 0; k < AN_L__COUNT; k++)
+    for (int k = 0; k < CP_LAYER__COUNT; k++)
         if (active[k] && k != (int)l)
             st->hidden_ns[k] += d;
     bool comm = c[LB_INTER] > 0 || c[LB_INTRA] > 0;
@@ -510,7 +506,7 @@ static void seg_flush(seg_sink *k)
     k->cur_l = -1;
 }
 
-static void seg_add(seg_sink *k, int64_t t, int64_t d, an_layer l)
+static void seg_add(seg_sink *k, int64_t t, int64_t d, cp_layer l)
 {
     if (k->cur_l == (int)l || (k->cur_l >= 0 && d < k->min_ns && k->cur_t + k->cur_d == t)) {
         k->cur_d += d;
@@ -555,8 +551,8 @@ static void sweep_rank(sweep_env *env, size_t ri, an_rank_layers *out, seg_sink 
         while (si < ns && sw[si].end <= t)
             si++;
         if (si < ns && sw[si].ts <= t && t1 <= sw[si].end) {
-            an_layer l = attribute(&out->steps[si], cnt, t1 - t);
-            if (l == AN_L_HOST)
+            cp_layer l = attribute(&out->steps[si], cnt, t1 - t);
+            if (l == CP_LAYER_HOST)
                 host_seg_add(out, &seg_cap, t, t1);
             if (sink && sw[si].id == sink->step_id)
                 seg_add(sink, t - sw[si].ts, t1 - t, l);
@@ -568,7 +564,7 @@ static void sweep_rank(sweep_env *env, size_t ri, an_rank_layers *out, seg_sink 
     for (size_t s = 0; s < ns; s++) {
         const an_step_layers *st = &out->steps[s];
         tot->dur_ns += st->dur_ns;
-        for (int k = 0; k < AN_L__COUNT; k++) {
+        for (int k = 0; k < CP_LAYER__COUNT; k++) {
             tot->exposed_ns[k] += st->exposed_ns[k];
             tot->hidden_ns[k] += st->hidden_ns[k];
         }
@@ -603,8 +599,8 @@ static void put_layers(rep_report *r, rep_node *parent, const an_step_layers *st
 {
     rep_node *o = rep_obj(r, parent, "layers", "layers");
     o->flags |= REP_F_NO_TEXT;
-    for (int k = 0; k < AN_L__COUNT; k++) {
-        rep_node *l = rep_obj(r, o, layer_keys[k], layer_keys[k]);
+    for (int k = 0; k < CP_LAYER__COUNT; k++) {
+        rep_node *l = rep_obj(r, o, cp_layer_key((cp_layer)k), cp_layer_key((cp_layer)k));
         rep_int(r, l, "exposed_ns", "exposed", st->exposed_ns[k], "ns");
         rep_int(r, l, "hidden_ns", "hidden", st->hidden_ns[k], "ns");
     }
@@ -752,7 +748,7 @@ int an_layers_run(an_ctx *ctx)
         rep_cell_int(r, row, rl->node);
         rep_cell_int(r, row, (int64_t)rl->n_steps);
         rep_cell_int(r, row, rl->total.dur_ns);
-        for (int k = 0; k < AN_L__COUNT; k++)
+        for (int k = 0; k < CP_LAYER__COUNT; k++)
             rep_cell_num(r, row, pct(rl->total.exposed_ns[k], rl->total.dur_ns));
     }
     slowest_step(&env, lr);

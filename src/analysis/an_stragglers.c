@@ -62,14 +62,14 @@ static const an_step_layers *step_by_id(const an_rank_layers *rl, int64_t id)
     return NULL;
 }
 
-static const an_layer blame_layers[] = { AN_L_COMPUTE, AN_L_HOST, AN_L_STORAGE, AN_L_INTRA, AN_L_IDLE };
+static const cp_layer blame_layers[] = { CP_LAYER_COMPUTE, CP_LAYER_HOST, CP_LAYER_STORAGE, CP_LAYER_INTRA, CP_LAYER_IDLE };
 
 typedef struct acc {
     size_t n_steps, cap;
     int64_t *steps;
     double pct_sum;
     int64_t excess_ns;
-    int64_t layer_excess[AN_L__COUNT];
+    int64_t layer_excess[CP_LAYER__COUNT];
 } acc;
 
 static void free_result(void *self)
@@ -134,7 +134,7 @@ int an_stragglers_run(an_ctx *ctx)
             x->pct_sum += med > 0 ? 100.0 * ((double)own[r] - med) / med : 0;
             x->excess_ns += (int64_t)((double)own[r] - med);
             for (size_t b = 0; b < CP_ARRAY_LEN(blame_layers); b++) {
-                an_layer l = blame_layers[b];
+                cp_layer l = blame_layers[b];
                 size_t k = 0;
                 for (size_t q = 0; q < nr; q++)
                     if (st[q])
@@ -162,7 +162,7 @@ int an_stragglers_run(an_ctx *ctx)
             free(x->steps);
             continue;
         }
-        an_layer best = AN_L_COMPUTE;
+        cp_layer best = CP_LAYER_COMPUTE;
         for (size_t b = 0; b < CP_ARRAY_LEN(blame_layers); b++)
             if (x->layer_excess[blame_layers[b]] > x->layer_excess[best])
                 best = blame_layers[b];
@@ -187,7 +187,7 @@ int an_stragglers_run(an_ctx *ctx)
         const an_straggler *s = &sr->v[i];
         rep_node *row = rep_row(rp, tab);
         rep_cell_int(rp, row, s->rank);
-        rep_cell_str(rp, row, an_layer_key(s->layer));
+        rep_cell_str(rp, row, cp_layer_key(s->layer));
         rep_cell_num(rp, row, s->slowdown_pct);
         rep_cell_int(rp, row, (int64_t)s->n_steps);
         rep_cell_int(rp, row, (int64_t)steps_compared);

@@ -15,22 +15,20 @@
 #define CP_ANALYSIS_AN_VERDICT_H
 
 #include "analysis.h"
+#include "../model/vocab.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
-/* The five layers of the chain plus idle, in JSON order. */
-typedef enum an_layer { AN_L_HOST = 0, AN_L_COMPUTE, AN_L_INTRA, AN_L_INTER, AN_L_STORAGE, AN_L_IDLE, AN_L__COUNT } an_layer;
-
-/* "host", "compute", ... ; NULL out of range. */
-const char *an_layer_key(an_layer l);
+/* The five layers of the chain plus idle (cp_layer) and the collective
+ * operations (coll_op) are the model's vocabulary (model/vocab.h). */
 
 /* One step (or the whole trace when it has no profiler steps) of one rank. */
 typedef struct an_step_layers {
     int64_t id;                       /* ProfilerStep#N -> N; -1 implicit window */
     int64_t ts_ns, dur_ns;
-    int64_t exposed_ns[AN_L__COUNT];  /* sums to dur_ns exactly */
-    int64_t hidden_ns[AN_L__COUNT];   /* active but attributed to a higher layer */
+    int64_t exposed_ns[CP_LAYER__COUNT];  /* sums to dur_ns exactly */
+    int64_t hidden_ns[CP_LAYER__COUNT];   /* active but attributed to a higher layer */
     /* detail used by the findings rules (all exposed, i.e. GPU idle or the
      * copy being the only GPU activity) */
     int64_t host_dataloader_ns;       /* exposed host inside data-loader regions */
@@ -114,17 +112,13 @@ void an_event_scope(const an_ctx *ctx, const an_layers_result *lr, size_t ev, in
 
 /* ---- collectives ---- */
 
-typedef enum an_coll_op {
-    AN_OP_ALL_REDUCE = 0, AN_OP_ALL_GATHER, AN_OP_REDUCE_SCATTER, AN_OP_ALL_TO_ALL, AN_OP_BROADCAST,
-    AN_OP_REDUCE, AN_OP_SEND_RECV, AN_OP_OTHER, AN_OP__COUNT
-} an_coll_op;
-
-const char *an_coll_op_key(an_coll_op op);
-/* nccl-tests bus bandwidth factor for op over n ranks. */
-double an_busbw_factor(an_coll_op op, int n);
+/* busbw / algbw of a traced collective over n ranks: the nccl-tests factor
+ * (coll_busbw_factor) when the group is known to have n > 1 ranks; 1 when
+ * its size is unknown (n <= 1), so busbw then reads as algbw. */
+double an_busbw_factor(coll_op op, int n);
 
 typedef struct an_coll_group {        /* one row of the op x size bucket x scope table */
-    an_coll_op op;
+    coll_op op;
     bool inter;
     int bucket_log2;                  /* bytes in [2^b, 2^(b+1)) */
     int64_t count;
@@ -146,13 +140,20 @@ typedef struct an_collectives_result {
     int64_t inter_bytes_total;
 } an_collectives_result;
 
+/* Expected busbw (GB/s) of a scope for a catalog GPU (NULL unknown):
+ * inter from --nic-gbps (Gbit/s) or the catalog's NIC share per GPU, intra
+ * from --nvlink-gbps or the catalog's scale-up (else PCIe) rate. NaN when
+ * unknown; *source names where it came from (NULL when unknown). */
+struct hw_gpu;
+double an_expected_busbw_gbps(const an_ctx *ctx, const struct hw_gpu *gpu, bool inter, const char **source);
+
 /* ---- stragglers ---- */
 
 typedef struct an_straggler {
     int32_t rank;
     size_t n_steps;
     int64_t *steps;                   /* step ids where it was an outlier */
-    an_layer layer;                   /* the layer that makes it slow */
+    cp_layer layer;                   /* the layer that makes it slow */
     double slowdown_pct;              /* mean own-time excess over the median, flagged steps */
     int64_t excess_ns;                /* sum over flagged steps of (own - median own) */
 } an_straggler;
@@ -176,7 +177,7 @@ int an_severity_parse(const char *s);
 
 typedef struct an_finding {
     const char *code;                 /* static rule code, e.g. "NET_INTER_SLOW" */
-    an_layer layer;
+    cp_layer layer;
     an_severity severity;
     double gain_pct;                  /* step time saved if fixed, % of measured */
     int32_t rank;                     /* the rank concerned, -1 all/none */
@@ -197,7 +198,7 @@ typedef struct an_findings_result {
 
 /* Append a finding (severity from the gain; NaN gain = unknown, severity
  * info until the caller sets it). Texts are copied or static. */
-an_finding *an_finding_add(an_findings_result *out, const char *code, an_layer layer, double gain_pct,
+an_finding *an_finding_add(an_findings_result *out, const char *code, cp_layer layer, double gain_pct,
                            const char *title, const char *recommendation, const char *assumption);
 /* Append one evidence line (printf-like) to x; silently capped. */
 void an_finding_evidence(an_finding *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

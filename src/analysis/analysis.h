@@ -42,7 +42,7 @@ typedef struct an_evidence_file {
 typedef struct an_opts {
     int gpus_per_node;       /* 0 = from the trace's device count */
     int nthreads;
-    double nic_gbps;         /* NIC line rate per GPU in Gb/s (1e9 bit/s); 0 = catalog */
+    double nic_gbit_s;         /* NIC line rate per GPU in Gb/s (1e9 bit/s); 0 = catalog */
     double nvlink_gbps;      /* NVLink per GPU per direction in GB/s; 0 = catalog */
     const an_evidence_file *evidence;
     size_t n_evidence;

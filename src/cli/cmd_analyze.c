@@ -244,9 +244,9 @@ int cmd_analyze(cli_ctx *ctx)
         return cli_usage_error(ctx, "no input: give trace files, directories or globs");
     long gpn;
     int nthreads = cli_threads(ctx);
-    double nic_gbps, nvlink_gbps;
+    double nic_gbit_s, nvlink_gbps;
     if (nthreads < 0 || cli_get_long(ctx, O_GPUS_PER_NODE, 0, 0, 4096, &gpn) < 0 ||
-        cli_get_double(ctx, O_NIC_GBPS, 0, 0, 1e6, &nic_gbps) < 0 ||
+        cli_get_double(ctx, O_NIC_GBPS, 0, 0, 1e6, &nic_gbit_s) < 0 ||
         cli_get_double(ctx, O_NVLINK_GBPS, 0, 0, 1e6, &nvlink_gbps) < 0)
         return CLI_EXIT_USAGE;
     int fail_on = -1;
@@ -334,7 +334,7 @@ int cmd_analyze(cli_ctx *ctx)
     }
     diag_merge(&tl->diag, &skipped);
     rep_diagnostics(rep, &tl->diag);
-    an_opts ao = { .gpus_per_node = (int)gpn, .nthreads = nthreads, .nic_gbps = nic_gbps,
+    an_opts ao = { .gpus_per_node = (int)gpn, .nthreads = nthreads, .nic_gbit_s = nic_gbit_s,
                    .launch_table = cli_has(ctx, O_LAUNCH_TABLE),
                    .nvlink_gbps = nvlink_gbps, .evidence = evidence, .n_evidence = n_evidence };
     int arc = an_run_all(&an, tl, rep, &ao, &err);

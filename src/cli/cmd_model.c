@@ -11,7 +11,7 @@
 #include "plan_args.h"
 #include "../base/util.h"
 #include "../plan/calib.h"
-#include "../plan/catalog.h"
+#include "../model/catalog.h"
 #include "../plan/presets.h"
 #include "../plan/plan_report.h"
 
@@ -43,15 +43,15 @@ static int list_catalog(cli_ctx *ctx)
         {"node", "default node", NULL, -1},  {"source", "source", NULL, -1},
     };
     rep_node *t = rep_table(r, r->root, "gpus", "hardware catalog", gcols, CP_ARRAY_LEN(gcols));
-    for (size_t i = 0; i < plan_gpu_count(); i++) {
-        const plan_gpu *g = plan_gpu_at(i);
+    for (size_t i = 0; i < hw_gpu_count(); i++) {
+        const hw_gpu *g = hw_gpu_at(i);
         rep_node *row = rep_row(r, t);
         rep_cell_str(r, row, g->name);
         rep_cell_num(r, row, g->bf16_tflops);
         rep_cell_num(r, row, g->fp8_tflops > 0 ? g->fp8_tflops : NAN);
         rep_cell_num(r, row, g->hbm_bytes);
-        rep_cell_num(r, row, g->hbm_gbytes_per_s);
-        rep_cell_num(r, row, g->scaleup_gbytes_per_s > 0 ? g->scaleup_gbytes_per_s : NAN);
+        rep_cell_num(r, row, g->hbm_gbps);
+        rep_cell_num(r, row, g->scaleup_gbps > 0 ? g->scaleup_gbps : NAN);
         rep_cell_int(r, row, g->scaleup_domain);
         rep_cell_num(r, row, g->mamf_frac > 0 ? g->mamf_frac : NAN);
         rep_cell_str(r, row, g->node_name);

@@ -256,7 +256,7 @@ int cmd_plan(cli_ctx *ctx)
         plan_args_apply_list(ctx, &same, wi);
         plan_inputs si = top[0].in;
         si.gpu = same.in.gpu, si.net_efficiency = same.in.net_efficiency, si.gemm_efficiency = same.in.gemm_efficiency;
-        si.nic_gbps = same.in.nic_gbps, si.nics_per_node = same.in.nics_per_node, si.nvlink_gbytes = same.in.nvlink_gbytes;
+        si.nic_gbit_s = same.in.nic_gbit_s, si.nics_per_node = same.in.nics_per_node, si.nvlink_gbytes = same.in.nvlink_gbytes;
         si.storage_gbytes = same.in.storage_gbytes, si.ckpt_every_s = same.in.ckpt_every_s, si.ckpt_async = same.in.ckpt_async;
         si.data_stall_ms = same.in.data_stall_ms, si.power_w = same.in.power_w, si.hbm_bytes = same.in.hbm_bytes;
         plan_result sres;

@@ -9,7 +9,7 @@
 #include "../base/buf.h"
 #include "../base/src.h"
 #include "../base/util.h"
-#include "../plan/catalog.h"
+#include "../model/catalog.h"
 #include "../plan/presets.h"
 
 #include <ctype.h>
@@ -234,12 +234,12 @@ static int apply(const cli_ctx *ctx, plan_args *pa, int id, const char *val, con
         else return cli_usage_error(ctx, "%s: '%s' is not flash or unfused", where, val);
         break;
     case P_GPU:
-        in->gpu = plan_gpu_find(val);
+        in->gpu = hw_gpu_find(val);
         if (!in->gpu) return cli_usage_error(ctx, "%s: '%s' is not in the hardware catalog (see chainprof help model)", where, val);
         break;
     case P_HBM_GB: in->hbm_bytes = d * 1e9; break;
     case P_POWER: in->power_w = d; break;
-    case P_NIC_GBPS: in->nic_gbps = d; break;
+    case P_NIC_GBPS: in->nic_gbit_s = d; break;
     case P_NICS: in->nics_per_node = (int)l; break;
     case P_NVLINK: in->nvlink_gbytes = d; break;
     case P_STORAGE: in->storage_gbytes = d; break;
@@ -438,7 +438,7 @@ int plan_args_build(const cli_ctx *ctx, plan_args *pa)
         rc = apply(ctx, pa, v->id, v->val, where);
     }
     if (rc) return rc;
-    if (!pa->in.gpu) pa->in.gpu = plan_gpu_find("A100-SXM4-80GB");
+    if (!pa->in.gpu) pa->in.gpu = hw_gpu_find("A100-SXM4-80GB");
     return 0;
 }
 

@@ -7,7 +7,7 @@
  *     layers, hidden, heads, seq_len, vocab and the optional kv_heads,
  *     ffn_hidden, experts (num_experts), topk (top_k), moe_ffn_hidden and
  *     swiglu columns; no preset = GPT (4h MLP, MHA, tied);
- *   - GPU: plan_gpu_find(gpu_type); "<N>GB" in gpu_type overrides HBM size,
+ *   - GPU: hw_gpu_find(gpu_type); "<N>GB" in gpu_type overrides HBM size,
  *     "@<W>W" sets a power limit;
  *   - software stack from `source`: the Megatron-LM papers (Narayanan SC21,
  *     Korthikanti) ran unfused attention (no FlashAttention yet), no
@@ -199,7 +199,7 @@ static int run_row(char **f, int nf, const int *col, plan_calib_row *r)
     if (inum(COL(C_MOE_FFN)) > 0) in.shape.moe_ffn_hidden = inum(COL(C_MOE_FFN));
     const char *sw = COL(C_SWIGLU);
     if (*sw) in.shape.gated = cp_str_ieq(sw, "true") || cp_str_ieq(sw, "yes") || !strcmp(sw, "1");
-    in.gpu = plan_gpu_find(COL(C_GPU));
+    in.gpu = hw_gpu_find(COL(C_GPU));
     if (!in.gpu) {
         snprintf(r->why, sizeof r->why, "gpu '%s' not in the catalog", COL(C_GPU));
         return -1;

@@ -35,8 +35,8 @@ static const plan_defaults k_defaults = {
     .attn_eff = 0.35,
     .attn_bwd_factor = 3.0,      /* FA2 backward: 2.5x the forward matmuls, at lower efficiency */
     .mem_eff = 0.80,
-    .nvlink_eff = PLAN_NVLINK_BUSBW_FRAC, /* 8xA100 busbw 234.9/300, 8xH200 367.6/450 */
-    .net_eff = PLAN_NET_BUSBW_FRAC,       /* ~24 GB/s per 200G HDR NIC (NCCL maintainer) / 25 */
+    .nvlink_eff = HW_SCALEUP_BUSBW_FRAC, /* 8xA100 busbw 234.9/300, 8xH200 367.6/450 */
+    .net_eff = HW_NET_BUSBW_FRAC,       /* ~24 GB/s per 200G HDR NIC (NCCL maintainer) / 25 */
     .a2a_eff = 0.60,
     .lat_intra_s = 5e-6,
     .lat_inter_s = 25e-6,
@@ -441,7 +441,7 @@ int plan_model(const plan_inputs *in, plan_result *out, char *err, int errsz)
     memset(out, 0, sizeof *out);
     c.in = in;
     c.k = &k_defaults;
-    const plan_gpu *gpu = in->gpu;
+    const hw_gpu *gpu = in->gpu;
     if (!gpu) return fail(err, errsz, "no gpu given");
     const plan_shape *m = &in->shape;
     if (m->layers <= 0 || m->hidden <= 0 || m->heads <= 0 || m->seq <= 0 || m->vocab <= 0)
@@ -461,7 +461,7 @@ int plan_model(const plan_inputs *in, plan_result *out, char *err, int errsz)
         return fail(err, errsz, "layout out of range (at most 2^24 GPUs, 2^28 sequences per step)");
     if (in->gpus_per_node > 65536 || in->nics_per_node > 65536 || in->recompute_layers > 100000)
         return fail(err, errsz, "node design out of range (at most 65536 GPUs or NICs per node)");
-    const double knobs[] = {in->hbm_bytes, in->power_w, in->nic_gbps, in->nvlink_gbytes, in->storage_gbytes,
+    const double knobs[] = {in->hbm_bytes, in->power_w, in->nic_gbit_s, in->nvlink_gbytes, in->storage_gbytes,
                             in->net_efficiency, in->gemm_efficiency, in->ckpt_every_s, in->data_stall_ms};
     for (size_t i = 0; i < sizeof knobs / sizeof *knobs; i++)
         if (!isfinite(knobs[i]) || knobs[i] < 0 || knobs[i] > 1e15)
@@ -524,16 +524,16 @@ int plan_model(const plan_inputs *in, plan_result *out, char *err, int errsz)
     c.eff = in->gemm_efficiency > 0
                 ? in->gemm_efficiency
                 : (gpu->mamf_frac > 0 ? gpu->mamf_frac : c.k->gemm_eff_fallback) * c.k->gemm_sustain;
-    c.hbm_bw = gpu->hbm_gbytes_per_s * 1e9;
+    c.hbm_bw = gpu->hbm_gbps * 1e9;
     c.gpn = in->gpus_per_node > 0 ? in->gpus_per_node : gpu->gpus_per_node;
     c.domain = gpu->scaleup_domain > c.gpn ? gpu->scaleup_domain : c.gpn;
     if (in->gpus_per_node > 0 && gpu->scaleup_domain <= gpu->gpus_per_node) c.domain = c.gpn;
-    double nvl = in->nvlink_gbytes > 0 ? in->nvlink_gbytes : gpu->scaleup_gbytes_per_s;
-    if (nvl <= 0) nvl = gpu->pcie_gbytes_per_s > 0 ? gpu->pcie_gbytes_per_s : 16;
+    double nvl = in->nvlink_gbytes > 0 ? in->nvlink_gbytes : gpu->scaleup_gbps;
+    if (nvl <= 0) nvl = gpu->pcie_gbps > 0 ? gpu->pcie_gbps : 16;
     c.nvl_bw = nvl * 1e9;
     int nics = in->nics_per_node > 0 ? in->nics_per_node : gpu->nics_per_node;
-    double nic_gbps = in->nic_gbps > 0 ? in->nic_gbps : gpu->nic_gbps;
-    c.nic_bw_gpu = nics * nic_gbps / 8.0 * 1e9 / c.gpn;
+    double nic_gbit_s = in->nic_gbit_s > 0 ? in->nic_gbit_s : gpu->nic_gbit_s;
+    c.nic_bw_gpu = nics * nic_gbit_s / 8.0 * 1e9 / c.gpn;
     if (c.nic_bw_gpu <= 0) return fail(err, errsz, "no scale-out bandwidth (nics x gbps)");
 
     /* ---- per micro-batch, per layer ---- */
@@ -605,7 +605,7 @@ int plan_model(const plan_inputs *in, plan_result *out, char *err, int errsz)
 
     /* ---- optimizer (memory-bound Adam over the local shard) ---- */
     double P_opt = st.P_dense / (in->zero >= 1 ? st.dp_dense : 1) + st.P_exp / (in->zero >= 1 ? st.dp_exp : 1);
-    double pcie = (gpu->pcie_gbytes_per_s > 0 ? gpu->pcie_gbytes_per_s : 32) * 1e9 * 0.8;
+    double pcie = (gpu->pcie_gbps > 0 ? gpu->pcie_gbps : 32) * 1e9 * 0.8;
     if (in->offload)
         bd->optimizer_s = P_opt * 6.0 / pcie + P_opt * 32.0 / 50e9; /* grads/params over PCIe, CPU Adam */
     else

@@ -26,7 +26,7 @@
 
 #include <stdbool.h>
 
-#include "plan/catalog.h"
+#include "model/catalog.h"
 #include "plan/presets.h"
 
 typedef enum plan_recompute {
@@ -56,10 +56,10 @@ typedef struct plan_inputs {
     bool fp8;                  /* FP8 GEMMs (weights/optimizer as BF16 mixed) */
     plan_attn attn;
     /* hardware; 0 / negative = catalog default */
-    const plan_gpu *gpu;
+    const hw_gpu *gpu;
     double hbm_bytes;
     double power_w;            /* board power limit; 0 = the catalog TDP */
-    double nic_gbps;
+    double nic_gbit_s;
     int nics_per_node;
     double nvlink_gbytes;      /* per GPU per direction */
     double storage_gbytes;     /* aggregate checkpoint write bandwidth */

@@ -56,7 +56,7 @@ int plan_search(const plan_inputs *base, const plan_space *sp, plan_candidate *t
     if (!st) st = &local;
     memset(st, 0, sizeof *st);
     const plan_shape *m = &base->shape;
-    const plan_gpu *gpu = base->gpu;
+    const hw_gpu *gpu = base->gpu;
     if (!gpu || base->gpus <= 0 || k <= 0) return 0;
     int gpn = base->gpus_per_node > 0 ? base->gpus_per_node : gpu->gpus_per_node;
     int domain = gpu->scaleup_domain > gpn ? gpu->scaleup_domain : gpn;

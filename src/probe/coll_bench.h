@@ -6,7 +6,7 @@
  * averaged over the ranks (nccl-tests' default -a 1); then one more call on
  * freshly filled buffers is checked element by element and the mismatches
  * summed over the ranks (#wrong). Out-of-place and in-place runs are separate
- * rows. Bandwidths follow busbw.h.
+ * rows. Bandwidths follow the nccl-tests conventions of model/vocab.h.
  *
  * Where the buffers live is a coll_engine: NULL means host buffers and the
  * comm's collectives (MPI or local); coll_nccl.h provides device buffers and
@@ -24,14 +24,14 @@
 #define CP_PROBE_COLL_BENCH_H
 
 #include "../comm/comm.h"
-#include "busbw.h"
+#include "../model/vocab.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 typedef struct coll_cfg {
-    size_t min_bytes, max_bytes; /* sweep bounds (per-op byte count, busbw.h) */
+    size_t min_bytes, max_bytes; /* sweep bounds (per-op byte count, coll_bytes) */
     double factor;               /* size multiplier, > 1 */
     int warmup, iters;
     unsigned ops_mask;           /* bit (1u << coll_op); 0 = every op */

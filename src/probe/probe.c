@@ -14,18 +14,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const layer_names[PROBE_L_COUNT] = { "compute", "memory", "intra", "inter", "storage" };
+/* The layers probes belong to, in listing order. */
+static const probe_layer k_layers[] = { PROBE_L_COMPUTE, PROBE_L_MEMORY, PROBE_L_INTRA, PROBE_L_INTER, PROBE_L_STORAGE };
 
 const char *probe_layer_name(probe_layer l)
 {
-    return (unsigned)l < PROBE_L_COUNT ? layer_names[l] : "?";
+    if (l == PROBE_L_MEMORY)
+        return "memory";
+    const char *k = l == PROBE_L_COMPUTE || l == PROBE_L_INTRA || l == PROBE_L_INTER || l == PROBE_L_STORAGE
+                        ? cp_layer_key((cp_layer)l)
+                        : NULL;
+    return k ? k : "?";
 }
 
 int probe_layer_find(const char *name)
 {
-    for (int i = 0; i < PROBE_L_COUNT; i++)
-        if (!strcmp(name, layer_names[i]))
-            return i;
+    for (size_t i = 0; i < CP_ARRAY_LEN(k_layers); i++)
+        if (!strcmp(name, probe_layer_name(k_layers[i])))
+            return (int)k_layers[i];
     return -1;
 }
 

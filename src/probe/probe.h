@@ -38,11 +38,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../model/vocab.h"
+
 struct comm; /* src/comm/comm.h: local (one process) or MPI; NULL = local only */
 
-/* The layers of the chain a probe row belongs to (the `layer` key). */
+/* The layer a probe row belongs to (the `layer` key): a layer of the chain
+ * (model/vocab.h, same key), or memory, which the probe measures apart (CPU
+ * DRAM and GPU HBM bandwidth feed the compute layer but are not one). */
 typedef enum probe_layer {
-    PROBE_L_COMPUTE, PROBE_L_MEMORY, PROBE_L_INTRA, PROBE_L_INTER, PROBE_L_STORAGE, PROBE_L_COUNT
+    PROBE_L_COMPUTE = CP_LAYER_COMPUTE,
+    PROBE_L_INTRA = CP_LAYER_INTRA,
+    PROBE_L_INTER = CP_LAYER_INTER,
+    PROBE_L_STORAGE = CP_LAYER_STORAGE,
+    PROBE_L_MEMORY = CP_LAYER__COUNT,
+    PROBE_L_COUNT
 } probe_layer;
 const char *probe_layer_name(probe_layer l);
 /* Layer by its name; -1 if none. */

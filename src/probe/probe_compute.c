@@ -29,7 +29,7 @@
 #include "../base/log.h"
 #include "../base/util.h"
 #include "../gpu/gpu.h"
-#include "../plan/catalog.h"
+#include "../model/catalog.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -291,8 +291,8 @@ static void emit_gpu_gemm(probe_ctx *ctx, gpu_rt *g, int d, gpu_gemm_prec p)
     double tf = gpu_gemm_tflops(g, d, p, n, greps, why, sizeof why);
     snprintf(metric, sizeof metric, "gpu%d_gemm_%s_tflops", d, gpu_gemm_prec_name(p));
     gpu_name(g, d, dev_name, sizeof dev_name);
-    const plan_gpu *spec = plan_gpu_find(dev_name);
-    double peak = spec ? plan_gpu_peak_tflops(spec, gpu_gemm_prec_name(p)) : 0;
+    const hw_gpu *spec = hw_gpu_find(dev_name);
+    double peak = spec ? hw_gpu_peak_tflops(spec, gpu_gemm_prec_name(p)) : 0;
     if (peak > 0)
         snprintf(peak_src, sizeof peak_src, "; peak = dense %s of catalog row %s", gpu_gemm_prec_name(p), spec->name);
     else

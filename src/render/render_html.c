@@ -19,6 +19,7 @@
  */
 #include "render.h"
 #include "../base/util.h"
+#include "../model/vocab.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -26,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define N_LAYERS 6
-static const char *const layer_keys[N_LAYERS] = { "host", "compute", "intra", "inter", "storage", "idle" };
+#define N_LAYERS CP_LAYER__COUNT
+/* colours by cp_layer (model/vocab.h), Okabe-Ito palette; idle grey */
 static const char *const layer_colors[N_LAYERS] = { "#e69f00", "#009e73", "#56b4e9", "#d55e00", "#cc79a7", "#c8c8c8" };
 
 /* ---- small helpers ---- */
@@ -101,7 +102,7 @@ static void legend(cp_buf *b)
 {
     cp_buf_puts(b, "<p class=\"legend\">");
     for (int k = 0; k < N_LAYERS; k++)
-        cp_buf_printf(b, "<span><i style=\"background:%s\"></i>%s</span> ", layer_colors[k], layer_keys[k]);
+        cp_buf_printf(b, "<span><i style=\"background:%s\"></i>%s</span> ", layer_colors[k], cp_layer_key((cp_layer)k));
     cp_buf_puts(b, "</p>\n");
 }
 
@@ -132,7 +133,7 @@ static void chart_layers(cp_buf *b, const rep_node *ranks)
         double t = 0;
         for (int k = 0; k < N_LAYERS; k++) {
             char p[48];
-            snprintf(p, sizeof p, "layers.%s.exposed_ns", layer_keys[k]);
+            snprintf(p, sizeof p, "layers.%s.exposed_ns", cp_layer_key((cp_layer)k));
             double v = num_at(r, p);
             t += isfinite(v) ? v : 0;
         }
@@ -152,13 +153,13 @@ static void chart_layers(cp_buf *b, const rep_node *ranks)
                       num_at(r, "rank"));
         for (int k = 0; k < N_LAYERS; k++) {
             char p[48];
-            snprintf(p, sizeof p, "layers.%s.exposed_ns", layer_keys[k]);
+            snprintf(p, sizeof p, "layers.%s.exposed_ns", cp_layer_key((cp_layer)k));
             double v = num_at(r, p);
             if (!isfinite(v) || v <= 0)
                 continue;
             double w = v / maxt * (CW - LX - 10);
             cp_buf_printf(b, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"><title>rank %.0f %s ",
-                          x, y, w, bh, layer_colors[k], num_at(r, "rank"), layer_keys[k]);
+                          x, y, w, bh, layer_colors[k], num_at(r, "rank"), cp_layer_key((cp_layer)k));
             fmt_ns(b, v);
             cp_buf_puts(b, "</title></rect>\n");
             x += w;

@@ -8,6 +8,7 @@
 #include "../base/buf.h"
 #include "../base/jsonw.h"
 #include "../base/util.h"
+#include "../model/vocab.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -224,7 +225,7 @@ int syn_write_truth(const job *j, const char *dir, const char *ext, cp_error *er
     jw_kv_d(&w, "gemm_eff", c->gemm_eff);
     jw_kv_d(&w, "nvlink_busbw_gbps", c->nvlink_busbw_gbps);
     jw_kv_d(&w, "nic_busbw_gbps", c->nic_busbw_gbps);
-    jw_kv_s(&w, "allreduce_scope", j->nodes > 1 ? "inter" : "intra");
+    jw_kv_s(&w, "allreduce_scope", cp_layer_key(j->nodes > 1 ? CP_LAYER_INTER : CP_LAYER_INTRA));
     jw_kv_d(&w, "allreduce_busbw_gbps", j->coll_gbps);
     jw_kv_i(&w, "base_time_ns", SYN_BASE_TIME_NS);
     cp_jw_obj_end(&w);
@@ -239,42 +240,42 @@ int syn_write_truth(const job *j, const char *dir, const char *ext, cp_error *er
     cp_jw_key(&w, "injections");
     cp_jw_arr_begin(&w);
     if (c->slow_network > 0) {
-        inj_begin(&w, "slow-network", "inter");
+        inj_begin(&w, "slow-network", cp_layer_key(CP_LAYER_INTER));
         jw_kv_d(&w, "fraction", c->slow_network);
         jw_kv_d(&w, "link_busbw_gbps", c->nic_busbw_gbps);
         jw_kv_d(&w, "achieved_busbw_gbps", j->coll_gbps);
         inj_end(&w, c, -1, 1, 0);
     }
     if (c->ckpt_s > 0) {
-        inj_begin(&w, "sync-checkpoint", "storage");
+        inj_begin(&w, "sync-checkpoint", cp_layer_key(CP_LAYER_STORAGE));
         jw_kv_d(&w, "seconds", c->ckpt_s);
         jw_kv_i(&w, "every", c->ckpt_every);
         inj_end(&w, c, -1, c->ckpt_every, 1);
     }
     if (c->straggler_rank >= 0) {
-        inj_begin(&w, "straggler", "compute");
+        inj_begin(&w, "straggler", cp_layer_key(CP_LAYER_COMPUTE));
         jw_kv_d(&w, "factor", c->straggler_factor);
         inj_end(&w, c, c->straggler_rank, 1, 0);
     }
     if (c->dl_stall_ms > 0) {
-        inj_begin(&w, "dataloader-stall", "host");
+        inj_begin(&w, "dataloader-stall", cp_layer_key(CP_LAYER_HOST));
         jw_kv_d(&w, "stall_ms", c->dl_stall_ms);
         jw_kv_i(&w, "every", c->dl_every);
         inj_end(&w, c, -1, c->dl_every, 0);
     }
     if (c->host_work_ms > 0) {
-        inj_begin(&w, "host-work", "host");
+        inj_begin(&w, "host-work", cp_layer_key(CP_LAYER_HOST));
         jw_kv_d(&w, "ms", c->host_work_ms);
         jw_kv_i(&w, "every", c->hw_every);
         inj_end(&w, c, -1, c->hw_every, 0);
     }
     if (c->launch_bound > 0) {
-        inj_begin(&w, "launch-bound", "host");
+        inj_begin(&w, "launch-bound", cp_layer_key(CP_LAYER_HOST));
         jw_kv_i(&w, "tiny_kernels_per_step", c->launch_bound);
         inj_end(&w, c, -1, 1, 0);
     }
     if (c->pageable_mb > 0) {
-        inj_begin(&w, "pageable-h2d", "intra");
+        inj_begin(&w, "pageable-h2d", cp_layer_key(CP_LAYER_INTRA));
         jw_kv_d(&w, "mb_per_step", c->pageable_mb);
         inj_end(&w, c, -1, 1, 0);
     }

@@ -74,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     in.recompute = (plan_recompute)((int)in.recompute % 3);
     in.attn = (plan_attn)((int)in.attn % 2);
     in.zero %= 4;
-    in.gpu = plan_gpu_at(gi % plan_gpu_count());
+    in.gpu = hw_gpu_at(gi % hw_gpu_count());
     plan_result r;
     char err[256];
     if (plan_model(&in, &r, err, sizeof err) == 0) {

@@ -16,12 +16,12 @@ typedef struct run_t {
     an_opts o;
 } run_t;
 
-static void run_job(run_t *x, const job_spec *j, double nic_gbps)
+static void run_job(run_t *x, const job_spec *j, double nic_gbit_s)
 {
     x->tl = job_build(j);
     assert_non_null(x->tl);
     x->rep = rep_new("chainprof.analyze/1", 0, NULL);
-    x->o = (an_opts){ .gpus_per_node = j->gpus_per_node, .nthreads = 1, .nic_gbps = nic_gbps };
+    x->o = (an_opts){ .gpus_per_node = j->gpus_per_node, .nthreads = 1, .nic_gbit_s = nic_gbit_s };
     memset(&x->ctx, 0, sizeof x->ctx);
     assert_int_equal(an_run_all(&x->ctx, x->tl, x->rep, &x->o, NULL), 0);
     job_assert_layers_add_up(x->ctx.results[AN_layers]);
@@ -37,12 +37,12 @@ static void run_free(run_t *x)
 static void test_factors(void **state)
 {
     (void)state;
-    CP_ASSERT_NEAR(an_busbw_factor(AN_OP_ALL_REDUCE, 8), 1.75, 1e-12);
-    CP_ASSERT_NEAR(an_busbw_factor(AN_OP_ALL_GATHER, 4), 0.75, 1e-12);
-    CP_ASSERT_NEAR(an_busbw_factor(AN_OP_REDUCE_SCATTER, 2), 0.5, 1e-12);
-    CP_ASSERT_NEAR(an_busbw_factor(AN_OP_ALL_TO_ALL, 16), 15.0 / 16, 1e-12);
-    CP_ASSERT_NEAR(an_busbw_factor(AN_OP_BROADCAST, 8), 1, 1e-12);
-    CP_ASSERT_NEAR(an_busbw_factor(AN_OP_SEND_RECV, 8), 1, 1e-12);
+    CP_ASSERT_NEAR(an_busbw_factor(COLL_ALL_REDUCE, 8), 1.75, 1e-12);
+    CP_ASSERT_NEAR(an_busbw_factor(COLL_ALL_GATHER, 4), 0.75, 1e-12);
+    CP_ASSERT_NEAR(an_busbw_factor(COLL_REDUCE_SCATTER, 2), 0.5, 1e-12);
+    CP_ASSERT_NEAR(an_busbw_factor(COLL_ALL_TO_ALL, 16), 15.0 / 16, 1e-12);
+    CP_ASSERT_NEAR(an_busbw_factor(COLL_BROADCAST, 8), 1, 1e-12);
+    CP_ASSERT_NEAR(an_busbw_factor(COLL_SEND_RECV, 8), 1, 1e-12);
 }
 
 static void test_busbw_wait_and_straggler(void **state)
@@ -59,7 +59,7 @@ static void test_busbw_wait_and_straggler(void **state)
     assert_int_equal(cr->n_matched, 80);
     assert_int_equal(cr->n_groups, 1);
     const an_coll_group *g = &cr->groups[0];
-    assert_int_equal(g->op, AN_OP_ALL_REDUCE);
+    assert_int_equal(g->op, COLL_ALL_REDUCE);
     assert_true(g->inter);
     assert_int_equal(g->median_bytes, 100000000);
     assert_int_equal(g->count, 80);
@@ -79,7 +79,7 @@ static void test_busbw_wait_and_straggler(void **state)
     const an_stragglers_result *sr = x.ctx.results[AN_stragglers];
     assert_int_equal(sr->n, 1);
     assert_int_equal(sr->v[0].rank, 5);
-    assert_int_equal(sr->v[0].layer, AN_L_COMPUTE);
+    assert_int_equal(sr->v[0].layer, CP_LAYER_COMPUTE);
     assert_int_equal(sr->v[0].n_steps, 10);
     assert_true(sr->v[0].slowdown_pct > 10 && sr->v[0].slowdown_pct < 20);
     assert_int_equal(rep_path(x.rep, "stragglers.0.rank")->v.i, 5);

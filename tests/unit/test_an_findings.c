@@ -59,9 +59,9 @@ static void reference_case(int ranks, int gpn)
     run_job(&x, &j);
     assert_true(x.fr->n >= 2);
     assert_string_equal(x.fr->v[0].code, "NET_INTER_SLOW");
-    assert_int_equal(x.fr->v[0].layer, AN_L_INTER);
+    assert_int_equal(x.fr->v[0].layer, CP_LAYER_INTER);
     assert_string_equal(x.fr->v[1].code, "CKPT_SYNC_STALL");
-    assert_int_equal(x.fr->v[1].layer, AN_L_STORAGE);
+    assert_int_equal(x.fr->v[1].layer, CP_LAYER_STORAGE);
     /* gains from the breakdown: the checkpoint costs 2 x 20 ms of the job */
     CP_ASSERT_NEAR(x.fr->v[1].gain_pct, 100.0 * 40e6 / x.fr->job_ns, 1e-6);
     /* network: exposed transfer x (1 - 0.4 / 0.8) */
@@ -94,7 +94,7 @@ static void test_healthy_job(void **state)
      * the all-reduce never overlaps compute */
     assert_int_equal(x.fr->n, 1);
     assert_string_equal(x.fr->v[0].code, "LOW_OVERLAP");
-    assert_int_equal(x.fr->v[0].layer, AN_L_INTER);
+    assert_int_equal(x.fr->v[0].layer, CP_LAYER_INTER);
     assert_null(find(&x, "NET_INTER_SLOW"));
     run_free(&x);
 }
@@ -111,10 +111,10 @@ static void test_straggler_and_dataloader(void **state)
     const an_finding *s = find(&x, "STRAGGLER_RANK");
     assert_non_null(s);
     assert_int_equal(s->rank, 6);
-    assert_int_equal(s->layer, AN_L_COMPUTE);
+    assert_int_equal(s->layer, CP_LAYER_COMPUTE);
     const an_finding *d = find(&x, "DATALOADER_STALL");
     assert_non_null(d);
-    assert_int_equal(d->layer, AN_L_HOST);
+    assert_int_equal(d->layer, CP_LAYER_HOST);
     /* 5 ms straggler excess vs 4 ms data loading per step: straggler first */
     assert_true(s->gain_pct > d->gain_pct);
     assert_string_equal(x.fr->v[0].code, "STRAGGLER_RANK");
@@ -136,7 +136,7 @@ static void test_intra_slow(void **state)
     assert_false(isfinite(cr->inter_busbw_gbps));
     const an_finding *f = find(&x, "NET_INTRA_SLOW");
     assert_non_null(f);
-    assert_int_equal(f->layer, AN_L_INTRA);
+    assert_int_equal(f->layer, CP_LAYER_INTRA);
     assert_string_equal(x.fr->v[0].code, "NET_INTRA_SLOW");
     double ratio = cr->intra_busbw_gbps / cr->expected_intra_gbps;
     assert_true(ratio < 0.3);

@@ -60,7 +60,7 @@ static void assert_adds_up(const an_layers_result *lr)
         for (size_t s = 0; s < lr->ranks[i].n_steps; s++) {
             const an_step_layers *st = &lr->ranks[i].steps[s];
             int64_t sum = 0;
-            for (int k = 0; k < AN_L__COUNT; k++) {
+            for (int k = 0; k < CP_LAYER__COUNT; k++) {
                 assert_true(st->exposed_ns[k] >= 0 && st->hidden_ns[k] >= 0);
                 sum += st->exposed_ns[k];
             }
@@ -87,23 +87,23 @@ static void test_exact_attribution_inter(void **state)
     const an_step_layers *st = &r0->steps[0];
     assert_int_equal(st->id, 4);
     assert_int_equal(st->dur_ns, 1000);
-    assert_int_equal(st->exposed_ns[AN_L_COMPUTE], 250); /* gemm 200 + memset 50 */
-    assert_int_equal(st->exposed_ns[AN_L_INTER], 200);
-    assert_int_equal(st->exposed_ns[AN_L_INTRA], 50);    /* the H2D copy */
-    assert_int_equal(st->exposed_ns[AN_L_STORAGE], 150);
-    assert_int_equal(st->exposed_ns[AN_L_HOST], 100);    /* aten::foo 50 + launch 50 */
-    assert_int_equal(st->exposed_ns[AN_L_IDLE], 250);
-    assert_int_equal(st->hidden_ns[AN_L_INTER], 50);     /* under the gemm */
-    assert_int_equal(st->hidden_ns[AN_L_HOST], 20);      /* aten::foo under torch.save */
-    assert_int_equal(st->hidden_ns[AN_L_COMPUTE], 0);
+    assert_int_equal(st->exposed_ns[CP_LAYER_COMPUTE], 250); /* gemm 200 + memset 50 */
+    assert_int_equal(st->exposed_ns[CP_LAYER_INTER], 200);
+    assert_int_equal(st->exposed_ns[CP_LAYER_INTRA], 50);    /* the H2D copy */
+    assert_int_equal(st->exposed_ns[CP_LAYER_STORAGE], 150);
+    assert_int_equal(st->exposed_ns[CP_LAYER_HOST], 100);    /* aten::foo 50 + launch 50 */
+    assert_int_equal(st->exposed_ns[CP_LAYER_IDLE], 250);
+    assert_int_equal(st->hidden_ns[CP_LAYER_INTER], 50);     /* under the gemm */
+    assert_int_equal(st->hidden_ns[CP_LAYER_HOST], 20);      /* aten::foo under torch.save */
+    assert_int_equal(st->hidden_ns[CP_LAYER_COMPUTE], 0);
     assert_int_equal(st->copy_pageable_ns, 50);
     assert_int_equal(st->host_launch_ns, 50);
     assert_int_equal(st->comm_active_ns, 250);
     assert_int_equal(st->comm_overlap_ns, 50);
     /* the empty step is all idle; nothing after the last step is counted */
-    assert_int_equal(r0->steps[1].exposed_ns[AN_L_IDLE], 1000);
+    assert_int_equal(r0->steps[1].exposed_ns[CP_LAYER_IDLE], 1000);
     assert_int_equal(r0->total.dur_ns, 2000);
-    assert_int_equal(r0->total.exposed_ns[AN_L_COMPUTE], 250);
+    assert_int_equal(r0->total.exposed_ns[CP_LAYER_COMPUTE], 250);
     /* JSON: per rank and per step */
     rep_node *n = rep_path(rep, "ranks.1.layers.inter.exposed_ns");
     assert_non_null(n);
@@ -134,9 +134,9 @@ static void test_same_node_is_intra(void **state)
     assert_int_equal(lr->n_nodes, 1);
     assert_adds_up(lr);
     const an_step_layers *st = &lr->ranks[1].steps[0];
-    assert_int_equal(st->exposed_ns[AN_L_INTER], 0);
-    assert_int_equal(st->exposed_ns[AN_L_INTRA], 250); /* collective 200 + copy 50 */
-    assert_int_equal(st->hidden_ns[AN_L_INTRA], 50);
+    assert_int_equal(st->exposed_ns[CP_LAYER_INTER], 0);
+    assert_int_equal(st->exposed_ns[CP_LAYER_INTRA], 250); /* collective 200 + copy 50 */
+    assert_int_equal(st->hidden_ns[CP_LAYER_INTRA], 50);
     an_ctx_free(&ctx);
     rep_free(rep);
     tl_free(tl);
@@ -152,7 +152,7 @@ static void test_default_node_size_is_device_count(void **state)
     const an_layers_result *lr = ctx.results[AN_layers];
     assert_int_equal(lr->gpus_per_node, 1);
     assert_string_equal(lr->node_source, "device count");
-    assert_int_equal(lr->ranks[0].steps[0].exposed_ns[AN_L_INTER], 200);
+    assert_int_equal(lr->ranks[0].steps[0].exposed_ns[CP_LAYER_INTER], 200);
     an_ctx_free(&ctx);
     rep_free(rep);
     tl_free(tl);

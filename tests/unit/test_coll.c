@@ -1,55 +1,14 @@
-/* test_coll.c - nccl-tests bandwidth formulas against hand-computed cases,
- * the slow host/link decision on hand-made matrices, and the collective
+/* test_coll.c - the slow host/link decision on hand-made matrices, and the collective
  * sweep on the one-process comm (every row checked, #wrong must be 0). */
 #include "test_util.h"
 
 #include "comm/comm.h"
-#include "probe/busbw.h"
 #include "probe/coll_bench.h"
 #include "probe/p2p_slow.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void test_busbw_factors(void **state)
-{
-    (void)state;
-    /* 8 ranks: all-reduce 2*7/8 = 1.75, gather-type 7/8 = 0.875, bcast 1 */
-    CP_ASSERT_NEAR(coll_busbw_factor(COLL_ALL_REDUCE, 8), 1.75, 1e-12);
-    CP_ASSERT_NEAR(coll_busbw_factor(COLL_ALL_GATHER, 8), 0.875, 1e-12);
-    CP_ASSERT_NEAR(coll_busbw_factor(COLL_REDUCE_SCATTER, 8), 0.875, 1e-12);
-    CP_ASSERT_NEAR(coll_busbw_factor(COLL_ALL_TO_ALL, 8), 0.875, 1e-12);
-    CP_ASSERT_NEAR(coll_busbw_factor(COLL_BROADCAST, 8), 1.0, 1e-12);
-    CP_ASSERT_NEAR(coll_busbw_factor(COLL_REDUCE, 8), 1.0, 1e-12);
-    CP_ASSERT_NEAR(coll_busbw_factor(COLL_SEND_RECV, 8), 1.0, 1e-12);
-    /* 4 ranks: 2*3/4 = 1.5 and 3/4; 1 rank: 0 */
-    CP_ASSERT_NEAR(coll_busbw_factor(COLL_ALL_REDUCE, 4), 1.5, 1e-12);
-    CP_ASSERT_NEAR(coll_busbw_factor(COLL_ALL_GATHER, 4), 0.75, 1e-12);
-    CP_ASSERT_NEAR(coll_busbw_factor(COLL_ALL_REDUCE, 1), 0.0, 1e-12);
-}
-
-static void test_busbw_values(void **state)
-{
-    (void)state;
-    /* 128 MiB all-reduce of float on 8 ranks in 1.5 ms (nccl-tests prints
-     * size 134217728, time 1500 us): algbw = 134217728/1.5e-3/1e9 = 89.478485,
-     * busbw = 89.478485 * 1.75 = 156.587349 */
-    double bytes = coll_bytes(COLL_ALL_REDUCE, 33554432, 4);
-    CP_ASSERT_NEAR(bytes, 134217728.0, 0);
-    CP_ASSERT_NEAR(coll_algbw_gbps(bytes, 1.5e-3), 89.478485, 1e-6);
-    CP_ASSERT_NEAR(coll_busbw_gbps(COLL_ALL_REDUCE, 8, bytes, 1.5e-3), 156.587349, 1e-6);
-    /* all-gather of 1 GB total on 16 ranks in 0.1 s: algbw 10, busbw 9.375 */
-    CP_ASSERT_NEAR(coll_busbw_gbps(COLL_ALL_GATHER, 16, 1e9, 0.1), 9.375, 1e-9);
-    /* broadcast 4 MB in 1 ms: 4 GB/s both */
-    CP_ASSERT_NEAR(coll_busbw_gbps(COLL_BROADCAST, 4, 4e6, 1e-3), 4.0, 1e-9);
-    assert_true(isnan(coll_algbw_gbps(1e6, 0)));
-    assert_int_equal(coll_op_parse("allreduce"), COLL_ALL_REDUCE);
-    assert_int_equal(coll_op_parse("reduce-scatter"), COLL_REDUCE_SCATTER);
-    assert_int_equal(coll_op_parse("all_to_all"), COLL_ALL_TO_ALL);
-    assert_int_equal(coll_op_parse("gather"), -1);
-    assert_string_equal(coll_op_name(COLL_SEND_RECV), "send_recv");
-}
 
 /* Four hosts, one rank each; host "c" has every link at 1/10 the rate. */
 static void test_slow_host(void **state)
@@ -243,7 +202,6 @@ static void test_sweep_engine(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_busbw_factors), cmocka_unit_test(test_busbw_values),
         cmocka_unit_test(test_slow_host), cmocka_unit_test(test_slow_link_and_intra),
         cmocka_unit_test(test_sweep_local), cmocka_unit_test(test_sweep_engine),
     };

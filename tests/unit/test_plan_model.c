@@ -86,7 +86,7 @@ static plan_inputs base_inputs(void)
     plan_inputs in;
     plan_inputs_init(&in);
     in.shape = plan_preset_find("gpt3-13b")->shape;
-    in.gpu = plan_gpu_find("A100-80GB");
+    in.gpu = hw_gpu_find("A100-80GB");
     in.gpus = 64, in.tp = 8, in.micro_batch = 1, in.global_batch = 256;
     return in;
 }
@@ -162,7 +162,7 @@ static void knobs_move_the_right_way(void **state)
     CP_ASSERT_NEAR(b.breakdown.data_s, 0.25, 1e-12);
     /* FP8 on Hopper speeds GEMMs up; a power cap slows compute down */
     w = in;
-    w.gpu = plan_gpu_find("H100");
+    w.gpu = hw_gpu_find("H100");
     assert_int_equal(plan_model(&w, &a, NULL, 0), 0);
     w.fp8 = true;
     assert_int_equal(plan_model(&w, &b, NULL, 0), 0);
@@ -188,7 +188,7 @@ static void memory_overflow_is_reported(void **state)
     plan_inputs in;
     plan_inputs_init(&in);
     in.shape = plan_preset_find("gpt3-175b")->shape;
-    in.gpu = plan_gpu_find("A100-80GB");
+    in.gpu = hw_gpu_find("A100-80GB");
     in.gpus = 8, in.global_batch = 8;
     plan_result r;
     assert_int_equal(plan_model(&in, &r, NULL, 0), 0);
@@ -234,7 +234,7 @@ static void moe_layout(void **state)
     plan_inputs in;
     plan_inputs_init(&in);
     in.shape = plan_preset_find("mixtral-8x7b")->shape;
-    in.gpu = plan_gpu_find("H100");
+    in.gpu = hw_gpu_find("H100");
     in.gpus = 64, in.tp = 2, in.ep = 8, in.global_batch = 256, in.recompute = PLAN_RC_FULL, in.zero = 1;
     plan_result r;
     char err[256];
@@ -252,7 +252,7 @@ static void planner_search(void **state)
     plan_inputs in;
     plan_inputs_init(&in);
     in.shape = plan_preset_find("llama3-70b")->shape;
-    in.gpu = plan_gpu_find("H100");
+    in.gpu = hw_gpu_find("H100");
     in.gpus = 64, in.global_batch = 256;
     plan_space sp;
     plan_space_init(&sp);

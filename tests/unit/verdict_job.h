@@ -126,7 +126,7 @@ static inline void job_assert_layers_add_up(const an_layers_result *lr)
         for (size_t s = 0; s < lr->ranks[i].n_steps; s++) {
             const an_step_layers *st = &lr->ranks[i].steps[s];
             int64_t sum = 0;
-            for (int k = 0; k < AN_L__COUNT; k++)
+            for (int k = 0; k < CP_LAYER__COUNT; k++)
                 sum += st->exposed_ns[k];
             assert_int_equal(sum, st->dur_ns);
         }

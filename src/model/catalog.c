@@ -13,10 +13,13 @@
  *     reference node for that part; where no reference node exists the
  *     source says "assumed".
  */
-#include "plan/catalog.h"
+#include "model/catalog.h"
+
+#include "model/vocab.h"
 
 #include <ctype.h>
 #include <string.h>
+#include <strings.h>
 
 #define MLENG "github:stas00/ml-engineering compute/accelerator/README.md (commit 744d01e)"
 #define MLNET "github:stas00/ml-engineering network/README.md (commit 744d01e)"
@@ -24,7 +27,7 @@
 /* name, vendor, arch, tf32, bf16, fp16, fp8, hbm_bytes, hbm GB/s,
  * scale-up GB/s/dir, scale-up domain, pcie GB/s/dir, tdp W, mamf,
  * gpus/node, nics/node, nic Gb/s, node, source */
-static const plan_gpu k_gpus[] = {
+static const hw_gpu k_gpus[] = {
     {"V100-SXM2-32GB", "NVIDIA", "Volta", 0, 125, 125, 0, 32e9, 900, 150, 8, 15.75, 300, 0,
      8, 4, 100, "DGX-1 class, 4x EDR 100 Gb/s (assumed)",
      "NVIDIA V100 SXM2 datasheet via github:cli99/llm-analysis gpu_configs/v100-sxm-32gb.json; "
@@ -127,6 +130,23 @@ static const plan_gpu k_gpus[] = {
      "cloud.google.com/tpu/docs/v5p-training; " MLENG},
 };
 
+/* Per vendor: the collective library its parts run and its scale-up
+ * fabric (NCCL/NVLink; RCCL over xGMI, AMD Instinct docs; HCCL over the
+ * Gaudi's on-chip RoCE ports, docs.habana.ai; TPU ICI, no CCL). */
+static const hw_vendor k_vendors[] = {
+    {"NVIDIA", "NCCL", "NVLink"},
+    {"AMD", "RCCL", "xGMI"},
+    {"Intel", "HCCL", "RoCE (on-chip NICs)"},
+    {"Google", NULL, "ICI"},
+};
+
+const hw_vendor *hw_vendor_find(const char *vendor)
+{
+    for (size_t i = 0; vendor && i < sizeof k_vendors / sizeof k_vendors[0]; i++)
+        if (strcasecmp(vendor, k_vendors[i].vendor) == 0) return &k_vendors[i];
+    return NULL;
+}
+
 /* Short names users type. Each maps to a canonical row name. */
 static const struct {
     const char *alias;
@@ -182,12 +202,12 @@ static const struct {
 
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
-size_t plan_gpu_count(void) { return COUNT_OF(k_gpus); }
+size_t hw_gpu_count(void) { return COUNT_OF(k_gpus); }
 
-const plan_gpu *plan_gpu_at(size_t i) { return i < COUNT_OF(k_gpus) ? &k_gpus[i] : NULL; }
+const hw_gpu *hw_gpu_at(size_t i) { return i < COUNT_OF(k_gpus) ? &k_gpus[i] : NULL; }
 
 /* Row whose canonical name equals the already-normalized `norm`. */
-static const plan_gpu *find_canonical(const char *norm)
+static const hw_gpu *find_canonical(const char *norm)
 {
     for (size_t i = 0; i < COUNT_OF(k_gpus); i++) {
         const char *a = k_gpus[i].name, *b = norm;
@@ -198,7 +218,7 @@ static const plan_gpu *find_canonical(const char *norm)
 }
 
 /* Row by exact canonical name (table-internal names, always present). */
-static const plan_gpu *by_name(const char *name)
+static const hw_gpu *by_name(const char *name)
 {
     for (size_t i = 0; i < COUNT_OF(k_gpus); i++)
         if (strcmp(k_gpus[i].name, name) == 0) return &k_gpus[i];
@@ -242,13 +262,13 @@ static int has_token(const char *norm, const char *tok)
     return 0;
 }
 
-const plan_gpu *plan_gpu_find(const char *name)
+const hw_gpu *hw_gpu_find(const char *name)
 {
     char norm[128];
     if (!name) return NULL;
     normalize(name, norm, sizeof norm);
     if (!norm[0]) return NULL;
-    const plan_gpu *g = find_canonical(norm);
+    const hw_gpu *g = find_canonical(norm);
     if (g) return g;
     for (size_t i = 0; i < COUNT_OF(k_aliases); i++)
         if (strcmp(norm, k_aliases[i].alias) == 0) return by_name(k_aliases[i].name);
@@ -261,7 +281,7 @@ const plan_gpu *plan_gpu_find(const char *name)
     return NULL;
 }
 
-double plan_gpu_peak_tflops(const plan_gpu *gpu, const char *dtype)
+double hw_gpu_peak_tflops(const hw_gpu *gpu, const char *dtype)
 {
     if (!gpu || !dtype) return 0;
     if (strcmp(dtype, "bf16") == 0) return gpu->bf16_tflops;
@@ -271,16 +291,16 @@ double plan_gpu_peak_tflops(const plan_gpu *gpu, const char *dtype)
     return 0;
 }
 
-double plan_gpu_nic_gbytes_per_gpu(const plan_gpu *gpu)
+double hw_gpu_nic_gbps_per_gpu(const hw_gpu *gpu)
 {
     if (!gpu || gpu->gpus_per_node <= 0) return 0;
-    return gpu->nics_per_node * gpu->nic_gbps / 8.0 / gpu->gpus_per_node;
+    return cp_gbit_s_to_gbps(gpu->nics_per_node * gpu->nic_gbit_s) / gpu->gpus_per_node;
 }
 
-double plan_gpu_expected_busbw(const plan_gpu *gpu, int per_node, int spans_nodes)
+double hw_gpu_expected_busbw_gbps(const hw_gpu *gpu, int per_node, int spans_nodes)
 {
     if (!gpu) return 0;
-    if (!spans_nodes) return gpu->scaleup_gbytes_per_s * PLAN_NVLINK_BUSBW_FRAC;
+    if (!spans_nodes) return gpu->scaleup_gbps * HW_SCALEUP_BUSBW_FRAC;
     int g = per_node < 1 ? 1 : (per_node > gpu->gpus_per_node ? gpu->gpus_per_node : per_node);
-    return g * plan_gpu_nic_gbytes_per_gpu(gpu) * PLAN_NET_BUSBW_FRAC;
+    return g * hw_gpu_nic_gbps_per_gpu(gpu) * HW_NET_BUSBW_FRAC;
 }

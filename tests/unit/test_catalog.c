@@ -1,7 +1,7 @@
-/* test_plan_catalog.c - hardware catalog lookup and spec-sheet numbers. */
+/* test_catalog.c - hardware catalog (model/catalog.h) lookup and spec-sheet numbers. */
 #include "test_util.h"
 
-#include "plan/catalog.h"
+#include "model/catalog.h"
 
 static void aliases_resolve(void **state)
 {
@@ -19,7 +19,7 @@ static void aliases_resolve(void **state)
         {"mi300x", "MI300X"},              {"H20", "H20-96GB"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        const plan_gpu *g = plan_gpu_find(cases[i].q);
+        const hw_gpu *g = hw_gpu_find(cases[i].q);
         if (!g) fail_msg("'%s' not found", cases[i].q);
         assert_string_equal(g->name, cases[i].name);
     }
@@ -53,7 +53,7 @@ static void device_names_resolve(void **state)
         {"GB200 NVL72", "GB200-NVL72"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        const plan_gpu *g = plan_gpu_find(cases[i].q);
+        const hw_gpu *g = hw_gpu_find(cases[i].q);
         if (!g) fail_msg("'%s' not found", cases[i].q);
         if (strcmp(g->name, cases[i].name) != 0) fail_msg("'%s' -> %s, expected %s", cases[i].q, g->name, cases[i].name);
     }
@@ -62,48 +62,48 @@ static void device_names_resolve(void **state)
 static void unknown_names_fail(void **state)
 {
     (void)state;
-    assert_null(plan_gpu_find(NULL));
-    assert_null(plan_gpu_find(""));
-    assert_null(plan_gpu_find("NVIDIA"));
-    assert_null(plan_gpu_find("Quadro P1000"));
-    assert_null(plan_gpu_find("h1000"));
+    assert_null(hw_gpu_find(NULL));
+    assert_null(hw_gpu_find(""));
+    assert_null(hw_gpu_find("NVIDIA"));
+    assert_null(hw_gpu_find("Quadro P1000"));
+    assert_null(hw_gpu_find("h1000"));
 }
 
 static void spec_numbers(void **state)
 {
     (void)state;
-    const plan_gpu *a = plan_gpu_find("A100");
-    CP_ASSERT_NEAR(plan_gpu_peak_tflops(a, "bf16"), 312, 1e-9);
-    CP_ASSERT_NEAR(plan_gpu_peak_tflops(a, "tf32"), 156, 1e-9);
-    assert_true(plan_gpu_peak_tflops(a, "fp8") == 0); /* no FP8 on Ampere */
-    CP_ASSERT_NEAR(a->scaleup_gbytes_per_s, 300, 1e-9);
-    CP_ASSERT_NEAR(plan_gpu_nic_gbytes_per_gpu(a), 25.0, 1e-9); /* 8 x 200 Gb/s over 8 GPUs */
-    const plan_gpu *h = plan_gpu_find("H100");
-    CP_ASSERT_NEAR(plan_gpu_peak_tflops(h, "fp8"), 2 * plan_gpu_peak_tflops(h, "bf16"), 0.2);
-    CP_ASSERT_NEAR(plan_gpu_nic_gbytes_per_gpu(h), 50.0, 1e-9);
-    const plan_gpu *pcie = plan_gpu_find("H100-PCIE");
+    const hw_gpu *a = hw_gpu_find("A100");
+    CP_ASSERT_NEAR(hw_gpu_peak_tflops(a, "bf16"), 312, 1e-9);
+    CP_ASSERT_NEAR(hw_gpu_peak_tflops(a, "tf32"), 156, 1e-9);
+    assert_true(hw_gpu_peak_tflops(a, "fp8") == 0); /* no FP8 on Ampere */
+    CP_ASSERT_NEAR(a->scaleup_gbps, 300, 1e-9);
+    CP_ASSERT_NEAR(hw_gpu_nic_gbps_per_gpu(a), 25.0, 1e-9); /* 8 x 200 Gb/s over 8 GPUs */
+    const hw_gpu *h = hw_gpu_find("H100");
+    CP_ASSERT_NEAR(hw_gpu_peak_tflops(h, "fp8"), 2 * hw_gpu_peak_tflops(h, "bf16"), 0.2);
+    CP_ASSERT_NEAR(hw_gpu_nic_gbps_per_gpu(h), 50.0, 1e-9);
+    const hw_gpu *pcie = hw_gpu_find("H100-PCIE");
     assert_true(pcie->bf16_tflops < h->bf16_tflops); /* caveat 1: not the same part */
-    CP_ASSERT_NEAR(plan_gpu_expected_busbw(a, 8, 0), 240.0, 1e-9);  /* measured 234.9 */
-    CP_ASSERT_NEAR(plan_gpu_expected_busbw(a, 1, 1), 20.0, 1e-9);   /* one rank per node */
-    CP_ASSERT_NEAR(plan_gpu_expected_busbw(a, 8, 1), 160.0, 1e-9);  /* full nodes: 8 NICs */
-    CP_ASSERT_NEAR(plan_gpu_expected_busbw(a, 64, 1), 160.0, 1e-9); /* capped at the node */
-    assert_true(plan_gpu_expected_busbw(NULL, 8, 0) == 0);
-    const plan_gpu *gb = plan_gpu_find("GB200");
+    CP_ASSERT_NEAR(hw_gpu_expected_busbw_gbps(a, 8, 0), 240.0, 1e-9);  /* measured 234.9 */
+    CP_ASSERT_NEAR(hw_gpu_expected_busbw_gbps(a, 1, 1), 20.0, 1e-9);   /* one rank per node */
+    CP_ASSERT_NEAR(hw_gpu_expected_busbw_gbps(a, 8, 1), 160.0, 1e-9);  /* full nodes: 8 NICs */
+    CP_ASSERT_NEAR(hw_gpu_expected_busbw_gbps(a, 64, 1), 160.0, 1e-9); /* capped at the node */
+    assert_true(hw_gpu_expected_busbw_gbps(NULL, 8, 0) == 0);
+    const hw_gpu *gb = hw_gpu_find("GB200");
     assert_int_equal(gb->scaleup_domain, 72);
-    const plan_gpu *h800 = plan_gpu_find("H800");
-    CP_ASSERT_NEAR(h800->scaleup_gbytes_per_s, 200, 1e-9); /* export-limited NVLink */
+    const hw_gpu *h800 = hw_gpu_find("H800");
+    CP_ASSERT_NEAR(h800->scaleup_gbps, 200, 1e-9); /* export-limited NVLink */
     /* every row is sourced and self-consistent */
-    for (size_t i = 0; i < plan_gpu_count(); i++) {
-        const plan_gpu *g = plan_gpu_at(i);
+    for (size_t i = 0; i < hw_gpu_count(); i++) {
+        const hw_gpu *g = hw_gpu_at(i);
         assert_non_null(g->source);
         assert_true(strlen(g->source) > 10);
         assert_true(g->bf16_tflops > 0 || g->fp16_tflops > 0);
-        assert_true(g->hbm_bytes > 1e9 && g->hbm_gbytes_per_s > 100);
-        assert_true(g->gpus_per_node > 0 && g->nics_per_node > 0 && g->nic_gbps > 0);
+        assert_true(g->hbm_bytes > 1e9 && g->hbm_gbps > 100);
+        assert_true(g->gpus_per_node > 0 && g->nics_per_node > 0 && g->nic_gbit_s > 0);
         assert_true(g->mamf_frac >= 0 && g->mamf_frac < 1);
-        assert_ptr_equal(plan_gpu_find(g->name), g);
+        assert_ptr_equal(hw_gpu_find(g->name), g);
     }
-    assert_null(plan_gpu_at(plan_gpu_count()));
+    assert_null(hw_gpu_at(hw_gpu_count()));
 }
 
 int main(void)
