@@ -89,7 +89,7 @@ int rdma_send_cq_entries(int qps, int depth)
     return qps * (depth / rdma_signal_interval(depth) + 1);
 }
 
-double rdma_port_rate_gbps(int width, int speed)
+double rdma_port_rate_gbit_s(int width, int speed)
 {
     int lanes;
     switch (width) {
@@ -328,7 +328,7 @@ static int side_open(side *S, const rdma_cfg *cfg, int qps, int depth, size_t ha
     info->link_layer = S->pa.link_layer;
     info->active_width = S->pa.active_width;
     info->active_speed = S->pa.active_speed;
-    info->line_rate_gbps = rdma_port_rate_gbps(S->pa.active_width, S->pa.active_speed);
+    info->line_rate_gbit_s = rdma_port_rate_gbit_s(S->pa.active_width, S->pa.active_speed);
     info->mtu_bytes = cpv_mtu_bytes(S->pa.active_mtu);
     info->qps = qps;
     bool roce = S->pa.link_layer == CPV_LINK_LAYER_ETHERNET;

@@ -74,7 +74,7 @@ typedef struct rdma_info {
     int link_layer;         /* 1 InfiniBand, 2 Ethernet (RoCE) */
     int mtu_bytes;          /* the path MTU used */
     int active_width, active_speed;
-    double line_rate_gbps;  /* Gb/s from active_width x active_speed; NaN when unknown */
+    double line_rate_gbit_s;  /* Gb/s from active_width x active_speed; NaN when unknown */
     int gid_index;          /* used; -1 = no GRH */
     int qps;
 } rdma_info;
@@ -121,6 +121,6 @@ int rdma_send_cq_entries(int qps, int depth);
  * active_speed (1 SDR 2.5, 2 DDR 5, 4 QDR 10, 8 FDR10 10, 16 FDR 14,
  * 32 EDR 25, 64 HDR 50, 128 NDR 100, 256 XDR 200 Gb/s per lane); NaN when
  * either code is unknown. */
-double rdma_port_rate_gbps(int active_width, int active_speed);
+double rdma_port_rate_gbit_s(int active_width, int active_speed);
 
 #endif

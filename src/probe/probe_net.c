@@ -69,7 +69,7 @@ static double line_rates(probe_ctx *ctx)
             continue; /* down, virtual (veth, bridge) or unknown */
         char metric[128];
         snprintf(metric, sizeof metric, "nic_line_rate %.64s", e->d_name);
-        double gbps = (double)mbps * 1e6 / 8 / 1e9;
+        double gbps = cp_gbit_s_to_gbps((double)mbps / 1e3);
         probe_emit_value(ctx, metric, gbps, "GB/s", NAN, "/sys/class/net/IF/speed (Mb/s) / 8");
         known++;
         only = gbps;
@@ -85,12 +85,12 @@ static double line_rates(probe_ctx *ctx)
             snprintf(path, sizeof path, "/sys/class/infiniband/%s/ports/%d/rate", e->d_name, port);
             if (!read_line(path, buf, sizeof buf))
                 continue;
-            double gbit = strtod(buf, NULL);
-            if (!(gbit > 0))
+            double gbit_s = strtod(buf, NULL);
+            if (!(gbit_s > 0))
                 continue;
             char metric[128];
             snprintf(metric, sizeof metric, "rdma_line_rate %.64s/%d", e->d_name, port);
-            probe_emit_value(ctx, metric, gbit / 8, "GB/s", NAN,
+            probe_emit_value(ctx, metric, cp_gbit_s_to_gbps(gbit_s), "GB/s", NAN,
                              "/sys/class/infiniband/DEV/ports/N/rate (Gb/s) / 8");
         }
     }
@@ -135,10 +135,10 @@ static void rdma_cfg_from(const probe_opts *o, rdma_cfg *c)
 static void emit_rdma(probe_ctx *ctx, const rdma_session *s, const char *how)
 {
     const rdma_info *in = &s->info;
-    double peak = isfinite(in->line_rate_gbps) ? in->line_rate_gbps / 8 : NAN;
+    double peak = isfinite(in->line_rate_gbit_s) ? cp_gbit_s_to_gbps(in->line_rate_gbit_s) : NAN;
     char link[256];
     snprintf(link, sizeof link, "%s port %d (%s, %g Gb/s, MTU %d)%s%s", in->dev, in->port,
-             in->link_layer == 2 ? "RoCE" : "InfiniBand", in->line_rate_gbps, in->mtu_bytes,
+             in->link_layer == 2 ? "RoCE" : "InfiniBand", in->line_rate_gbit_s, in->mtu_bytes,
              in->peer_dev[0] ? " <-> " : "", in->peer_dev);
     for (size_t i = 0; i < s->n_meas; i++) {
         const rdma_meas *m = &s->meas[i];

@@ -95,15 +95,15 @@ static void test_abi(void **state)
 static void test_rate(void **state)
 {
     (void)state;
-    CP_ASSERT_NEAR(rdma_port_rate_gbps(2, 32), 100.0, 1e-9);   /* 4X EDR */
-    CP_ASSERT_NEAR(rdma_port_rate_gbps(2, 64), 200.0, 1e-9);   /* 4X HDR */
-    CP_ASSERT_NEAR(rdma_port_rate_gbps(2, 128), 400.0, 1e-9);  /* 4X NDR */
-    CP_ASSERT_NEAR(rdma_port_rate_gbps(1, 1), 2.5, 1e-9);      /* 1X SDR */
-    CP_ASSERT_NEAR(rdma_port_rate_gbps(8, 4), 120.0, 1e-9);    /* 12X QDR */
-    CP_ASSERT_NEAR(rdma_port_rate_gbps(2, 16), 56.0, 1e-9);    /* 4X FDR */
-    CP_ASSERT_NEAR(rdma_port_rate_gbps(16, 64), 100.0, 1e-9);  /* 2X HDR */
-    assert_true(rdma_port_rate_gbps(3, 32) != rdma_port_rate_gbps(3, 32)); /* unknown width: NaN */
-    assert_true(rdma_port_rate_gbps(2, 3) != rdma_port_rate_gbps(2, 3));   /* unknown speed: NaN */
+    CP_ASSERT_NEAR(rdma_port_rate_gbit_s(2, 32), 100.0, 1e-9);   /* 4X EDR */
+    CP_ASSERT_NEAR(rdma_port_rate_gbit_s(2, 64), 200.0, 1e-9);   /* 4X HDR */
+    CP_ASSERT_NEAR(rdma_port_rate_gbit_s(2, 128), 400.0, 1e-9);  /* 4X NDR */
+    CP_ASSERT_NEAR(rdma_port_rate_gbit_s(1, 1), 2.5, 1e-9);      /* 1X SDR */
+    CP_ASSERT_NEAR(rdma_port_rate_gbit_s(8, 4), 120.0, 1e-9);    /* 12X QDR */
+    CP_ASSERT_NEAR(rdma_port_rate_gbit_s(2, 16), 56.0, 1e-9);    /* 4X FDR */
+    CP_ASSERT_NEAR(rdma_port_rate_gbit_s(16, 64), 100.0, 1e-9);  /* 2X HDR */
+    assert_true(rdma_port_rate_gbit_s(3, 32) != rdma_port_rate_gbit_s(3, 32)); /* unknown width: NaN */
+    assert_true(rdma_port_rate_gbit_s(2, 3) != rdma_port_rate_gbit_s(2, 3));   /* unknown speed: NaN */
 }
 
 /* selective signaling: perftest's cq_mod 100, never more than half the
