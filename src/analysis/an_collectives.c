@@ -89,25 +89,25 @@ static uint32_t key_id(const tl_timeline *tl, const char *key)
 
 static uint32_t arg_str_id(const tl_timeline *tl, size_t ev, uint32_t key)
 {
-    const tl_arg *a = tl_arg_by_id(tl, ev, key);
-    return a && a->type == TL_ARG_STR ? a->v.s : 0;
+    tl_arg a;
+    return tl_arg_by_id(tl, ev, key, &a) && a.type == TL_ARG_STR ? a.v.s : 0;
 }
 
 static const char *arg_str(const tl_timeline *tl, size_t ev, uint32_t key)
 {
-    const tl_arg *a = tl_arg_by_id(tl, ev, key);
-    return a && a->type == TL_ARG_STR ? tl_str(tl, a->v.s) : NULL;
+    tl_arg a;
+    return tl_arg_by_id(tl, ev, key, &a) && a.type == TL_ARG_STR ? tl_str(tl, a.v.s) : NULL;
 }
 
 static bool arg_count(const tl_timeline *tl, size_t ev, uint32_t key, int64_t *out)
 {
-    const tl_arg *a = tl_arg_by_id(tl, ev, key);
-    if (!a)
+    tl_arg a;
+    if (!tl_arg_by_id(tl, ev, key, &a))
         return false;
-    if (a->type == TL_ARG_INT || a->type == TL_ARG_BOOL)
-        *out = a->v.i;
-    else if (a->type == TL_ARG_NUM)
-        *out = (int64_t)a->v.d;
+    if (a.type == TL_ARG_INT || a.type == TL_ARG_BOOL)
+        *out = a.v.i;
+    else if (a.type == TL_ARG_NUM)
+        *out = (int64_t)a.v.d;
     else
         return false;
     return true;

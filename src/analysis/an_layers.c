@@ -241,8 +241,9 @@ bool an_event_inter(const an_ctx *ctx, const an_layers_result *lr, size_t ev)
 
 void an_event_scope(const an_ctx *ctx, const an_layers_result *lr, size_t ev, int *group_size, bool *inter)
 {
-    const tl_arg *a = tl_arg_by_id(ctx->tl, ev, lr->pgr_key);
-    struct an_pgr_info *c = a && a->type == TL_ARG_STR && lr->pgr_info ? &lr->pgr_info[a->v.s] : NULL;
+    tl_arg a;
+    struct an_pgr_info *c =
+        tl_arg_by_id(ctx->tl, ev, lr->pgr_key, &a) && a.type == TL_ARG_STR && lr->pgr_info ? &lr->pgr_info[a.v.s] : NULL;
     if (c && c->known) {
         *group_size = c->size;
         *inter = c->inter;

@@ -150,10 +150,10 @@ static bool arg_int_id(const tl_timeline *tl, size_t ev, uint32_t key, int64_t *
 {
     if (key == UINT32_MAX)
         return false;
-    const tl_arg *a = tl_arg_by_id(tl, ev, key);
-    if (!a || (a->type != TL_ARG_INT && a->type != TL_ARG_BOOL))
+    tl_arg a;
+    if (!tl_arg_by_id(tl, ev, key, &a) || (a.type != TL_ARG_INT && a.type != TL_ARG_BOOL))
         return false;
-    *out = a->v.i;
+    *out = a.v.i;
     return true;
 }
 
@@ -197,7 +197,7 @@ static int exact_ktype(const build_ctx *b, size_t ev)
     case TL_K_NONE: break;
     }
     /* device types the timeline does not classify (MTIA "mtia_ccp_events") */
-    const char *cn = tl->cat_name[ev] ? tl_str(tl, tl->cat_name[ev]) : "";
+    const char *cn = tl_str(tl, tl_event_cat_name(tl, ev));
     bool kernel_cat = strncmp(cn, "kernel", 6) == 0 || strncmp(cn, "gpu_mem", 7) == 0 ||
                       strncmp(cn, "mtia_ccp_events", 15) == 0;
     if (!kernel_cat || tl->tracks[tl->track[ev]].key.kind != TL_TRACK_GPU)

@@ -1,5 +1,11 @@
 /* timeline.c - builders, the finish step, and lookups. See timeline.h.
  *
+ * Builders keep the fixed event columns the readers hand over (ts, dur,
+ * corr, name, track, category, flags: 38 bytes an event) and write each
+ * event's args, External id and raw category string, when it has any, as
+ * one packed record in a byte stream (tl_extras.h), so reading a 1 GB trace
+ * never holds 16-byte arg structs.
+ *
  * The finish step in order:
  *  1. apply each input's clock base (baseTimeNanoseconds) to its timestamps;
  *  2. assign rank numbers: the trace's own, else the file name's, else a new
@@ -8,12 +14,15 @@
  *  4. order tracks by (rank, kind, device, stream, pid, tid);
  *  5. per builder (in parallel), order events by (track position, ts, longer
  *     first) with a counting pass over tracks and a sort only of the tracks
- *     that are not already in order;
+ *     that are not already in order; re-encode its extras records with the
+ *     global string ids (the rank keeps that stream); renumber correlation
+ *     ids that do not fit the 32-bit column;
  *  6. copy columns into the frozen arrays in global order, remapping ids;
  *  7. classify GPU events, then link launches and GPU work by correlation
  *     id within each rank (unmatched ones are counted, not errors).
  */
 #include "timeline.h"
+#include "tl_extras.h"
 #include "../base/log.h"
 #include "../base/par.h"
 #include "../base/sort.h"
@@ -21,6 +30,10 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+_Static_assert(2 * sizeof(int64_t) + 2 * sizeof(uint32_t) + 2 * sizeof(int32_t) + sizeof(uint32_t) +
+                   4 * sizeof(uint8_t) == TL_EVENT_BYTES,
+               "TL_EVENT_BYTES is the sum of the frozen columns (timeline.h, Event layout)");
 
 struct tl_builder {
     char *source;
@@ -33,13 +46,18 @@ struct tl_builder {
     size_t n_tracks, cap_tracks;
     size_t last_track;
     size_t n, cap;
-    int64_t *ts, *dur, *corr, *ext;
-    uint32_t *name, *cat_name, *track, *arg_begin;
+    int64_t *ts, *dur, *corr;
+    uint32_t *name, *track, *xoff; /* xoff: the event's record in xb (builder form) */
     uint8_t *cat, *flags;
-    tl_arg *args;
-    size_t n_args, cap_args;
+    uint8_t *xb;                   /* extras records, builder form (tl_extras.h) */
+    size_t xn, xcap;
+    size_t n_args;
+    uint32_t canon[TL_CAT__COUNT]; /* id of each category's canonical name, UINT32_MAX not interned */
+    size_t canon_seen[TL_CAT__COUNT]; /* string count at the last lookup of canon */
     /* finish-time scratch */
     int32_t final_rank;
+    bool renumbered;     /* correlation ids did not fit 32 bits */
+    bool extras_full;    /* the frozen extras stream reached 4 GiB */
     uint32_t *remap;     /* local string id -> global */
     uint32_t *tpos;      /* local track -> global track index */
     size_t *order;       /* local event indices in global order */
@@ -56,6 +74,10 @@ tl_builder *tl_builder_new(const char *source_path)
     b->meta.world_size = -1;
     b->meta.gpu_mem_bytes = -1;
     b->last_track = SIZE_MAX;
+    for (int c = 0; c < TL_CAT__COUNT; c++) {
+        b->canon[c] = UINT32_MAX;
+        b->canon_seen[c] = SIZE_MAX;
+    }
     return b;
 }
 
@@ -71,14 +93,12 @@ void tl_builder_free(tl_builder *b)
     free(b->ts);
     free(b->dur);
     free(b->corr);
-    free(b->ext);
     free(b->name);
-    free(b->cat_name);
     free(b->track);
-    free(b->arg_begin);
+    free(b->xoff);
     free(b->cat);
     free(b->flags);
-    free(b->args);
+    free(b->xb);
     free(b->remap);
     free(b->tpos);
     free(b->order);
@@ -127,8 +147,7 @@ void tl_builder_track_name(tl_builder *b, uint32_t track, uint32_t name)
 static void resize_events(tl_builder *b, size_t cap)
 {
 #define G(col) col = cp_xrealloc(col, cap * sizeof *col)
-    G(b->ts); G(b->dur); G(b->corr); G(b->ext); G(b->name); G(b->cat_name);
-    G(b->track); G(b->arg_begin); G(b->cat); G(b->flags);
+    G(b->ts); G(b->dur); G(b->corr); G(b->name); G(b->track); G(b->xoff); G(b->cat); G(b->flags);
 #undef G
     b->cap = cap;
 }
@@ -141,14 +160,43 @@ static void grow_events(tl_builder *b)
     resize_events(b, b->cap ? b->cap * 2 : 4096);
 }
 
+/* Room for `more` bytes of extras; false (and counted) past 4 GiB, the
+ * reach of a 32-bit offset: then the record is dropped. */
+static bool extras_room(tl_builder *b, size_t more)
+{
+    if (b->xn + more > UINT32_MAX) {
+        diag_count(&b->diag, DIAG_LIMIT_REACHED, b->source, -1);
+        return false;
+    }
+    if (b->xn + more > b->xcap)
+        cp_xgrow((void **)&b->xb, &b->xcap, b->xn + more, 1);
+    return true;
+}
+
 void tl_builder_reserve(tl_builder *b, size_t n_events, size_t n_args)
 {
     if (n_events > b->cap)
         resize_events(b, n_events);
-    if (n_args > b->cap_args) {
-        b->args = cp_xrealloc(b->args, n_args * sizeof *b->args);
-        b->cap_args = n_args;
+    /* a record is a header byte, often an External id, and ~4 bytes an arg */
+    size_t bytes = n_events * 4 + n_args * 5;
+    if (bytes > b->xcap) {
+        b->xb = cp_xrealloc(b->xb, bytes);
+        b->xcap = bytes;
     }
+}
+
+/* The canonical name's string id of category c in this builder, looked up
+ * (never interned: an extra string would shift the ids) again only when
+ * the table has grown since the last miss. */
+static uint32_t canon_cat(tl_builder *b, tl_cat c)
+{
+    size_t n = cp_intern_count(&b->strings);
+    if (b->canon[c] == UINT32_MAX && b->canon_seen[c] != n) {
+        const char *s = tl_cat_name(c);
+        b->canon[c] = cp_intern_find(&b->strings, s, strlen(s));
+        b->canon_seen[c] = n;
+    }
+    return b->canon[c];
 }
 
 size_t tl_builder_add(tl_builder *b, const tl_ev *ev)
@@ -158,48 +206,70 @@ size_t tl_builder_add(tl_builder *b, const tl_ev *ev)
     b->ts[i] = ev->ts_ns;
     b->dur[i] = ev->dur_ns;
     b->corr[i] = ev->corr;
-    b->ext[i] = ev->ext_id;
     b->name[i] = ev->name;
-    b->cat_name[i] = ev->cat_name;
     b->track[i] = ev->track;
     b->cat[i] = (uint8_t)ev->cat;
     b->flags[i] = (uint8_t)ev->flags;
-    b->arg_begin[i] = (uint32_t)b->n_args;
+    b->xoff[i] = (uint32_t)b->xn;
+    unsigned h = 0;
+    tl_cat c = ev->cat < TL_CAT__COUNT ? ev->cat : TL_CAT_OTHER;
+    if (ev->cat_name != canon_cat(b, c))
+        h |= ev->cat_name ? XH_CAT : XH_CAT_NONE;
+    if (ev->ext_id != -1)
+        h |= XH_EXT;
+    if (!extras_room(b, TLX_HEAD_MAX))
+        return i;
+    uint8_t *o = b->xb + b->xn;
+    *o++ = (uint8_t)h;
+    if (h & XH_EXT)
+        o = tlx_put_s(o, ev->ext_id);
+    if (h & XH_CAT)
+        o = tlx_put_u(o, ev->cat_name);
+    b->xn = (size_t)(o - b->xb);
     return i;
-}
-
-static tl_arg *push_arg(tl_builder *b, uint32_t key, uint8_t type)
-{
-    if (b->n == 0)
-        return NULL; /* args before any event: nowhere to attach */
-    cp_xgrow((void **)&b->args, &b->cap_args, b->n_args + 1, sizeof *b->args);
-    tl_arg *a = &b->args[b->n_args++];
-    a->key = key;
-    a->type = type;
-    return a;
 }
 
 void tl_builder_args(tl_builder *b, const tl_arg *args, size_t n)
 {
-    if (b->n == 0 || n == 0)
+    if (b->n == 0 || n == 0) /* args before any event: nowhere to attach */
         return;
-    cp_xgrow((void **)&b->args, &b->cap_args, b->n_args + n, sizeof *b->args);
-    memcpy(b->args + b->n_args, args, n * sizeof *args);
+    if (!extras_room(b, n * TLX_ARG_MAX))
+        return;
+    uint8_t *o = b->xb + b->xn;
+    for (size_t k = 0; k < n; k++)
+        o = tlx_put_arg(o, &args[k]);
+    b->xn = (size_t)(o - b->xb);
     b->n_args += n;
 }
 
 void tl_builder_arg_int(tl_builder *b, uint32_t key, int64_t v)
 {
-    tl_arg *a = push_arg(b, key, TL_ARG_INT);
-    if (a)
-        a->v.i = v;
+    tl_arg a = { .key = key, .type = TL_ARG_INT, .v.i = v };
+    tl_builder_args(b, &a, 1);
 }
 
 void tl_builder_arg_num(tl_builder *b, uint32_t key, double v)
 {
-    tl_arg *a = push_arg(b, key, TL_ARG_NUM);
-    if (a)
-        a->v.d = v;
+    tl_arg a = { .key = key, .type = TL_ARG_NUM, .v.d = v };
+    tl_builder_args(b, &a, 1);
+}
+
+void tl_builder_arg_str(tl_builder *b, uint32_t key, uint32_t str)
+{
+    tl_arg a = { .key = key, .type = TL_ARG_STR, .v.s = str };
+    tl_builder_args(b, &a, 1);
+}
+
+void tl_builder_arg_bool(tl_builder *b, uint32_t key, bool v)
+{
+    tl_arg a = { .key = key, .type = TL_ARG_BOOL, .v.i = v };
+    tl_builder_args(b, &a, 1);
+}
+
+/* End of event i's builder record. */
+static size_t rec_end(const tl_builder *b, size_t i)
+{
+    return i + 1 < b->n ? b->xoff[i + 1] : b->xn;
 }
 
 void tl_builder_absorb(tl_builder *dst, tl_builder *src)
@@ -218,24 +288,19 @@ void tl_builder_absorb(tl_builder *dst, tl_builder *src)
     /* geometric growth: absorbing many parts must not copy quadratically */
     if (dst->n + src->n > dst->cap)
         resize_events(dst, CP_MAX(dst->n + src->n, 2 * dst->cap));
-    if (dst->n_args + src->n_args > dst->cap_args)
-        tl_builder_reserve(dst, 0, CP_MAX(dst->n_args + src->n_args, 2 * dst->cap_args));
     size_t at = dst->n, n = src->n;
 #define C(col) memcpy(dst->col + at, src->col, n * sizeof *src->col)
-    C(ts); C(dur); C(corr); C(ext); C(cat); C(flags);
+    C(ts); C(dur); C(corr); C(cat); C(flags);
 #undef C
     for (size_t i = 0; i < n; i++) {
         dst->name[at + i] = smap[src->name[i]];
-        dst->cat_name[at + i] = smap[src->cat_name[i]];
         dst->track[at + i] = tmap[src->track[i]];
-        dst->arg_begin[at + i] = src->arg_begin[i] + (uint32_t)dst->n_args;
-    }
-    for (size_t i = 0; i < src->n_args; i++) {
-        tl_arg a = src->args[i];
-        a.key = smap[a.key];
-        if (a.type == TL_ARG_STR)
-            a.v.s = smap[a.v.s];
-        dst->args[dst->n_args + i] = a;
+        size_t b0 = src->xoff[i], b1 = rec_end(src, i), na = 0;
+        dst->xoff[at + i] = (uint32_t)dst->xn;
+        if (b1 > b0 && extras_room(dst, tlx_room(b1 - b0))) {
+            uint8_t *o = tlx_reencode(src->xb + b0, src->xb + b1, smap, 0, dst->xb + dst->xn, &na);
+            dst->xn = (size_t)(o - dst->xb);
+        }
     }
     dst->n += n;
     dst->n_args += src->n_args;
@@ -245,23 +310,9 @@ void tl_builder_absorb(tl_builder *dst, tl_builder *src)
     tl_builder_free(src);
 }
 
-void tl_builder_arg_str(tl_builder *b, uint32_t key, uint32_t str)
-{
-    tl_arg *a = push_arg(b, key, TL_ARG_STR);
-    if (a)
-        a->v.s = str;
-}
-
-void tl_builder_arg_bool(tl_builder *b, uint32_t key, bool v)
-{
-    tl_arg *a = push_arg(b, key, TL_ARG_BOOL);
-    if (a)
-        a->v.i = v;
-}
-
 size_t tl_builder_bytes(const tl_builder *b)
 {
-    return b->cap * (4 * 8 + 4 * 4 + 2) + b->cap_args * sizeof(tl_arg) + b->strings.arena.total_bytes;
+    return b->cap * (3 * 8 + 3 * 4 + 2) + b->xcap + b->strings.arena.total_bytes;
 }
 
 /* ---------------- finish ---------------- */
@@ -325,9 +376,8 @@ static int cmp_ev(const void *pa, const void *pb, void *ctx)
 
 
 /* Order one builder's events by (global track position, ts, -dur). */
-static void order_builder(void *ctx, size_t bi)
+static void order_builder(tl_builder *b)
 {
-    tl_builder *b = ((tl_builder **)ctx)[bi];
     if (b->meta.has_base_time)
         for (size_t i = 0; i < b->n; i++)
             b->ts[i] += b->meta.base_time_ns;
@@ -375,6 +425,90 @@ static void order_builder(void *ctx, size_t bi)
     free(seg_begin);
 }
 
+/* Re-encode the builder's extras records into the frozen form (counted,
+ * global string ids) and point xoff at them. Records without content share
+ * the two empty ones at offsets 0 and 1. The frozen stream replaces xb. */
+static void freeze_extras(tl_builder *b)
+{
+    size_t cap = CP_MAX(b->xn + b->xn / 8, (size_t)64), n = 2;
+    uint8_t *fx = cp_xmalloc(cap);
+    fx[0] = 0;
+    fx[1] = XH_CAT_NONE;
+    size_t n_args = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        size_t b0 = b->xoff[i], b1 = rec_end(b, i); /* xoff[i + 1] is still the builder's */
+        if (b1 - b0 <= 1) {                        /* header alone: one of the shared records */
+            b->xoff[i] = b1 > b0 && (b->xb[b0] & XH_CAT_NONE) ? 1 : 0;
+            continue;
+        }
+        size_t room = tlx_room(b1 - b0);
+        if (n + room > UINT32_MAX) {
+            b->xoff[i] = 0;
+            b->extras_full = true;
+            continue;
+        }
+        if (n + room > cap)
+            cp_xgrow((void **)&fx, &cap, n + room, 1);
+        size_t na;
+        b->xoff[i] = (uint32_t)n;
+        n = (size_t)(tlx_reencode(b->xb + b0, b->xb + b1, b->remap, 1, fx + n, &na) - fx);
+        n_args += na;
+    }
+    free(b->xb);
+    b->xb = cp_xrealloc(fx, n);
+    b->xn = b->xcap = n;
+    b->n_args = n_args;
+}
+
+/* The frozen correlation column is 32 bits. Ids beyond that range (no
+ * profiler writes them, but inputs are not trusted) are renumbered in
+ * their order: the pairs that link launches to GPU work stay the same. */
+static void fit_correlations(tl_builder *b)
+{
+    bool fits = true;
+    for (size_t i = 0; i < b->n && fits; i++)
+        fits = b->corr[i] >= INT32_MIN && b->corr[i] <= INT32_MAX;
+    if (fits)
+        return;
+    uint64_t *v = cp_xmalloc((b->n ? b->n : 1) * sizeof *v);
+    size_t m = 0;
+    for (size_t i = 0; i < b->n; i++)
+        if (b->corr[i] >= 0)
+            v[m++] = (uint64_t)b->corr[i];
+    cp_sort_u64(v, m, NULL);
+    size_t u = 0;
+    for (size_t i = 0; i < m; i++)
+        if (u == 0 || v[u - 1] != v[i])
+            v[u++] = v[i];
+    for (size_t i = 0; i < b->n; i++) {
+        if (b->corr[i] < 0) {
+            b->corr[i] = -1;
+            continue;
+        }
+        size_t lo = 0, hi = u;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (v[mid] < (uint64_t)b->corr[i])
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        b->corr[i] = (int64_t)CP_MIN(lo, (size_t)INT32_MAX);
+    }
+    free(v);
+    b->renumbered = true;
+}
+
+/* Everything the finish step does to one builder alone (a job: builders
+ * are independent, so they run in parallel). */
+static void prepare_builder(void *ctx, size_t bi)
+{
+    tl_builder *b = ((tl_builder **)ctx)[bi];
+    order_builder(b);
+    freeze_extras(b);
+    fit_correlations(b);
+}
+
 
 static void remap_meta(tl_builder *b, tl_rank_meta *m, cp_arena *arena)
 {
@@ -405,13 +539,12 @@ static void remap_meta(tl_builder *b, tl_rank_meta *m, cp_arena *arena)
  * column at a time: allocate the timeline's column, gather it from every
  * builder (one job per builder: they write disjoint ranges, so they run in
  * parallel), free those builder columns. Each new column then reuses the
- * memory the previous builder column left (same size), so finishing never
- * holds the builders and the timeline side by side and touches little
- * fresh memory (first touches of fresh pages were the largest single cost
- * of analyze, see docs/PERFORMANCE.md). The args are not copied at all:
- * each rank keeps the array its reader filled, remapped in place (10 M
- * args on a 1 GB trace). */
-enum { MV_TS, MV_DUR, MV_CORR, MV_EXT, MV_NAME, MV_CAT_NAME, MV_TRACK, MV_CAT, MV_FLAGS, MV_ARGS, MV__COUNT };
+ * memory the previous builder column left, so finishing never holds the
+ * builders and the timeline side by side and touches little fresh memory
+ * (first touches of fresh pages were the largest single cost of analyze,
+ * see docs/PERFORMANCE.md). The extras are not copied: each rank adopts
+ * the stream its builder froze. */
+enum { MV_TS, MV_DUR, MV_CORR, MV_NAME, MV_TRACK, MV_XOFF, MV_CAT, MV_FLAGS, MV__COUNT };
 
 typedef struct move_job {
     tl_timeline *tl;
@@ -420,35 +553,15 @@ typedef struct move_job {
     int column;                    /* MV_* */
 } move_job;
 
-#define MOVE_COLUMN(col, expr)                                          \
+#define MOVE_FREE(col, bcol, expr)                                      \
     do {                                                                \
         for (size_t k = 0, o = at; k < b->n; k++, o++) {                \
             size_t i = b->order[k];                                     \
             tl->col[o] = (expr);                                        \
         }                                                               \
-    } while (0)
-#define MOVE_FREE(col, bcol, expr)                                      \
-    do {                                                                \
-        MOVE_COLUMN(col, expr);                                         \
         free(b->bcol);                                                  \
         b->bcol = NULL;                                                 \
     } while (0)
-
-/* The args of rank r: remapped into the timeline's strings, kept in place. */
-static void move_args(tl_timeline *tl, tl_builder *b, size_t r)
-{
-    for (size_t a = 0; a < b->n_args; a++) {
-        tl_arg *x = &b->args[a];
-        x->key = b->remap[x->key];
-        if (x->type == TL_ARG_STR)
-            x->v.s = b->remap[x->v.s];
-    }
-    if (b->cap_args > b->n_args && b->n_args) /* the reader reserved from the file size */
-        b->args = cp_xrealloc(b->args, b->n_args * sizeof *b->args);
-    tl->ranks[r].args = b->args;
-    tl->ranks[r].n_args = b->n_args;
-    b->args = NULL;
-}
 
 static void move_builder(void *ctx, size_t r)
 {
@@ -459,22 +572,21 @@ static void move_builder(void *ctx, size_t r)
     switch (j->column) {
     case MV_TS: MOVE_FREE(ts_ns, ts, b->ts[i]); break;
     case MV_DUR: MOVE_FREE(dur_ns, dur, b->dur[i]); break;
-    case MV_CORR: MOVE_FREE(corr, corr, b->corr[i]); break;
-    case MV_EXT: MOVE_FREE(ext_id, ext, b->ext[i]); break;
+    case MV_CORR: MOVE_FREE(corr, corr, (int32_t)b->corr[i]); break; /* fit_correlations made it fit */
     case MV_NAME: MOVE_FREE(name, name, b->remap[b->name[i]]); break;
-    case MV_CAT_NAME: MOVE_FREE(cat_name, cat_name, b->remap[b->cat_name[i]]); break;
     case MV_TRACK: MOVE_FREE(track, track, b->tpos[b->track[i]]); break;
+    case MV_XOFF:
+        MOVE_FREE(xoff, xoff, b->xoff[i]);
+        tl->ranks[r].extra = b->xb;
+        tl->ranks[r].extra_bytes = b->xn;
+        tl->ranks[r].n_args = b->n_args;
+        b->xb = NULL;
+        break;
     case MV_CAT: MOVE_FREE(cat, cat, b->cat[i]); break;
     case MV_FLAGS: MOVE_FREE(flags, flags, b->flags[i]); break;
-    case MV_ARGS:
-        MOVE_COLUMN(arg_count, (uint32_t)(((i + 1 < b->n) ? b->arg_begin[i + 1] : b->n_args) - b->arg_begin[i]));
-        MOVE_FREE(arg_begin, arg_begin, b->arg_begin[i]);
-        move_args(tl, b, r);
-        break;
     }
 }
 #undef MOVE_FREE
-#undef MOVE_COLUMN
 
 static void move_events(tl_timeline *tl, tl_builder **bs, size_t n, const size_t *rank_of, const size_t *ev_at,
                         size_t total, int nthreads)
@@ -486,16 +598,11 @@ static void move_events(tl_timeline *tl, tl_builder **bs, size_t n, const size_t
         case MV_TS: tl->ts_ns = cp_xmalloc(m * sizeof *tl->ts_ns); break;
         case MV_DUR: tl->dur_ns = cp_xmalloc(m * sizeof *tl->dur_ns); break;
         case MV_CORR: tl->corr = cp_xmalloc(m * sizeof *tl->corr); break;
-        case MV_EXT: tl->ext_id = cp_xmalloc(m * sizeof *tl->ext_id); break;
         case MV_NAME: tl->name = cp_xmalloc(m * sizeof *tl->name); break;
-        case MV_CAT_NAME: tl->cat_name = cp_xmalloc(m * sizeof *tl->cat_name); break;
         case MV_TRACK: tl->track = cp_xmalloc(m * sizeof *tl->track); break;
+        case MV_XOFF: tl->xoff = cp_xmalloc(m * sizeof *tl->xoff); break;
         case MV_CAT: tl->cat = cp_xmalloc(m); break;
         case MV_FLAGS: tl->flags = cp_xmalloc(m); break;
-        case MV_ARGS:
-            tl->arg_begin = cp_xmalloc(m * sizeof *tl->arg_begin);
-            tl->arg_count = cp_xmalloc(m * sizeof *tl->arg_count);
-            break;
         }
         cp_par_for(n, nthreads, move_builder, &job);
     }
@@ -508,11 +615,13 @@ static void move_events(tl_timeline *tl, tl_builder **bs, size_t n, const size_t
     tl->kclass = cp_xmalloc(m);
     tl->copy_dir = cp_xmalloc(m);
     tl->n_args = 0;
-    for (size_t r = 0; r < n; r++)
+    size_t extra = 0;
+    for (size_t r = 0; r < n; r++) {
         tl->n_args += tl->ranks[r].n_args;
-    tl->bytes = m * (8 * 5 + 4 * 5 + 4);
+        extra += tl->ranks[r].extra_bytes;
+    }
+    tl->bytes = m * TL_EVENT_BYTES + extra;
 }
-
 
 /* open-addressing map corr -> event index, for one rank */
 typedef struct corr_map {
@@ -573,9 +682,9 @@ static void link_rank(tl_timeline *tl, tl_rank *r, diag_set *diag)
                 diag_count(diag, DIAG_UNMATCHED_CORRELATION, src, -1);
             continue;
         }
-        tl->link[i] = c;
+        tl->link[i] = (int32_t)c;
         if (tl->link[c] < 0) /* first GPU activity of a launch */
-            tl->link[c] = (int64_t)i;
+            tl->link[c] = (int32_t)i;
         tl->flags[c] |= TL_F_LAUNCH;
     }
     free(m.keys);
@@ -633,7 +742,17 @@ static void finish_rank(void *ctx, size_t r)
 int tl_finish(tl_builder **bs, size_t n, const tl_finish_opts *opts, tl_timeline **out,
               cp_error *err)
 {
-    (void)err;
+    *out = NULL;
+    size_t all = 0;
+    for (size_t i = 0; i < n; i++)
+        all += bs[i]->n;
+    if (all > INT32_MAX) { /* the 32-bit event indices of the layout */
+        for (size_t i = 0; i < n; i++)
+            tl_builder_free(bs[i]);
+        return cp_error_set(err, CP_ERR_NOMEM, NULL, 0, 0, -1,
+                            "%zu events are more than one timeline holds (%d): share the files out over "
+                            "processes (mpirun -np P chainprof analyze)", all, INT32_MAX);
+    }
     tl_timeline *tl = cp_xcalloc(1, sizeof *tl);
     cp_intern_init(&tl->strings);
     cp_arena_init(&tl->arena);
@@ -679,8 +798,18 @@ int tl_finish(tl_builder **bs, size_t n, const tl_finish_opts *opts, tl_timeline
     for (size_t t = 0; t < total_tracks; t++)
         bs[gt[t].builder]->tpos[gt[t].local] = (uint32_t)t;
 
+    for (int c = 0; c < TL_CAT__COUNT; c++) {
+        const char *cs = tl_cat_name((tl_cat)c);
+        tl->cat_str[c] = cp_intern_find(&tl->strings, cs, strlen(cs));
+    }
     int nthreads = opts && opts->nthreads > 0 ? opts->nthreads : 1;
-    cp_par_for(n, nthreads, order_builder, bs);
+    cp_par_for(n, nthreads, prepare_builder, bs);
+    for (size_t i = 0; i < n; i++) {
+        if (bs[i]->renumbered)
+            diag_count(&tl->diag, DIAG_RENUMBERED_ID, bs[i]->source, -1);
+        if (bs[i]->extras_full)
+            diag_count(&tl->diag, DIAG_LIMIT_REACHED, bs[i]->source, -1);
+    }
 
     tl->n_events = total_ev;
     size_t *ev_at = cp_xmalloc((n ? n : 1) * sizeof *ev_at);
@@ -741,7 +870,7 @@ int tl_finish(tl_builder **bs, size_t n, const tl_finish_opts *opts, tl_timeline
             tl->t0_ns = tl->ts_ns[i];
             any = true;
         }
-    tl->bytes += tl->n_args * sizeof(tl_arg) + tl->strings.arena.total_bytes + tl->arena.total_bytes;
+    tl->bytes += tl->strings.arena.total_bytes + tl->arena.total_bytes;
     *out = tl;
     return 0;
 }
@@ -752,21 +881,62 @@ void tl_free(tl_timeline *tl)
         return;
     cp_intern_free(&tl->strings);
     for (size_t r = 0; r < tl->n_ranks; r++) /* before the arena that holds the ranks */
-        free(tl->ranks[r].args);
+        free(tl->ranks[r].extra);
     cp_arena_free(&tl->arena);
     free(tl->ts_ns);
     free(tl->dur_ns);
     free(tl->name);
-    free(tl->cat_name);
+    free(tl->track);
+    free(tl->corr);
+    free(tl->link);
+    free(tl->xoff);
     free(tl->cat);
     free(tl->kclass);
     free(tl->copy_dir);
     free(tl->flags);
-    free(tl->track);
-    free(tl->corr);
-    free(tl->ext_id);
-    free(tl->link);
-    free(tl->arg_begin);
-    free(tl->arg_count);
     free(tl);
+}
+
+/* ---------------- extras records (tl_extras.h) ---------------- */
+
+uint8_t *tlx_reencode(const uint8_t *p, const uint8_t *end, const uint32_t *smap, int counted, uint8_t *o,
+                      size_t *n_args)
+{
+    size_t n = 0;
+    if (p >= end) { /* a record dropped at the stream's limit: empty */
+        *o++ = 0;
+        *n_args = 0;
+        return o;
+    }
+    unsigned h = *p++;
+    int64_t ext = 0;
+    uint64_t cat = 0;
+    if (h & XH_EXT)
+        p = tlx_get_s(p, &ext);
+    if (h & XH_CAT)
+        p = tlx_get_u(p, &cat);
+    if (counted) { /* count the args first: the header leads */
+        tl_arg a;
+        for (const uint8_t *q = p; q < end; n++)
+            q = tlx_get_arg(q, &a);
+        o = tlx_put_u(o, (uint64_t)n << XH_SHIFT | (h & 7u));
+    } else {
+        *o++ = (uint8_t)h;
+    }
+    if (h & XH_EXT)
+        o = tlx_put_s(o, ext);
+    if (h & XH_CAT)
+        o = tlx_put_u(o, smap[cat]);
+    size_t k = 0;
+    while (p < end) {
+        tl_arg a;
+        p = tlx_get_arg(p, &a);
+        a.key = smap[a.key];
+        if (a.type == TL_ARG_STR)
+            a.v.s = smap[a.v.s];
+        o = tlx_put_arg(o, &a);
+        k++;
+    }
+    *n_args = k;
+    return o;
 }

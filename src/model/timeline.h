@@ -5,8 +5,8 @@
  * - Time is int64 nanoseconds. After tl_finish every timestamp of every rank
  *   is on one clock (the trace's own epoch plus baseTimeNanoseconds when the
  *   trace has it), so ranks can be compared instant by instant.
- * - Events are columnar (struct of arrays) and names are interned: a 1 GB
- *   trace of ~3 M events retains ~60 bytes per event plus its kept args. No
+ * - Events are columnar (struct of arrays) and names are interned: 40 bytes
+ *   an event plus its packed extras (see "Event layout" below). No
  *   allocation per event anywhere.
  * - Readers never see a tl_timeline. Each input file is read into its own
  *   tl_builder on its own thread (builders are independent, so no locks).
@@ -25,6 +25,24 @@
  * long as the timeline.
  *
  * How to feed it from a new reader: see the checklist in src/readers/reader.h.
+ *
+ * Event layout of the frozen timeline (40 bytes an event, then its extras):
+ *   ts_ns, dur_ns     int64   8 + 8
+ *   name, track       uint32  4 + 4   string id, global track index
+ *   corr              int32   4       correlation id, -1 none (a rank whose ids
+ *                                     do not fit 32 bits is renumbered: same pairs,
+ *                                     other numbers, counted as renumbered_id)
+ *   link              int32   4       partner event index, -1 none
+ *   xoff              uint32  4       offset of the event's extras record in its
+ *                                     rank's tl_rank.extra stream
+ *   cat, kclass, copy_dir, flags  uint8  4
+ * The extras record holds what few events have or what varies in size: the
+ * args, the External id (tl_ext_id) and a raw category string other than
+ * the category's canonical name (tl_event_cat_name). It is packed with
+ * varints (src/model/tl_extras.h); events without extras share one record.
+ * Read args only through tl_arg_by_id, tl_arg_get and tl_event_args. A
+ * timeline holds at most INT32_MAX events (tl_finish refuses more: shard
+ * the job over processes, `mpirun ... chainprof analyze`).
  */
 #ifndef CP_MODEL_TIMELINE_H
 #define CP_MODEL_TIMELINE_H
@@ -138,7 +156,8 @@ typedef struct tl_rank {
     uint32_t source;         /* string id: the input file path */
     uint32_t track_begin, track_end; /* this rank's tracks */
     size_t n_events;
-    tl_arg *args;            /* the args of this rank's events, in file order (see tl_event_args) */
+    uint8_t *extra;          /* the packed extras records of this rank's events (see "Event layout") */
+    size_t extra_bytes;
     size_t n_args;
 } tl_rank;
 
@@ -193,7 +212,7 @@ void tl_builder_arg_str(tl_builder *b, uint32_t key, uint32_t str);
 void tl_builder_arg_bool(tl_builder *b, uint32_t key, bool v);
 /* The same for n args at once (copied; bools as TL_ARG_BOOL with v.i 0/1). */
 void tl_builder_args(tl_builder *b, const tl_arg *args, size_t n);
-/* Raise the recorded memory of the builder (for bench reporting). */
+/* Memory the builder holds (for bench reporting). */
 size_t tl_builder_bytes(const tl_builder *b);
 
 /* ---- the frozen timeline ---- */
@@ -202,26 +221,21 @@ typedef struct tl_timeline {
     cp_intern strings;
     cp_arena arena;
     size_t n_events;
-    /* event columns, all n_events long, sorted by (track, ts, -dur) */
+    /* event columns, all n_events long, sorted by (track, ts, -dur); the
+     * layout and its sizes are documented at the top of this file */
     int64_t *ts_ns;
     int64_t *dur_ns;
     uint32_t *name;
-    uint32_t *cat_name;
+    uint32_t *track;
+    int32_t *corr;
+    int32_t *link;     /* launch <-> GPU work partner event index, -1 none */
+    uint32_t *xoff;    /* the event's extras record in its rank's extra stream */
     uint8_t *cat;      /* tl_cat */
     uint8_t *kclass;   /* tl_kclass */
     uint8_t *copy_dir; /* tl_copy_dir */
     uint8_t *flags;
-    uint32_t *track;
-    int64_t *corr;
-    int64_t *ext_id;
-    int64_t *link;     /* launch <-> GPU work partner event index, -1 none */
-    /* Args of event i: arg_count[i] of them from arg_begin[i] in its rank's
-     * args (tl_event_args). They stay in the arrays the reader filled,
-     * remapped in place, so finishing never copies them (10M args on a 1 GB
-     * trace). */
-    uint32_t *arg_begin;
-    uint32_t *arg_count;
     size_t n_args;       /* over all ranks */
+    uint32_t cat_str[TL_CAT__COUNT]; /* string id of each category's canonical name, UINT32_MAX absent */
 
     tl_track *tracks;
     size_t n_tracks;
@@ -231,6 +245,9 @@ typedef struct tl_timeline {
     diag_set diag;
     size_t bytes;   /* memory retained, for reports */
 } tl_timeline;
+
+/* Bytes of columns an event takes in the frozen timeline (the layout above). */
+#define TL_EVENT_BYTES 40
 
 typedef struct tl_finish_opts {
     int nthreads;        /* for sorting per builder; <= 1 runs on the caller */
@@ -243,21 +260,29 @@ void tl_free(tl_timeline *tl);
 
 static inline const char *tl_str(const tl_timeline *tl, uint32_t id) { return cp_intern_str(&tl->strings, id); }
 static inline int64_t tl_end_ns(const tl_timeline *tl, size_t i) { return tl->ts_ns[i] + tl->dur_ns[i]; }
-/* The args of event ev (*n of them); borrowed from the timeline. */
-static inline const tl_arg *tl_event_args(const tl_timeline *tl, size_t ev, uint32_t *n)
+/* The start of event ev's extras record (see "Event layout"). */
+static inline const uint8_t *tl_event_extra(const tl_timeline *tl, size_t ev)
 {
-    *n = tl->arg_count[ev];
-    return tl->ranks[tl->tracks[tl->track[ev]].rank_index].args + tl->arg_begin[ev];
+    return tl->ranks[tl->tracks[tl->track[ev]].rank_index].extra + tl->xoff[ev];
 }
 
-/* Argument lookup by key string (linear over the event's few args). NULL when absent. */
-const tl_arg *tl_arg_get(const tl_timeline *tl, size_t ev, const char *key);
-/* The same by key string id (cp_intern_find once, then this per event in
- * hot loops); NULL when absent or key_id is UINT32_MAX. */
-const tl_arg *tl_arg_by_id(const tl_timeline *tl, size_t ev, uint32_t key_id);
+/* The args of event ev, decoded into out[0..max) in the order the reader
+ * added them; returns how many the event has (which may exceed max). */
+size_t tl_event_args(const tl_timeline *tl, size_t ev, tl_arg *out, size_t max);
+/* Argument lookup by key string id (cp_intern_find once, then this per
+ * event in hot loops): true and *out filled (out may be NULL) when event ev
+ * has the arg; false when absent or key_id is UINT32_MAX. */
+bool tl_arg_by_id(const tl_timeline *tl, size_t ev, uint32_t key_id, tl_arg *out);
+/* The same by key string (one table lookup per call). */
+bool tl_arg_get(const tl_timeline *tl, size_t ev, const char *key, tl_arg *out);
 bool tl_arg_int(const tl_timeline *tl, size_t ev, const char *key, int64_t *out);
 bool tl_arg_num(const tl_timeline *tl, size_t ev, const char *key, double *out); /* int or num */
 const char *tl_arg_str(const tl_timeline *tl, size_t ev, const char *key); /* NULL if absent/not string */
+/* The External id of event ev (links ops to the launches inside them), -1 none. */
+int64_t tl_ext_id(const tl_timeline *tl, size_t ev);
+/* String id of event ev's category as the input wrote it (e.g. "Kernel",
+ * "mtia_runtime", "gpu_metrics"); 0 when the input gave none. */
+uint32_t tl_event_cat_name(const tl_timeline *tl, size_t ev);
 
 /* Rank index by rank number, or -1. */
 int tl_rank_index(const tl_timeline *tl, int32_t rank);

@@ -3,6 +3,7 @@
  * reader shares (so a kernel is "communication" by one rule whatever format
  * it came from). */
 #include "timeline.h"
+#include "tl_extras.h"
 #include "../base/sort.h"
 #include "../base/util.h"
 
@@ -89,41 +90,56 @@ tl_copy_dir tl_copy_direction(const char *name, bool *pageable)
     return TL_COPY_OTHER;
 }
 
-const tl_arg *tl_arg_by_id(const tl_timeline *tl, size_t ev, uint32_t key_id)
+size_t tl_event_args(const tl_timeline *tl, size_t ev, tl_arg *out, size_t max)
 {
-    if (key_id == UINT32_MAX)
-        return NULL;
-    uint32_t n;
-    const tl_arg *args = tl_event_args(tl, ev, &n);
-    for (uint32_t a = 0; a < n; a++)
-        if (args[a].key == key_id)
-            return &args[a];
-    return NULL;
+    uint64_t n;
+    const uint8_t *p = tlx_head(tl_event_extra(tl, ev), NULL, &n, NULL, NULL);
+    for (size_t k = 0; k < n && k < max; k++)
+        p = tlx_get_arg(p, &out[k]);
+    return (size_t)n;
 }
 
-const tl_arg *tl_arg_get(const tl_timeline *tl, size_t ev, const char *key)
+bool tl_arg_by_id(const tl_timeline *tl, size_t ev, uint32_t key_id, tl_arg *out)
 {
-    return tl_arg_by_id(tl, ev, cp_intern_find(&tl->strings, key, strlen(key)));
+    if (key_id == UINT32_MAX)
+        return false;
+    uint64_t n;
+    const uint8_t *p = tlx_head(tl_event_extra(tl, ev), NULL, &n, NULL, NULL);
+    for (uint64_t k = 0; k < n; k++) {
+        tl_arg a;
+        p = tlx_get_arg(p, &a);
+        if (a.key == key_id) {
+            if (out)
+                *out = a;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool tl_arg_get(const tl_timeline *tl, size_t ev, const char *key, tl_arg *out)
+{
+    return tl_arg_by_id(tl, ev, cp_intern_find(&tl->strings, key, strlen(key)), out);
 }
 
 bool tl_arg_int(const tl_timeline *tl, size_t ev, const char *key, int64_t *out)
 {
-    const tl_arg *a = tl_arg_get(tl, ev, key);
-    if (!a || (a->type != TL_ARG_INT && a->type != TL_ARG_BOOL))
+    tl_arg a;
+    if (!tl_arg_get(tl, ev, key, &a) || (a.type != TL_ARG_INT && a.type != TL_ARG_BOOL))
         return false;
-    *out = a->v.i;
+    *out = a.v.i;
     return true;
 }
 
 bool tl_arg_num(const tl_timeline *tl, size_t ev, const char *key, double *out)
 {
-    const tl_arg *a = tl_arg_get(tl, ev, key);
-    if (!a)
+    tl_arg a;
+    if (!tl_arg_get(tl, ev, key, &a))
         return false;
-    if (a->type == TL_ARG_NUM)
-        *out = a->v.d;
-    else if (a->type == TL_ARG_INT || a->type == TL_ARG_BOOL)
-        *out = (double)a->v.i;
+    if (a.type == TL_ARG_NUM)
+        *out = a.v.d;
+    else if (a.type == TL_ARG_INT || a.type == TL_ARG_BOOL)
+        *out = (double)a.v.i;
     else
         return false;
     return true;
@@ -131,8 +147,28 @@ bool tl_arg_num(const tl_timeline *tl, size_t ev, const char *key, double *out)
 
 const char *tl_arg_str(const tl_timeline *tl, size_t ev, const char *key)
 {
-    const tl_arg *a = tl_arg_get(tl, ev, key);
-    return a && a->type == TL_ARG_STR ? tl_str(tl, a->v.s) : NULL;
+    tl_arg a;
+    return tl_arg_get(tl, ev, key, &a) && a.type == TL_ARG_STR ? tl_str(tl, a.v.s) : NULL;
+}
+
+int64_t tl_ext_id(const tl_timeline *tl, size_t ev)
+{
+    int64_t ext;
+    tlx_head(tl_event_extra(tl, ev), NULL, NULL, &ext, NULL);
+    return ext;
+}
+
+uint32_t tl_event_cat_name(const tl_timeline *tl, size_t ev)
+{
+    unsigned flags;
+    uint32_t cat;
+    tlx_head(tl_event_extra(tl, ev), &flags, NULL, NULL, &cat);
+    if (flags & XH_CAT)
+        return cat;
+    if (flags & XH_CAT_NONE)
+        return 0;
+    uint32_t c = tl->cat[ev] < TL_CAT__COUNT ? tl->cat_str[tl->cat[ev]] : UINT32_MAX;
+    return c == UINT32_MAX ? 0 : c;
 }
 
 int tl_rank_index(const tl_timeline *tl, int32_t rank)

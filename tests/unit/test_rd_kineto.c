@@ -116,14 +116,14 @@ static void test_good_trace(void **state)
     assert_true(mm >= 0);
     assert_true(tl->ts_ns[mm] == base + 1010123); /* 1010.123456 us: sub-ns digits truncated */
     assert_true(tl->dur_ns[mm] == 20250);
-    assert_true(tl->ext_id[mm] == 2);
+    assert_true(tl_ext_id(tl, (size_t)mm) == 2);
     int64_t iv;
     assert_true(tl_arg_int(tl, (size_t)mm, "Sequence number", &iv) && iv == 7);
-    assert_null(tl_arg_get(tl, (size_t)mm, "Input Dims")); /* arrays skipped */
-    assert_null(tl_arg_get(tl, (size_t)mm, "External id")); /* kept in its column */
-    const tl_arg *flag = tl_arg_get(tl, (size_t)mm, "flag");
-    assert_non_null(flag);
-    assert_int_equal(flag->type, TL_ARG_BOOL);
+    assert_false(tl_arg_get(tl, (size_t)mm, "Input Dims", NULL)); /* arrays skipped */
+    assert_false(tl_arg_get(tl, (size_t)mm, "External id", NULL)); /* kept apart (tl_ext_id) */
+    tl_arg flag;
+    assert_true(tl_arg_get(tl, (size_t)mm, "flag", &flag));
+    assert_int_equal(flag.type, TL_ARG_BOOL);
     double dv;
     assert_true(tl_arg_num(tl, (size_t)mm, "ratio", &dv) && dv == 0.5);
     assert_string_equal(tl_str(tl, track_of(tl, (size_t)mm)->name), "main thread");

@@ -186,7 +186,7 @@ static void test_hta_mtia(void **state)
         if (tl->corr[i] == 423 && tl->cat[i] == TL_CAT_CUDA_RUNTIME)
             launch = (long)i;
     assert_true(launch >= 0);
-    assert_string_equal(tl_str(tl, tl->cat_name[launch]), "mtia_runtime");
+    assert_string_equal(tl_str(tl, tl_event_cat_name(tl, launch)), "mtia_runtime");
     CP_ASSERT_NEAR(tl->dur_ns[launch] / 1e3, 435.2, 2.0);
     long gpu = tl->link[launch];
     assert_true(gpu >= 0);

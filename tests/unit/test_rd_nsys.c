@@ -324,10 +324,13 @@ static void assert_same_timeline(const tl_timeline *a, const tl_timeline *b, con
             a->corr[i] != b->corr[i] || a->link[i] != b->link[i] || a->cat[i] != b->cat[i] ||
             a->flags[i] != b->flags[i] || a->kclass[i] != b->kclass[i])
             fail_msg("%s: event %zu differs", what, i);
-        uint32_t na, nb;
-        const tl_arg *x = tl_event_args(a, i, &na), *y = tl_event_args(b, i, &nb);
+        tl_arg x[64], y[64];
+        size_t na = tl_event_args(a, i, x, 64), nb = tl_event_args(b, i, y, 64);
         assert_int_equal(na, nb);
-        for (uint32_t k = 0; k < na; k++) {
+        assert_true(na <= 64);
+        if (tl_ext_id(a, i) != tl_ext_id(b, i) || tl_event_cat_name(a, i) != tl_event_cat_name(b, i))
+            fail_msg("%s: event %zu's extras differ", what, i);
+        for (size_t k = 0; k < na; k++) {
             assert_int_equal(x[k].key, y[k].key);
             assert_int_equal(x[k].type, y[k].type);
             if (x[k].type == TL_ARG_STR)

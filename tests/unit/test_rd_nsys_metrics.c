@@ -125,7 +125,7 @@ static void test_counters(void **state)
     assert_int_equal(ival(tl, i, "value"), 87);
     assert_int_equal(ival(tl, j, "value"), 91);
     assert_int_equal(tl->ts_ns[j], 1200);
-    assert_string_equal(tl_str(tl, tl->cat_name[i]), "gpu_metrics");
+    assert_string_equal(tl_str(tl, tl_event_cat_name(tl, i)), "gpu_metrics");
     assert_int_equal(tl->tracks[tl->track[i]].rank_index, rank_of_pid(tl, 10));
     assert_int_equal(tl->tracks[tl->track[i]].key.device, 0);
     assert_int_equal(samples(tl, "GPU 0 metrics", "DRAM Read Bandwidth [Throughput %]", &i), 1);
@@ -144,13 +144,13 @@ static void test_counters(void **state)
     assert_true(d == 4096.5);
     assert_int_equal(ival(tl, i, "port"), 1);
     assert_int_equal(ival(tl, i, "interval_ns"), 100);
-    assert_string_equal(tl_str(tl, tl->cat_name[i]), "nic_metrics");
+    assert_string_equal(tl_str(tl, tl_event_cat_name(tl, i)), "nic_metrics");
     assert_int_equal(samples(tl, "NIC mlx5_0 port 1", "IB: Bytes received", &i), 1);
     assert_true(tl_arg_num(tl, i, "value", &d));
     assert_true(d == 1024);
     assert_int_equal(samples(tl, "IB switch 900 port 3", "Port xmit wait", &i), 1);
     assert_int_equal(ival(tl, i, "value"), 6);
-    assert_string_equal(tl_str(tl, tl->cat_name[i]), "ib_switch_metrics");
+    assert_string_equal(tl_str(tl, tl_event_cat_name(tl, i)), "ib_switch_metrics");
 
     /* the three damaged samples are counted, not kept */
     assert_int_equal(tl->diag.count[DIAG_BAD_EVENT], 3);

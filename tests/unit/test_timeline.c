@@ -77,7 +77,7 @@ static void test_finish_sorts_links_and_classifies(void **state)
             assert_true(tl_arg_int(tl, i, "stream", &stream));
             assert_int_equal(stream, 7);
             assert_string_equal(tl_arg_str(tl, i, "Collective name"), "allreduce");
-            assert_null(tl_arg_get(tl, i, "missing"));
+            assert_false(tl_arg_get(tl, i, "missing", NULL));
         }
         if (!strncmp(nm, "Memcpy", 6)) {
             assert_int_equal(tl->kclass[i], TL_K_MEMCPY);
@@ -217,6 +217,81 @@ static void test_absorb(void **state)
     tl_free(b);
 }
 
+/* The packed extras: every arg type round-trips (also through absorb), the
+ * External id and the raw category come back, an event without extras has
+ * none; correlation ids beyond 32 bits are renumbered with their links kept. */
+static void add_extras_events(tl_builder *b, uint32_t tg, uint32_t tc)
+{
+    tl_ev k = { .ts_ns = 100, .dur_ns = 10, .name = S(b, "gemm"), .cat = TL_CAT_KERNEL, .track = tg,
+                .corr = INT64_C(5000000000), .ext_id = 77, .cat_name = S(b, "Kernel") };
+    tl_builder_add(b, &k);
+    tl_arg args[] = { { .key = S(b, "i"), .type = TL_ARG_INT, .v.i = -123456789012345 },
+                      { .key = S(b, "d"), .type = TL_ARG_NUM, .v.d = 18.962963 },
+                      { .key = S(b, "s"), .type = TL_ARG_STR, .v.s = S(b, "text") },
+                      { .key = S(b, "b"), .type = TL_ARG_BOOL, .v.i = 1 } };
+    tl_builder_args(b, args, 4);
+    tl_ev l = { .ts_ns = 90, .dur_ns = 5, .name = S(b, "cudaLaunchKernel"), .cat = TL_CAT_CUDA_RUNTIME,
+                .track = tc, .corr = INT64_C(5000000000), .ext_id = -1, .cat_name = S(b, "cuda_runtime") };
+    tl_builder_add(b, &l);
+    tl_ev o = { .ts_ns = 95, .dur_ns = 1, .name = S(b, "op"), .cat = TL_CAT_CPU_OP, .track = tc, .corr = 7,
+                .ext_id = -1, .cat_name = 0 };
+    tl_builder_add(b, &o);
+}
+
+static void check_extras(const tl_timeline *tl)
+{
+    size_t seen = 0;
+    for (size_t i = 0; i < tl->n_events; i++) {
+        const char *nm = tl_str(tl, tl->name[i]);
+        tl_arg a[8];
+        size_t n = tl_event_args(tl, i, a, 8);
+        if (!strcmp(nm, "gemm")) {
+            assert_int_equal(n, 4);
+            assert_int_equal(a[0].v.i, -123456789012345);
+            assert_true(a[1].type == TL_ARG_NUM && a[1].v.d == 18.962963);
+            assert_string_equal(tl_str(tl, a[2].v.s), "text");
+            assert_true(a[3].type == TL_ARG_BOOL && a[3].v.i == 1);
+            assert_string_equal(tl_arg_str(tl, i, "s"), "text");
+            assert_int_equal(tl_ext_id(tl, i), 77);
+            assert_string_equal(tl_str(tl, tl_event_cat_name(tl, i)), "Kernel");
+            assert_true(tl->link[i] >= 0 && tl->corr[tl->link[i]] == tl->corr[i]);
+            seen++;
+        } else if (!strcmp(nm, "cudaLaunchKernel")) {
+            assert_int_equal(n, 0);
+            assert_int_equal(tl_ext_id(tl, i), -1);
+            assert_string_equal(tl_str(tl, tl_event_cat_name(tl, i)), "cuda_runtime");
+            seen++;
+        } else if (!strcmp(nm, "op")) {
+            assert_int_equal(tl_event_cat_name(tl, i), 0);
+            assert_false(tl_arg_get(tl, i, "i", NULL));
+            assert_true(tl->corr[i] >= 0); /* renumbered with the others, still an id */
+            seen++;
+        }
+    }
+    assert_int_equal(seen, 3);
+    assert_int_equal(tl->diag.count[DIAG_RENUMBERED_ID], 1);
+}
+
+static void test_extras_and_renumbering(void **state)
+{
+    (void)state;
+    tl_track_key gpu = { TL_TRACK_GPU, 0, 7, 0, 7 }, cpu = { TL_TRACK_CPU, 1, 1, -1, -1 };
+    tl_builder *b = tl_builder_new("x.json");
+    add_extras_events(b, tl_builder_track(b, &gpu), tl_builder_track(b, &cpu));
+    tl_timeline *tl;
+    assert_int_equal(tl_finish(&b, 1, NULL, &tl, NULL), 0);
+    check_extras(tl);
+    tl_free(tl);
+    /* the same events absorbed from a part into an empty builder */
+    tl_builder *dst = tl_builder_new("x.json"), *part = tl_builder_new("x.json");
+    S(dst, "unrelated string first"); /* other ids in dst than in the part */
+    add_extras_events(part, tl_builder_track(part, &gpu), tl_builder_track(part, &cpu));
+    tl_builder_absorb(dst, part);
+    assert_int_equal(tl_finish(&dst, 1, NULL, &tl, NULL), 0);
+    check_extras(tl);
+    tl_free(tl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -225,6 +300,7 @@ int main(void)
         cmocka_unit_test(test_classify),
         cmocka_unit_test(test_empty),
         cmocka_unit_test(test_absorb),
+        cmocka_unit_test(test_extras_and_renumbering),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
