@@ -182,7 +182,11 @@ static void count_events(const tl_timeline *tl, an_job_result *j)
             cache[id] = classify(name);
         uint16_t k = cache[id];
         j->backward_ops += fw && (k & NC_BACKWARD);
-        j->training_markers += fw && ((k & NC_TRAINING) || (c == TL_CAT_CPU_OP && tl_arg_by_id(tl, i, seq_key)));
+        /* the sequence-number arg is decoded only until training is known */
+        tl_arg seq;
+        bool known = j->backward_ops || j->optimizer_ops || j->training_markers;
+        j->training_markers += fw && ((k & NC_TRAINING) || (!known && c == TL_CAT_CPU_OP && seq_key != UINT32_MAX &&
+                                                            tl_arg_by_id(tl, i, seq_key, &seq)));
         j->optimizer_ops += fw && (k & NC_OPTIMIZER);
         j->dataloader_regions += fw && (k & NC_DATALOADER);
         j->serving_markers += fw && (k & NC_SERVING);
