@@ -397,6 +397,11 @@ static void r_net_inter_slow(fctx *f, const rule *self)
 /* What to check when collectives inside a node are slow, by vendor. */
 static const char *intra_advice(const fctx *f)
 {
+    if (!strcmp(an_job_scaleup(f->job), "PCIe"))
+        return "check that the collective library uses peer-to-peer over PCIe (NCCL_DEBUG=INFO shows P2P, not SHM): "
+               "ACS or the IOMMU on the PCIe switches can block peer-to-peer (check lspci -vvv ACSCtl, "
+               "NCCL_P2P_LEVEL), GPUs on a path through the CPU (PHB/SYS in nvidia-smi topo -m) get no P2P, and "
+               "in containers allow IPC (--ipc=host)";
     if (f->job && f->job->vendor == TL_VENDOR_AMD)
         return "check that RCCL uses P2P over xGMI inside the node (NCCL_DEBUG=INFO shows P2P transports, not SHM), "
                "that NCCL_P2P_DISABLE is unset, that rocm-smi --showtopo lists XGMI links between the GPUs, and in "

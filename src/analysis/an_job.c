@@ -228,6 +228,9 @@ static const char *graph_phase_name(an_graph_phase p)
 
 const char *an_job_scaleup(const an_job_result *j)
 {
+    /* a part without a scale-up domain (L40S, L4, RTX 4090) talks over PCIe */
+    if (j && j->gpu && j->gpu->scaleup_domain <= 1)
+        return "PCIe";
     return j && j->hw ? j->hw->scaleup : "the scale-up link";
 }
 

@@ -125,6 +125,13 @@ static void test_vendor(void **state)
     assert_non_null(job(&x)->gpu);
     assert_string_equal(job(&x)->gpu->name, "MI300X");
     run_free(&x);
+    /* an NVIDIA part without NVLink talks over PCIe */
+    run(&x, &(rank_spec){ .vendor = TL_VENDOR_NVIDIA, .gpu = "NVIDIA L40S", .cpu_names = bwd }, NULL);
+    assert_string_equal(an_job_scaleup(job(&x)), "PCIe");
+    run_free(&x);
+    run(&x, &(rank_spec){ .vendor = TL_VENDOR_NVIDIA, .gpu = "NVIDIA H100 80GB HBM3", .cpu_names = bwd }, NULL);
+    assert_string_equal(an_job_scaleup(job(&x)), "NVLink");
+    run_free(&x);
     /* ranks that disagree: unknown, generic words */
     run(&x, &(rank_spec){ .vendor = TL_VENDOR_AMD }, &(rank_spec){ .vendor = TL_VENDOR_NVIDIA });
     assert_int_equal(job(&x)->vendor, TL_VENDOR_UNKNOWN);
