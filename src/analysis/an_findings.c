@@ -467,9 +467,9 @@ static void coll_ranks_missing(fctx *f, const rule *self, bool inter)
     an_finding_evidence(x, "busbw counting the wait: at least %.1f GB/s, %.0f %% of the expected %.1f GB/s (%s%s%s)", bw,
                         100 * bw / exp, exp, src ? src : "?", inter ? "" : " over ", inter ? "" : an_job_scaleup(j));
     an_finding_evidence(x, "%.1f %% of the measured step time is in %s-node collectives whose group has untraced "
-                        "members (mean over %zu traced ranks)",
+                        "members (mean over the %zu traced rank%s)",
                         pct((double)unsplit / (double)CP_MAX(f->lr->n_ranks, 1), f->job_ns), inter ? "inter" : "intra",
-                        f->lr->n_ranks);
+                        f->lr->n_ranks, f->lr->n_ranks == 1 ? "" : "s");
 }
 
 static void r_coll_ranks_missing(fctx *f, const rule *self)
