@@ -290,9 +290,9 @@ static int v1_start(void *ctx, void **h, np_descr_v1 *d)
 
 static int v1_record(void *h, int state, np_state_args_v1 *a)
 {
+    /* only the proxy op states carry arguments in v1-v3 */
     bool op = state <= CPT_NS_PROXYOP_RECV_DONE;
-    return np_state(h, state, a && op ? a->proxy_op.trans_size : a ? (uint64_t)a->proxy_ctrl.appended_proxy_ops : 0,
-                    a && op ? (uint64_t)(int64_t)a->proxy_op.steps : 0);
+    return np_state(h, state, a && op ? a->proxy_op.trans_size : 0, a && op ? (uint64_t)(int64_t)a->proxy_op.steps : 0);
 }
 
 /* ---- v2 ---- */

@@ -421,7 +421,7 @@ col_thread *col_self(void)
     col_thread *t = tls_self;
     if (__builtin_expect(t != NULL, 1))
         return t == SELF_GONE ? NULL : t;
-    if (atomic_load(&col_mode_now) == COL_OFF)
+    if (g.mode == COL_OFF) /* the configured mode: records may still arrive while the file closes (CUPTI) */
         return NULL;
     tls_self = SELF_GONE; /* while we set up: recursion (our own mmap, reads) sees "no recording" */
     t = new_thread();
