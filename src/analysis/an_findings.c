@@ -535,6 +535,14 @@ int an_findings_run(an_ctx *ctx)
             x->gain_pct = NAN;
         }
     }
+    /* trace findings of later analyzers (an_links): gains on the same scale */
+    const an_findings_result *lk = ctx->results[AN_links];
+    for (size_t i = 0; lk && i < lk->n; i++) {
+        an_finding *x = an_finding_add(out, lk->v[i].code, lk->v[i].layer, 0, "", NULL, NULL);
+        uint32_t order = x->order;
+        *x = lk->v[i];
+        x->order = order;
+    }
     out->job_ns = f.job_ns;
     if (out->n > 1)
         qsort(out->v, out->n, sizeof *out->v, finding_cmp);

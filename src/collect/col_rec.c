@@ -351,7 +351,8 @@ static void reset_thread(col_thread *t)
     atomic_store_explicit(&t->dropped_str, 0, memory_order_relaxed);
     t->dropped_seen = 0;
     t->tid = (uint32_t)syscall(SYS_gettid);
-    t->next_id = 1;
+    /* next_id keeps counting across the threads that reuse this record:
+     * event ids stay unique in the process */
     t->depth = t->internal = 0;
     t->cur_comm = CPT_NO_COMM;
     t->cur_inter = -1;
@@ -389,6 +390,7 @@ static col_thread *new_thread(void)
     t->mask = ring / sizeof(cpt_rec) - 1;
     t->map_bytes = hdr + ring;
     t->index = atomic_fetch_add(&g.n_threads, 1) + 1;
+    t->next_id = 1;
     reset_thread(t);
     atomic_store_explicit(&t->state, COL_TS_CLAIMING, memory_order_relaxed);
     col_thread *head = atomic_load(&g.threads);

@@ -6,7 +6,7 @@
 #include "comm/comm.h"
 #include "probe/busbw.h"
 #include "probe/coll_bench.h"
-#include "probe/p2p_slow.h"
+#include "model/p2p_slow.h"
 
 #include <math.h>
 #include <stdlib.h>
