@@ -14,9 +14,9 @@
  * path component naming checkpoints ("checkpoint", "ckpt") or data
  * ("dataset", "data"), then the extension (.pt .pth .ckpt .safetensors
  * .distcp are checkpoints; .npy .npz .arrow .parquet .tfrecord .jsonl .idx
- * .mds .lance .tar .rec are datasets); anything else, and anything under
- * an installed Python tree (site-packages, dist-packages, lib/python*), is
- * other.
+ * .mds .lance .tar .rec are datasets); anything else, and code (anything
+ * under an installed Python tree -- site-packages, dist-packages,
+ * lib/python* -- and .py, .pyc, .so files), is other.
  *
  * Not seen: memory-mapped file access (numpy.memmap, safetensors' mmap),
  * io_uring and POSIX AIO, stdio writes flushed inside libc (their time is
@@ -93,7 +93,9 @@ int col_io_class_of_path(const char *path)
         return CPT_IOC_DATASET;
     /* installed code is neither (Python's site .pth files are not PyTorch
      * checkpoints) */
-    if (strstr(path, "/site-packages/") || strstr(path, "/dist-packages/") || strstr(path, "/lib/python"))
+    size_t n0 = strlen(path);
+    if (strstr(path, "/site-packages/") || strstr(path, "/dist-packages/") || strstr(path, "/lib/python") ||
+        ends_with(path, n0, ".py") || ends_with(path, n0, ".pyc") || ends_with(path, n0, ".so"))
         return CPT_IOC_OTHER;
     int cls = CPT_IOC_OTHER;
     for (const char *p = path; *p;) {

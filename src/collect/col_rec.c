@@ -718,6 +718,9 @@ void col_shutdown(void)
                         .a = g.dropped_total, .b = (uint64_t)r, .c = gpu };
         out_chunk(self ? self->tid : (uint32_t)syscall(SYS_gettid), &end, 1, NULL, 0);
         out_flush();
+        cpt_header h; /* again: what became known while running (CUPTI) */
+        fill_header(&h);
+        syscall(SYS_pwrite64, g.fd, &h, sizeof h, (off_t)0);
         syscall(SYS_fsync, g.fd);
         col_sys_close(g.fd);
         g.fd = -1;

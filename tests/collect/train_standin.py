@@ -1,6 +1,7 @@
 """A training-loop stand-in for the `chainprof run` tests (real python3, no
 torch): per step busy host work, a read of a dataset file, and every few
-steps a checkpoint written and fsync'ed. It times its own storage calls and
+steps a checkpoint written and fsync'ed; in step 1 a forked worker reads
+the whole dataset file. It times its own storage calls and
 counts its own bytes, and writes them to the JSON file given last, so the
 test can hold chainprof's figures against the job's own.
 
@@ -20,7 +21,8 @@ shard = os.path.join(data_dir, "shard0.bin")
 with open(shard, "wb") as f:  # before the first step: not part of any step
     f.write(os.urandom(1 << 20))
 
-own = {"storage_ns": 0, "write_bytes": 0, "read_bytes": 0, "steps": steps, "ckpt_writes": 0, "step_ns": []}
+own = {"storage_ns": 0, "write_bytes": 0, "read_bytes": 0, "steps": steps, "ckpt_writes": 0, "step_ns": [],
+       "worker_read_bytes": 0}
 
 
 def timed(fn, *a):
@@ -42,9 +44,17 @@ for s in range(steps):
             b = timed(os.pread, fd, 65536, k * 65536)
             own["read_bytes"] += len(b)
         timed(os.close, fd)
+        if s == 1:  # a forked worker (as a data-loader worker) reads the shard and leaves through os._exit
+            pid = os.fork()
+            if pid == 0:
+                with open(shard, "rb") as f:
+                    f.read()
+                os._exit(0)
+            os.waitpid(pid, 0)
+            own["worker_read_bytes"] = 1 << 20
         if s % every == every - 1:
             path = os.path.join(ckpt_dir, "step%d.pt" % s)
-            blob = os.urandom(512 * 1024 + s)
+            blob = os.urandom(4 * 1024 * 1024 + s)
             fd = timed(os.open, path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             n = timed(os.write, fd, blob)
             own["write_bytes"] += n
