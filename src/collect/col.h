@@ -168,6 +168,10 @@ col_thread *col_threads(void);
 /* Wake the drainer now; write everything out (blocking). */
 void col_kick(void);
 void col_flush_now(void);
+/* Read the configuration and start recording (the library's constructor
+ * does; tests call it after setting the environment). 0, or -1 when
+ * inactive (no CHAINPROF_OUT, no output file). */
+int col_start(void);
 /* Flush and close (at exit, _exit, or from a test); idempotent. */
 void col_shutdown(void);
 const char *col_status_line(void);

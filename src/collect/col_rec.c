@@ -317,6 +317,11 @@ static void out_put(const void *p, size_t n)
 {
     if (g.out_n + n > OUT_BUF_BYTES)
         out_flush();
+    if (n > OUT_BUF_BYTES) { /* a large ring's range: straight to the file */
+        if (g.fd >= 0)
+            col_sys_write(g.fd, p, n);
+        return;
+    }
     memcpy(g.out + g.out_n, p, n);
     g.out_n += n;
 }
@@ -792,13 +797,15 @@ int col_configured_mode(void) { return g.mode; }
 
 int64_t col_job_ns(int64_t mono_ns) { return mono_ns - g.mono0 + g.real0 + g.clock_offset; }
 
-__attribute__((constructor)) static void col_init(void)
+int col_start(void)
 {
+    if (atomic_load(&col_mode_now) != COL_OFF || atomic_load(&g.shut))
+        return 0;
     const char *out = getenv(COL_ENV_OUT);
     if (!out || !*out) {
         snprintf(g.status, sizeof g.status, "inactive: %s is not set (run the job under `chainprof run`)",
                  COL_ENV_OUT);
-        return;
+        return -1;
     }
     const char *mode = getenv(COL_ENV_MODE);
     g.mode = mode && !strcmp(mode, "summary") ? COL_SUMMARY : COL_TRACE;
@@ -832,30 +839,33 @@ __attribute__((constructor)) static void col_init(void)
         g.flush_ms = 1;
     clock_pair(&g.mono0, &g.real0);
     if (pthread_key_create(&exit_key, thread_exit) != 0)
-        return;
+        return -1;
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     if (g.mode == COL_TRACE) {
         g.out = mmap(NULL, OUT_BUF_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (g.out == MAP_FAILED) {
             g.out = NULL;
-            return;
+            return -1;
         }
         if (open_trace() < 0) {
             snprintf(g.status, sizeof g.status, "inactive: cannot create a trace file in %s: %s", col_p.out_dir,
                      strerror(errno));
-            return;
+            return -1;
         }
         snprintf(g.status, sizeof g.status, "trace to %s", g.base);
     } else if (col_step_init() < 0) {
         snprintf(g.status, sizeof g.status, "inactive: cannot create a summary file in %s: %s", col_p.out_dir,
                  strerror(errno));
-        return;
+        return -1;
     } else {
         snprintf(g.status, sizeof g.status, "summary to %s", col_p.out_dir);
     }
     atomic_store(&col_recording, col_p.step_first < 0 ? 1 : 0);
     atomic_store(&col_mode_now, g.mode);
     atexit(at_exit);
+    return 0;
 }
+
+__attribute__((constructor)) static void col_init(void) { col_start(); }
 
 __attribute__((destructor)) static void col_fini(void) { col_shutdown(); }

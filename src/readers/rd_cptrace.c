@@ -141,12 +141,68 @@ size_t cpr_event(cpr *r, uint32_t track, int64_t t_ns, int64_t dur_ns, uint32_t 
 
 int64_t cpr_corr_of(const cpr *r, uint64_t xid)
 {
-    /* CORR records arrive in CUPTI order, roughly increasing: linear from
-     * the end would do, but ids repeat across threads; keep it simple */
-    for (size_t i = r->n_corr; i-- > 0;)
-        if (r->corr_x[i] == xid)
-            return (int64_t)r->corr_c[i];
-    return -1;
+    uint64_t c;
+    return cpr_map_get(&r->corr_by_xid, xid, &c) ? (int64_t)c : -1;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return x;
+}
+
+void cpr_map_put(cpr_map *m, uint64_t key, uint64_t val)
+{
+    if (2 * (m->n + 1) > m->cap) {
+        size_t cap = m->cap ? 2 * m->cap : 256;
+        uint64_t *k = cp_xcalloc(cap, sizeof *k), *v = cp_xmalloc(cap * sizeof *v);
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->k[i])
+                continue;
+            size_t j = mix64(m->k[i]) & (cap - 1);
+            while (k[j])
+                j = (j + 1) & (cap - 1);
+            k[j] = m->k[i];
+            v[j] = m->v[i];
+        }
+        free(m->k);
+        free(m->v);
+        m->k = k, m->v = v, m->cap = cap;
+    }
+    uint64_t kk = key + 1;
+    size_t j = mix64(kk) & (m->cap - 1);
+    while (m->k[j] && m->k[j] != kk)
+        j = (j + 1) & (m->cap - 1);
+    if (m->k[j])
+        return;
+    m->k[j] = kk;
+    m->v[j] = val;
+    m->n++;
+}
+
+bool cpr_map_get(const cpr_map *m, uint64_t key, uint64_t *val)
+{
+    if (!m->cap)
+        return false;
+    uint64_t kk = key + 1;
+    size_t j = mix64(kk) & (m->cap - 1);
+    while (m->k[j]) {
+        if (m->k[j] == kk) {
+            *val = m->v[j];
+            return true;
+        }
+        j = (j + 1) & (m->cap - 1);
+    }
+    return false;
+}
+
+void cpr_map_free(cpr_map *m)
+{
+    free(m->k);
+    free(m->v);
+    memset(m, 0, sizeof *m);
 }
 
 /* ---- pass 1: strings ---- */
@@ -342,10 +398,8 @@ static void corr_of(cpr *r, const cpt_chunk *c, const cpt_rec *recs)
         }
         if (recs[i].kind != CPT_K_CORR)
             continue;
-        cp_xgrow((void **)&r->corr_x, &r->cap_corr, r->n_corr + 1, sizeof *r->corr_x);
-        r->corr_c = cp_xrealloc(r->corr_c, r->cap_corr * sizeof *r->corr_c);
-        r->corr_x[r->n_corr] = recs[i].a;
-        r->corr_c[r->n_corr++] = recs[i].b;
+        cpr_map_put(&r->corr_by_xid, recs[i].a, recs[i].b);
+        cpr_map_put(&r->xid_by_corr, recs[i].b, recs[i].a);
     }
 }
 
@@ -434,7 +488,8 @@ static void init_keys(cpr *r)
 static void free_file_state(cpr *r)
 {
     free(r->str_p), free(r->str_n), free(r->nev), free(r->idx_key), free(r->idx_val), free(r->comms);
-    free(r->calls), free(r->gpu), free(r->corr_x), free(r->corr_c), free(r->streams), free(r->thr);
+    free(r->calls), free(r->gpu), free(r->streams), free(r->thr), free(r->ops_sorted);
+    cpr_map_free(&r->corr_by_xid), cpr_map_free(&r->xid_by_corr), cpr_map_free(&r->call_by_xid);
     free(r->cpu), free(r->steps);
     cpr keep = { .b = r->b, .st = r->st, .dg = r->dg, .path = r->path, .k = r->k };
     *r = keep;
@@ -450,7 +505,8 @@ static int check_header(const unsigned char *data, size_t size, const char *name
     if (h.version != CPT_VERSION)
         return cp_error_set(err, CP_ERR_FORMAT, name, 0, 0, 8, "chainprof run trace version %u: this build reads %d",
                             h.version, CPT_VERSION);
-    if (h.rec_bytes != sizeof(cpt_rec) || h.header_bytes < sizeof(cpt_header) || h.header_bytes > size)
+    if (h.rec_bytes != sizeof(cpt_rec) || h.header_bytes < sizeof(cpt_header) || h.header_bytes > size ||
+        h.header_bytes % 8) /* chunks stay 8-byte aligned */
         return cp_error_set(err, CP_ERR_FORMAT, name, 0, 0, 16, "chainprof run trace header: record size %u, header "
                             "size %u (expected %zu and at least %zu)", h.rec_bytes, h.header_bytes, sizeof(cpt_rec),
                             sizeof(cpt_header));

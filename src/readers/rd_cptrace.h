@@ -16,6 +16,7 @@
 #include "../base/error.h"
 #include "../model/timeline.h"
 #include "chainprof/cptrace.h"
+#include "reader.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -86,6 +87,15 @@ typedef struct cpr_step {
     int64_t t, dur, id;
 } cpr_step;
 
+/* uint64 -> uint64 hash map (open addressing; keys stored + 1, 0 = empty). */
+typedef struct cpr_map {
+    uint64_t *k, *v;
+    size_t cap, n;
+} cpr_map;
+void cpr_map_put(cpr_map *m, uint64_t key, uint64_t val); /* the first value of a key stays */
+bool cpr_map_get(const cpr_map *m, uint64_t key, uint64_t *val);
+void cpr_map_free(cpr_map *m);
+
 typedef struct cpr_keys {
     uint32_t stream, bytes, device, path, cls, fd, error, count, coll_name, in_n, out_n, dtype, group_size, pg_name,
         seq, algo, proto, n_channels, n_nodes, comm_rank, timing, peer, wire_ns, peer_wait_ns, gpu_wait_ns, steps,
@@ -119,9 +129,11 @@ typedef struct cpr {
     size_t n_calls, cap_calls;
     cpr_gpu *gpu;
     size_t n_gpu, cap_gpu;
-    /* CUPTI external correlation: xid -> CUPTI correlation id */
-    uint64_t *corr_x, *corr_c;
-    size_t n_corr, cap_corr;
+    /* CUPTI external correlation, both ways; NCCL calls by external id */
+    cpr_map corr_by_xid, xid_by_corr, call_by_xid;
+    /* calls and operations sorted by (tid, start) for range lookups */
+    size_t *ops_sorted;
+    size_t n_ops_sorted;
     cpr_thr *thr;
     size_t n_thr, cap_thr;
     cpr_cpu *cpu;
@@ -133,6 +145,12 @@ typedef struct cpr {
     uint64_t *streams;
     size_t n_streams;
 } cpr;
+
+/* The reader's entry points (readers.def row `cptrace`), and the file image
+ * already in memory (fuzzing, tests: no worker files are looked for). */
+int rd_cptrace_sniff(const char *path, const unsigned char *head, size_t n);
+int rd_cptrace_read(const char *path, tl_builder *b, const rd_opts *o, cp_error *err);
+int rd_cptrace_read_mem(const void *data, size_t size, const char *name, tl_builder *b, cp_error *err);
 
 /* File string by id ("" when unknown); interned into the builder. */
 const char *cpr_str(const cpr *r, uint32_t id, size_t *n);

@@ -398,27 +398,81 @@ static void op_args(cpr *r, const cpr_nev *op, const char *timing)
 
 static const cpr_call *call_of_xid(const cpr *r, uint64_t xid)
 {
-    for (size_t i = 0; i < r->n_calls; i++)
-        if (r->calls[i].xid == xid)
-            return &r->calls[i];
-    return NULL;
+    uint64_t i;
+    return cpr_map_get(&r->call_by_xid, xid, &i) ? &r->calls[i] : NULL;
 }
 
-/* The NCCL call on thread tid that was running at t. */
+static int call_cmp(const void *a, const void *b)
+{
+    const cpr_call *x = a, *y = b;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return (x->t0 > y->t0) - (x->t0 < y->t0);
+}
+
+/* The NCCL call on thread tid that was running at t (calls of one thread
+ * never overlap: only the outermost is recorded). */
 static const cpr_call *call_at(const cpr *r, uint32_t tid, int64_t t)
 {
-    for (size_t i = 0; i < r->n_calls; i++)
-        if (r->calls[i].tid == tid && r->calls[i].t0 <= t && t <= r->calls[i].t1)
-            return &r->calls[i];
-    return NULL;
+    size_t lo = 0, hi = r->n_calls; /* first call after (tid, t) */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const cpr_call *c = &r->calls[mid];
+        if (c->tid < tid || (c->tid == tid && c->t0 <= t))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (!lo)
+        return NULL;
+    const cpr_call *c = &r->calls[lo - 1];
+    return c->tid == tid && c->t0 <= t && t <= c->t1 ? c : NULL;
 }
 
 static int64_t xid_of_corr(const cpr *r, uint64_t corr)
 {
-    for (size_t i = 0; i < r->n_corr; i++)
-        if (r->corr_c[i] == corr)
-            return (int64_t)r->corr_x[i];
-    return -1;
+    uint64_t x;
+    return cpr_map_get(&r->xid_by_corr, corr, &x) ? (int64_t)x : -1;
+}
+
+/* Operations (coll, p2p) by (tid, start): the ones a call made. */
+static int op_cmp(const void *a, const void *b, void *ctx)
+{
+    const cpr *r = ctx;
+    const cpr_nev *x = &r->nev[*(const size_t *)a], *y = &r->nev[*(const size_t *)b];
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return (x->t0 > y->t0) - (x->t0 < y->t0);
+}
+
+static void index_calls_and_ops(cpr *r)
+{
+    if (r->n_calls > 1)
+        qsort(r->calls, r->n_calls, sizeof *r->calls, call_cmp);
+    for (size_t i = 0; i < r->n_calls; i++)
+        cpr_map_put(&r->call_by_xid, r->calls[i].xid, i);
+    r->ops_sorted = cp_xmalloc((r->n_nev ? r->n_nev : 1) * sizeof *r->ops_sorted);
+    r->n_ops_sorted = 0;
+    for (size_t i = 0; i < r->n_nev; i++)
+        if (r->nev[i].tix == TIX_COLL || r->nev[i].tix == TIX_P2P)
+            r->ops_sorted[r->n_ops_sorted++] = i;
+    if (r->n_ops_sorted > 1)
+        qsort_r(r->ops_sorted, r->n_ops_sorted, sizeof *r->ops_sorted, op_cmp, r);
+}
+
+/* The first sorted operation of tid starting at or after t. */
+static size_t ops_from(const cpr *r, uint32_t tid, int64_t t)
+{
+    size_t lo = 0, hi = r->n_ops_sorted;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const cpr_nev *e = &r->nev[r->ops_sorted[mid]];
+        if (e->tid < tid || (e->tid == tid && e->t0 < t))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 static void gpu_name(char *buf, size_t n, const cpt_rec *x)
@@ -447,15 +501,16 @@ static void gpu_records(cpr *r)
                 continue;
             size_t ops = 0;
             cpr_nev *lead = NULL;
-            for (size_t j = 0; j < r->n_nev; j++) {
-                cpr_nev *op = &r->nev[j];
-                if ((op->tix == TIX_COLL || op->tix == TIX_P2P) && op->tid == call->tid && op->t0 >= call->t0 &&
-                    op->t0 <= call->t1 && !op->linked) {
-                    op->linked = true;
-                    if (!lead)
-                        lead = op;
-                    ops++;
-                }
+            for (size_t j = ops_from(r, call->tid, call->t0); j < r->n_ops_sorted; j++) {
+                cpr_nev *op = &r->nev[r->ops_sorted[j]];
+                if (op->tid != call->tid || op->t0 > call->t1)
+                    break;
+                if (op->linked)
+                    continue;
+                op->linked = true;
+                if (!lead)
+                    lead = op;
+                ops++;
             }
             if (lead) {
                 op_args(r, lead, "cupti");
@@ -507,6 +562,7 @@ static void operations(cpr *r)
 
 void cpr_nccl_finish(cpr *r)
 {
+    index_calls_and_ops(r);
     steps_into_ops(r);
     proxy_ops(r);
     kernel_channels(r);
