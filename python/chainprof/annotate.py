@@ -76,35 +76,28 @@ def _name_id(api, name):
     return i
 
 
-def step_begin(n=None, auto=False):
+def _step_call(auto, name, *args):
+    """A step call; one the program makes itself turns the automatic marks off."""
     global explicit_steps
     api = _load()
     if not api:
         return
     if not auto:
         explicit_steps = True
-    api.chainprof_step_begin(-1 if n is None else int(n))
+    getattr(api, name)(*args)
+
+
+def step_begin(n=None, auto=False):
+    _step_call(auto, "chainprof_step_begin", -1 if n is None else int(n))
 
 
 def step_end(auto=False):
-    global explicit_steps
-    api = _load()
-    if not api:
-        return
-    if not auto:
-        explicit_steps = True
-    api.chainprof_step_end()
+    _step_call(auto, "chainprof_step_end")
 
 
 def mark_step(auto=False):
     """End the open step, if any, and begin the next."""
-    global explicit_steps
-    api = _load()
-    if not api:
-        return
-    if not auto:
-        explicit_steps = True
-    api.chainprof_step_mark()
+    _step_call(auto, "chainprof_step_mark")
 
 
 @contextlib.contextmanager

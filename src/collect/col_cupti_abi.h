@@ -3,7 +3,7 @@
  * fields of the records it reads.
  *
  * CUPTI delivers each record in the layout of the newest record version of
- * the library at hand (CUpti_ActivityKernel9 in CUDA 12.x, ...); the fields
+ * the library at hand (CUpti_ActivityKernel9 in CUDA 12.x, Kernel10 in 13.x); the fields
  * read here are the leading ones, which every version since CUDA 11 keeps
  * at the same offsets. tests/vendor/check_collect_decls.c checks each
  * offset against cupti_activity.h when the build machine has it.

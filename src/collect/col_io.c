@@ -149,6 +149,15 @@ static inline bool followed(int fd)
         return fail;                                                                                  \
     }
 
+/* One data-call wrapper: RET NAME PARAMS forwarding ARGS to the real NAME
+ * (of type TYPE) and recording it as OP. */
+#define DATA_FN(RET, NAME, TYPE, OP, PARAMS, ARGS)                                                    \
+    COL_EXPORT RET NAME PARAMS                                                                        \
+    {                                                                                                 \
+        REAL_OR(real, TYPE, #NAME, -1);                                                               \
+        DATA_CALL(OP, fd, real ARGS);                                                                 \
+    }
+
 /* ---- opens ---- */
 
 typedef int (*open_fn)(const char *, int, ...);
@@ -296,112 +305,31 @@ typedef ssize_t (*iov_fn)(int, const struct iovec *, int);
 typedef ssize_t (*piov_fn)(int, const struct iovec *, int, off_t);
 typedef ssize_t (*piov64_fn)(int, const struct iovec *, int, off64_t);
 
-COL_EXPORT ssize_t read(int fd, void *b, size_t n)
-{
-    REAL_OR(real, rw_fn, "read", -1);
-    DATA_CALL(CPT_IO_READ, fd, real(fd, b, n));
-}
-
+DATA_FN(ssize_t, read, rw_fn, CPT_IO_READ, (int fd, void *b, size_t n), (fd, b, n))
 ssize_t __read_chk(int fd, void *b, size_t n, size_t buflen);
-COL_EXPORT ssize_t __read_chk(int fd, void *b, size_t n, size_t buflen)
-{
-    REAL_OR(real, rchk_fn, "__read_chk", -1);
-    DATA_CALL(CPT_IO_READ, fd, real(fd, b, n, buflen));
-}
-
-COL_EXPORT ssize_t pread(int fd, void *b, size_t n, off_t off)
-{
-    REAL_OR(real, prw_fn, "pread", -1);
-    DATA_CALL(CPT_IO_PREAD, fd, real(fd, b, n, off));
-}
-
-COL_EXPORT ssize_t pread64(int fd, void *b, size_t n, off64_t off)
-{
-    REAL_OR(real, prw64_fn, "pread64", -1);
-    DATA_CALL(CPT_IO_PREAD, fd, real(fd, b, n, off));
-}
-
+DATA_FN(ssize_t, __read_chk, rchk_fn, CPT_IO_READ, (int fd, void *b, size_t n, size_t buflen), (fd, b, n, buflen))
+DATA_FN(ssize_t, pread, prw_fn, CPT_IO_PREAD, (int fd, void *b, size_t n, off_t off), (fd, b, n, off))
+DATA_FN(ssize_t, pread64, prw64_fn, CPT_IO_PREAD, (int fd, void *b, size_t n, off64_t off), (fd, b, n, off))
 ssize_t __pread_chk(int fd, void *b, size_t n, off_t off, size_t buflen);
 ssize_t __pread64_chk(int fd, void *b, size_t n, off64_t off, size_t buflen);
-COL_EXPORT ssize_t __pread_chk(int fd, void *b, size_t n, off_t off, size_t buflen)
-{
-    REAL_OR(real, prchk_fn, "__pread_chk", -1);
-    DATA_CALL(CPT_IO_PREAD, fd, real(fd, b, n, off, buflen));
-}
-
-COL_EXPORT ssize_t __pread64_chk(int fd, void *b, size_t n, off64_t off, size_t buflen)
-{
-    REAL_OR(real, prchk64_fn, "__pread64_chk", -1);
-    DATA_CALL(CPT_IO_PREAD, fd, real(fd, b, n, off, buflen));
-}
-
-COL_EXPORT ssize_t readv(int fd, const struct iovec *v, int n)
-{
-    REAL_OR(real, iov_fn, "readv", -1);
-    DATA_CALL(CPT_IO_READV, fd, real(fd, v, n));
-}
-
-COL_EXPORT ssize_t preadv(int fd, const struct iovec *v, int n, off_t off)
-{
-    REAL_OR(real, piov_fn, "preadv", -1);
-    DATA_CALL(CPT_IO_PREADV, fd, real(fd, v, n, off));
-}
-
-COL_EXPORT ssize_t preadv64(int fd, const struct iovec *v, int n, off64_t off)
-{
-    REAL_OR(real, piov64_fn, "preadv64", -1);
-    DATA_CALL(CPT_IO_PREADV, fd, real(fd, v, n, off));
-}
-
-COL_EXPORT ssize_t write(int fd, const void *b, size_t n)
-{
-    REAL_OR(real, wr_fn, "write", -1);
-    DATA_CALL(CPT_IO_WRITE, fd, real(fd, b, n));
-}
-
-COL_EXPORT ssize_t pwrite(int fd, const void *b, size_t n, off_t off)
-{
-    REAL_OR(real, pwr_fn, "pwrite", -1);
-    DATA_CALL(CPT_IO_PWRITE, fd, real(fd, b, n, off));
-}
-
-COL_EXPORT ssize_t pwrite64(int fd, const void *b, size_t n, off64_t off)
-{
-    REAL_OR(real, pwr64_fn, "pwrite64", -1);
-    DATA_CALL(CPT_IO_PWRITE, fd, real(fd, b, n, off));
-}
-
-COL_EXPORT ssize_t writev(int fd, const struct iovec *v, int n)
-{
-    REAL_OR(real, iov_fn, "writev", -1);
-    DATA_CALL(CPT_IO_WRITEV, fd, real(fd, v, n));
-}
-
-COL_EXPORT ssize_t pwritev(int fd, const struct iovec *v, int n, off_t off)
-{
-    REAL_OR(real, piov_fn, "pwritev", -1);
-    DATA_CALL(CPT_IO_PWRITEV, fd, real(fd, v, n, off));
-}
-
-COL_EXPORT ssize_t pwritev64(int fd, const struct iovec *v, int n, off64_t off)
-{
-    REAL_OR(real, piov64_fn, "pwritev64", -1);
-    DATA_CALL(CPT_IO_PWRITEV, fd, real(fd, v, n, off));
-}
+DATA_FN(ssize_t, __pread_chk, prchk_fn, CPT_IO_PREAD, (int fd, void *b, size_t n, off_t off, size_t buflen),
+        (fd, b, n, off, buflen))
+DATA_FN(ssize_t, __pread64_chk, prchk64_fn, CPT_IO_PREAD, (int fd, void *b, size_t n, off64_t off, size_t buflen),
+        (fd, b, n, off, buflen))
+DATA_FN(ssize_t, readv, iov_fn, CPT_IO_READV, (int fd, const struct iovec *v, int n), (fd, v, n))
+DATA_FN(ssize_t, preadv, piov_fn, CPT_IO_PREADV, (int fd, const struct iovec *v, int n, off_t off), (fd, v, n, off))
+DATA_FN(ssize_t, preadv64, piov64_fn, CPT_IO_PREADV, (int fd, const struct iovec *v, int n, off64_t off), (fd, v, n, off))
+DATA_FN(ssize_t, write, wr_fn, CPT_IO_WRITE, (int fd, const void *b, size_t n), (fd, b, n))
+DATA_FN(ssize_t, pwrite, pwr_fn, CPT_IO_PWRITE, (int fd, const void *b, size_t n, off_t off), (fd, b, n, off))
+DATA_FN(ssize_t, pwrite64, pwr64_fn, CPT_IO_PWRITE, (int fd, const void *b, size_t n, off64_t off), (fd, b, n, off))
+DATA_FN(ssize_t, writev, iov_fn, CPT_IO_WRITEV, (int fd, const struct iovec *v, int n), (fd, v, n))
+DATA_FN(ssize_t, pwritev, piov_fn, CPT_IO_PWRITEV, (int fd, const struct iovec *v, int n, off_t off), (fd, v, n, off))
+DATA_FN(ssize_t, pwritev64, piov64_fn, CPT_IO_PWRITEV, (int fd, const struct iovec *v, int n, off64_t off), (fd, v, n, off))
 
 typedef int (*sync_fn)(int);
 
-COL_EXPORT int fsync(int fd)
-{
-    REAL_OR(real, sync_fn, "fsync", -1);
-    DATA_CALL(CPT_IO_FSYNC, fd, real(fd));
-}
-
-COL_EXPORT int fdatasync(int fd)
-{
-    REAL_OR(real, sync_fn, "fdatasync", -1);
-    DATA_CALL(CPT_IO_FDATASYNC, fd, real(fd));
-}
+DATA_FN(int, fsync, sync_fn, CPT_IO_FSYNC, (int fd), (fd))
+DATA_FN(int, fdatasync, sync_fn, CPT_IO_FDATASYNC, (int fd), (fd))
 
 typedef size_t (*fread_fn)(void *, size_t, size_t, FILE *);
 typedef size_t (*fwrite_fn)(const void *, size_t, size_t, FILE *);

@@ -295,49 +295,41 @@ static int v1_record(void *h, int state, np_state_args_v1 *a)
     return np_state(h, state, a && op ? a->proxy_op.trans_size : 0, a && op ? (uint64_t)(int64_t)a->proxy_op.steps : 0);
 }
 
-/* ---- v2 ---- */
+/* ---- v2, v3 (string names; v3 adds kernel channels) ---- */
+
+/* The fields v2 and v3 descriptors share, by name. */
+#define FROM_V23(e, d)                                                                                \
+    do {                                                                                              \
+        if ((d)->type == NP_COLL) {                                                                   \
+            (e).name = (d)->coll.name, (e).comm_hash = (d)->coll.comm_hash, (e).seq = (d)->coll.seq;  \
+            (e).func = (d)->coll.func, (e).count = (d)->coll.count, (e).root = (d)->coll.root;        \
+            (e).datatype = (d)->coll.datatype, (e).n_channels = (d)->coll.n_max_channels;             \
+            (e).n_warps = (d)->coll.n_warps, (e).algo = (d)->coll.algo, (e).proto = (d)->coll.proto;  \
+        } else if ((d)->type == NP_P2P) {                                                             \
+            (e).name = (d)->p2p.name, (e).comm_hash = (d)->p2p.comm_hash, (e).func = (d)->p2p.func;   \
+            (e).count = (d)->p2p.count, (e).datatype = (d)->p2p.datatype, (e).peer = (d)->p2p.peer;   \
+        } else if ((d)->type == NP_PROXY_OP) {                                                        \
+            (e).op = (d)->proxy_op;                                                                   \
+        } else if ((d)->type == NP_PROXY_STEP) {                                                      \
+            (e).step = (d)->proxy_step.step;                                                          \
+        }                                                                                             \
+    } while (0)
 
 static int v2_start(void *ctx, void **h, np_descr_v2 *d)
 {
     np_event e = { .tix = tix_of_type(d->type), .parent = parent_id(d->parent), .rank = d->rank };
-    if (d->type == NP_COLL) {
-        e.name = d->coll.name, e.comm_hash = d->coll.comm_hash, e.seq = d->coll.seq, e.func = d->coll.func;
-        e.count = d->coll.count, e.root = d->coll.root, e.datatype = d->coll.datatype;
-        e.n_channels = d->coll.n_max_channels, e.n_warps = d->coll.n_warps, e.algo = d->coll.algo;
-        e.proto = d->coll.proto;
-    } else if (d->type == NP_P2P) {
-        e.name = d->p2p.name, e.comm_hash = d->p2p.comm_hash, e.func = d->p2p.func, e.count = d->p2p.count;
-        e.datatype = d->p2p.datatype, e.peer = d->p2p.peer;
-    } else if (d->type == NP_PROXY_OP) {
-        e.op = d->proxy_op;
-    } else if (d->type == NP_PROXY_STEP) {
-        e.step = d->proxy_step.step;
-    }
+    FROM_V23(e, d);
     return np_start(ctx, h, &e);
 }
 
 static int v2_init(void **ctx, int *mask) { return np_init(2, ctx, mask, 0, NULL, -1, -1, -1); }
 
-/* ---- v3 ---- */
-
 static int v3_start(void *ctx, void **h, np_descr_v3 *d)
 {
     np_event e = { .tix = tix_of_type(d->type), .parent = parent_id(d->parent), .rank = d->rank };
-    if (d->type == NP_COLL) {
-        e.name = d->coll.name, e.comm_hash = d->coll.comm_hash, e.seq = d->coll.seq, e.func = d->coll.func;
-        e.count = d->coll.count, e.root = d->coll.root, e.datatype = d->coll.datatype;
-        e.n_channels = d->coll.n_max_channels, e.n_warps = d->coll.n_warps, e.algo = d->coll.algo;
-        e.proto = d->coll.proto;
-    } else if (d->type == NP_P2P) {
-        e.name = d->p2p.name, e.comm_hash = d->p2p.comm_hash, e.func = d->p2p.func, e.count = d->p2p.count;
-        e.datatype = d->p2p.datatype, e.peer = d->p2p.peer;
-    } else if (d->type == NP_PROXY_OP) {
-        e.op = d->proxy_op;
-    } else if (d->type == NP_PROXY_STEP) {
-        e.step = d->proxy_step.step;
-    } else if (d->type == NP_KERNEL_CH) {
+    FROM_V23(e, d);
+    if (d->type == NP_KERNEL_CH)
         e.channel = d->kernel_ch.channel_id;
-    }
     return np_start(ctx, h, &e);
 }
 

@@ -241,18 +241,25 @@ static size_t walk(cpr *r, chunk_fn fn)
     return off;
 }
 
+/* The slots of the STR record at recs[i] (its bytes), or -1 when they do
+ * not fit in the chunk or it is no string record. */
+static long str_slots(const cpt_rec *recs, uint32_t i, uint32_t n)
+{
+    uint64_t len = recs[i].a, slots = (len + sizeof(cpt_rec) - 1) / sizeof(cpt_rec);
+    return recs[i].kind == CPT_K_STR && len <= 65536 && slots <= n - i - 1 ? (long)slots : -1;
+}
+
 static void strings_of(cpr *r, const cpt_chunk *c, const cpt_rec *recs)
 {
     for (uint32_t i = 0; i < c->n_recs; i++) {
         if (recs[i].kind != CPT_K_STR)
             continue;
-        uint64_t len = recs[i].a;
-        uint64_t slots = (len + sizeof(cpt_rec) - 1) / sizeof(cpt_rec);
-        if (len > 65536 || slots > c->n_recs - i - 1 || recs[i].u32 == 0 || recs[i].u32 > (1u << 28)) {
+        long slots = str_slots(recs, i, c->n_recs);
+        if (slots < 0 || recs[i].u32 == 0 || recs[i].u32 > (1u << 28)) {
             diag_count(r->dg, DIAG_BAD_EVENT, r->path, -1);
             continue;
         }
-        add_str(r, recs[i].u32, (const char *)(recs + i + 1), (uint32_t)len);
+        add_str(r, recs[i].u32, (const char *)(recs + i + 1), (uint32_t)recs[i].a);
         i += (uint32_t)slots;
     }
 }
@@ -378,9 +385,8 @@ static void records_of(cpr *r, const cpt_chunk *c, const cpt_rec *recs)
 {
     for (uint32_t i = 0; i < c->n_recs; i++) {
         if (recs[i].kind == CPT_K_STR) {
-            uint64_t slots = (recs[i].a + sizeof(cpt_rec) - 1) / sizeof(cpt_rec);
-            if (recs[i].a <= 65536 && slots <= c->n_recs - i - 1)
-                i += (uint32_t)slots;
+            long slots = str_slots(recs, i, c->n_recs);
+            i += slots > 0 ? (uint32_t)slots : 0;
             continue;
         }
         one_record(r, c->tid, &recs[i]);
@@ -391,9 +397,8 @@ static void corr_of(cpr *r, const cpt_chunk *c, const cpt_rec *recs)
 {
     for (uint32_t i = 0; i < c->n_recs; i++) {
         if (recs[i].kind == CPT_K_STR) {
-            uint64_t slots = (recs[i].a + sizeof(cpt_rec) - 1) / sizeof(cpt_rec);
-            if (recs[i].a <= 65536 && slots <= c->n_recs - i - 1)
-                i += (uint32_t)slots;
+            long slots = str_slots(recs, i, c->n_recs);
+            i += slots > 0 ? (uint32_t)slots : 0;
             continue;
         }
         if (recs[i].kind != CPT_K_CORR)
@@ -487,7 +492,8 @@ static void init_keys(cpr *r)
 
 static void free_file_state(cpr *r)
 {
-    free(r->str_p), free(r->str_n), free(r->nev), free(r->idx_key), free(r->idx_val), free(r->comms);
+    free(r->str_p), free(r->str_n), free(r->nev), free(r->comms);
+    cpr_map_free(&r->nev_by_id);
     free(r->calls), free(r->gpu), free(r->streams), free(r->thr), free(r->ops_sorted);
     cpr_map_free(&r->corr_by_xid), cpr_map_free(&r->xid_by_corr), cpr_map_free(&r->call_by_xid);
     free(r->cpu), free(r->steps);

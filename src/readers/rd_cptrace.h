@@ -117,12 +117,10 @@ typedef struct cpr {
     const char **str_p;
     uint32_t *str_n;
     size_t n_str;
-    /* plugin events: vector + open-addressing index by id */
+    /* plugin events: vector + index by id */
     cpr_nev *nev;
     size_t n_nev, cap_nev;
-    uint64_t *idx_key;
-    uint32_t *idx_val;
-    size_t idx_cap;
+    cpr_map nev_by_id;
     cpr_comm *comms;
     size_t n_comms;
     cpr_call *calls;

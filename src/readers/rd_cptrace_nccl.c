@@ -65,52 +65,12 @@ static bool is_stop(int op)
 
 /* ---- the id index ---- */
 
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    return x ^ (x >> 33);
-}
-
-static void index_put(cpr *r, uint64_t id, uint32_t v)
-{
-    if (2 * (r->n_nev + 1) > r->idx_cap) {
-        size_t cap = r->idx_cap ? 2 * r->idx_cap : 1024;
-        uint64_t *k = cp_xcalloc(cap, sizeof *k);
-        uint32_t *val = cp_xmalloc(cap * sizeof *val);
-        for (size_t i = 0; i < r->idx_cap; i++) {
-            if (!r->idx_key[i])
-                continue;
-            size_t j = mix(r->idx_key[i]) & (cap - 1);
-            while (k[j])
-                j = (j + 1) & (cap - 1);
-            k[j] = r->idx_key[i];
-            val[j] = r->idx_val[i];
-        }
-        free(r->idx_key);
-        free(r->idx_val);
-        r->idx_key = k;
-        r->idx_val = val;
-        r->idx_cap = cap;
-    }
-    size_t j = mix(id) & (r->idx_cap - 1);
-    while (r->idx_key[j] && r->idx_key[j] != id)
-        j = (j + 1) & (r->idx_cap - 1);
-    r->idx_key[j] = id;
-    r->idx_val[j] = v;
-}
+static void index_put(cpr *r, uint64_t id, uint32_t v) { cpr_map_put(&r->nev_by_id, id, v); }
 
 static cpr_nev *find(const cpr *r, uint64_t id)
 {
-    if (!id || !r->idx_cap)
-        return NULL;
-    size_t j = mix(id) & (r->idx_cap - 1);
-    while (r->idx_key[j]) {
-        if (r->idx_key[j] == id)
-            return &r->nev[r->idx_val[j]];
-        j = (j + 1) & (r->idx_cap - 1);
-    }
-    return NULL;
+    uint64_t i;
+    return id && cpr_map_get(&r->nev_by_id, id, &i) ? &r->nev[i] : NULL;
 }
 
 /* ---- records ---- */

@@ -126,6 +126,22 @@ AT(CUpti_ActivityMemcpy5, end, cu_memcpy, end);
 AT(CUpti_ActivityMemcpy5, deviceId, cu_memcpy, device_id);
 AT(CUpti_ActivityMemcpy5, streamId, cu_memcpy, stream_id);
 AT(CUpti_ActivityMemcpy5, correlationId, cu_memcpy, correlation_id);
+#if defined(CUPTI_API_VERSION) && CUPTI_API_VERSION >= 130000 /* CUDA 13: Kernel10, Memcpy6 are generated */
+AT(CUpti_ActivityKernel10, start, cu_kernel, start);
+AT(CUpti_ActivityKernel10, end, cu_kernel, end);
+AT(CUpti_ActivityKernel10, deviceId, cu_kernel, device_id);
+AT(CUpti_ActivityKernel10, streamId, cu_kernel, stream_id);
+AT(CUpti_ActivityKernel10, correlationId, cu_kernel, correlation_id);
+AT(CUpti_ActivityKernel10, name, cu_kernel, name);
+AT(CUpti_ActivityMemcpy6, copyKind, cu_memcpy, copy_kind);
+AT(CUpti_ActivityMemcpy6, srcKind, cu_memcpy, src_kind);
+AT(CUpti_ActivityMemcpy6, bytes, cu_memcpy, bytes);
+AT(CUpti_ActivityMemcpy6, start, cu_memcpy, start);
+AT(CUpti_ActivityMemcpy6, end, cu_memcpy, end);
+AT(CUpti_ActivityMemcpy6, deviceId, cu_memcpy, device_id);
+AT(CUpti_ActivityMemcpy6, streamId, cu_memcpy, stream_id);
+AT(CUpti_ActivityMemcpy6, correlationId, cu_memcpy, correlation_id);
+#endif
 AT(CUpti_ActivityMemset4, bytes, cu_memset, bytes);
 AT(CUpti_ActivityMemset4, start, cu_memset, start);
 AT(CUpti_ActivityMemset4, end, cu_memset, end);
