@@ -112,7 +112,16 @@ static inline int64_t col_now(void)
 }
 /* The calling thread's state, created on first use; NULL when inactive,
  * out of memory, or the thread is exiting. */
-col_thread *col_self(void);
+extern __thread col_thread *col_tls_self __attribute__((tls_model("initial-exec")));
+#define COL_SELF_GONE ((col_thread *)(uintptr_t)1)
+col_thread *col_self_slow(void);
+static inline col_thread *col_self(void)
+{
+    col_thread *t = col_tls_self;
+    if (__builtin_expect(t != NULL && t != COL_SELF_GONE, 1))
+        return t;
+    return col_self_slow();
+}
 /* For an interposer: the thread when this call is to be recorded (the
  * collector is on and this is the outermost interposed call), else NULL.
  * Pair every non-NULL return with col_leave. */

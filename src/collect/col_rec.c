@@ -62,10 +62,13 @@ static struct {
     uint64_t dropped_total;
 } g = { .fd = -1, .drain_mu = PTHREAD_MUTEX_INITIALIZER, .name_mu = PTHREAD_MUTEX_INITIALIZER };
 
-static __thread col_thread *tls_self;
-static __thread int tls_internal; /* the drainer: its state is marked internal from the start */
+/* initial-exec TLS: one load from the thread pointer, no __tls_get_addr
+ * call per event; a few bytes, which the static TLS surplus holds also when
+ * the library is dlopened (the Python package without `chainprof run`) */
+__thread col_thread *col_tls_self __attribute__((tls_model("initial-exec")));
+static __thread int tls_internal __attribute__((tls_model("initial-exec"))); /* the drainer's thread */
 static pthread_key_t exit_key;
-#define SELF_GONE ((col_thread *)(uintptr_t)1)
+#define tls_self col_tls_self
 
 /* ---- raw system calls (never interposed) ---- */
 
@@ -343,7 +346,7 @@ col_thread *col_threads(void) { return atomic_load_explicit(&g.threads, memory_o
 static void thread_exit(void *p)
 {
     col_thread *t = p;
-    tls_self = SELF_GONE;
+    tls_self = COL_SELF_GONE;
     if (t)
         atomic_store_explicit(&t->state, COL_TS_DEAD, memory_order_release);
 }
@@ -423,14 +426,14 @@ static void name_thread(col_thread *t)
     col_push(t, &r);
 }
 
-col_thread *col_self(void)
+col_thread *col_self_slow(void)
 {
     col_thread *t = tls_self;
-    if (__builtin_expect(t != NULL, 1))
-        return t == SELF_GONE ? NULL : t;
+    if (t)
+        return t == COL_SELF_GONE ? NULL : t;
     if (g.mode == COL_OFF) /* the configured mode: records may still arrive while the file closes (CUPTI) */
         return NULL;
-    tls_self = SELF_GONE; /* while we set up: recursion (our own mmap, reads) sees "no recording" */
+    tls_self = COL_SELF_GONE; /* while we set up: recursion (our own mmap, reads) sees "no recording" */
     t = new_thread();
     if (!t)
         return NULL; /* stays "gone": no retry per call after a failed mapping */
@@ -761,7 +764,7 @@ static void fork_child(void)
     pthread_mutex_init(&g.name_mu, NULL);
     if (atomic_load(&col_mode_now) == COL_OFF)
         return;
-    col_thread *self = tls_self == SELF_GONE ? NULL : tls_self;
+    col_thread *self = tls_self == COL_SELF_GONE ? NULL : tls_self;
     for (col_thread *t = col_threads(); t; t = t->next)
         if (t != self) {
             atomic_store(&t->head, 0);
