@@ -904,6 +904,19 @@ static void merge_evidence(fctx *f)
     }
 }
 
+/* Trace findings of later analyzers (an_links: wire bandwidth per rank pair)
+ * join the rule findings before the cap: same gain scale, same cap. */
+static void merge_trace_findings(fctx *f)
+{
+    const an_findings_result *lk = f->ctx->results[AN_links];
+    for (size_t i = 0; lk && i < lk->n; i++) {
+        an_finding *x = an_finding_add(f->out, lk->v[i].code, lk->v[i].layer, 0, "", NULL, NULL);
+        uint32_t order = x->order;
+        *x = lk->v[i];
+        x->order = order;
+    }
+}
+
 static void put_verdict(const fctx *f, rep_report *rp)
 {
     const an_findings_result *out = f->out;
@@ -977,6 +990,7 @@ int an_findings_run(an_ctx *ctx)
     if (f.job_ns > 0) {
         for (size_t i = 0; i < CP_ARRAY_LEN(rules); i++)
             rules[i].eval(&f, &rules[i]);
+        merge_trace_findings(&f);
         cap_gains(&f, 0, out->n);
     }
     merge_evidence(&f);

@@ -106,6 +106,7 @@ typedef struct sweep_env {
     const an_ctx *ctx;
     const an_layers_result *lr;
     uint8_t *host_class;   /* per name id: 0 not yet, else HC_* */
+    uint32_t io_class_key; /* "class": file I/O calls with a storage class (chainprof run traces) */
     int64_t win_t0, win_t1; /* only events overlapping [win_t0, win_t1) take part */
 } sweep_env;
 
@@ -304,6 +305,15 @@ void an_event_scope(const an_ctx *ctx, const an_layers_result *lr, size_t ev, in
         return;
     }
     int32_t g[1024];
+    int64_t nn, gs;
+    if (tl_arg_int(ctx->tl, ev, "nNodes", &nn) && nn > 0) {
+        /* the collective says how many nodes its communicator spans
+         * (chainprof run traces, from NCCL's profiler plugin) */
+        *group_size = tl_arg_int(ctx->tl, ev, "Group size", &gs) && gs > 0 ? (int)gs
+                                                                           : an_event_group(ctx, ev, g, (int)CP_ARRAY_LEN(g));
+        *inter = nn > 1;
+        return;
+    }
     *group_size = an_event_group(ctx, ev, g, (int)CP_ARRAY_LEN(g));
     *inter = an_event_inter(ctx, lr, ev);
     if (c)
@@ -447,11 +457,13 @@ static void collect(sweep_env *env, size_t ri, pts *p, step_win **steps, size_t 
                     (*steps)[(*n_steps)++] = (step_win){ sid, a, b };
                     continue;
                 }
-                /* OS runtime calls (few) are file I/O or nothing */
-                int hc = c == TL_CAT_OSRT ? (an_is_file_io_call(name) ? HC_FILE_IO : HC_NONE)
-                                          : host_class(env, tl->name[i], name);
+                /* OS runtime calls (few) are file I/O or nothing; the I/O
+                 * calls of chainprof run traces carry a storage class */
+                bool io = c == TL_CAT_OSRT &&
+                          (an_is_file_io_call(name) || tl_arg_by_id(tl, i, env->io_class_key, NULL));
+                int hc = c == TL_CAT_OSRT ? (io ? HC_FILE_IO : HC_NONE) : host_class(env, tl->name[i], name);
                 if (c == TL_CAT_OSRT)
-                    lab = hc == HC_FILE_IO ? LB_FILE_IO : -1;
+                    lab = io ? LB_FILE_IO : -1;
                 else if (hc == HC_STORAGE)
                     lab = LB_STORAGE;
                 else if (hc == HC_DATALOADER)
@@ -752,6 +764,7 @@ int an_layers_run(an_ctx *ctx)
     lr->pgr_key = cp_intern_find(&tl->strings, pgr, strlen(pgr));
     lr->pgr_info = cp_xcalloc(n_str + 1, sizeof *lr->pgr_info);
     sweep_env env = { .ctx = ctx, .lr = lr, .host_class = cp_xcalloc(n_str + 1, 1),
+                      .io_class_key = cp_intern_find(&tl->strings, "class", 5),
                       .win_t0 = INT64_MIN, .win_t1 = INT64_MAX };
     /* fill both caches first, so the sweeps only read them and run one rank
      * per thread */

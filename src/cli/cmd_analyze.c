@@ -233,7 +233,8 @@ static bool keep_trace_file(const char *path, void *ctx)
 {
     (void)ctx;
     return cp_str_ends(path, ".json") || cp_str_ends(path, ".json.gz") || cp_str_ends(path, ".json.zst") ||
-           cp_str_ends(path, ".sqlite") || cp_str_ends(path, ".nsys-rep") || cp_str_ends(path, ".log") || cp_str_ends(path, ".txt");
+           cp_str_ends(path, ".sqlite") || cp_str_ends(path, ".nsys-rep") || cp_str_ends(path, ".log") || cp_str_ends(path, ".txt") ||
+           cp_str_ends(path, ".cptrace");
 }
 
 /* --ckpt-every: "900" or "900s" seconds (as `chainprof model` takes it),
