@@ -13,6 +13,7 @@
 #define CP_PLAN_PLAN_REPORT_H
 
 #include "model/report.h"
+#include "plan/coll.h"
 #include "plan/model.h"
 
 const char *plan_recompute_name(plan_recompute rc);
@@ -30,5 +31,13 @@ void plan_report_inputs(rep_report *r, rep_node *parent, const char *model_name,
 /* A what-if comparison object under parent: baseline vs changed. */
 void plan_report_delta(rep_report *r, rep_node *parent, const char *key, const char *changes,
                        const plan_result *base, const plan_result *alt);
+
+/* One modelled collective under parent as the `collective` object
+ * (docs/FORMATS.md): the query, the algorithm/protocol the model ran (the
+ * tuner's pick under auto), time_us, algbw_gbps, busbw_gbps and the
+ * latency/bandwidth terms, then every runnable (algorithm, protocol) pair
+ * as the `candidates` table, fastest first. */
+void plan_report_collective(rep_report *r, rep_node *parent, const plan_coll_query *q, const plan_coll_topo *t,
+                            const plan_coll_result *res);
 
 #endif
