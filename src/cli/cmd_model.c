@@ -341,8 +341,8 @@ static int parse_bytes(const char *v, double *out)
 /* --collective: one collective through the cost model (src/plan/coll.h). */
 static int run_collective(cli_ctx *ctx, const char *opname)
 {
-    plan_coll_query q;
-    plan_coll_query_init(&q);
+    collm_query q;
+    collm_query_init(&q);
     int op = coll_op_parse(opname);
     if (op < 0) return cli_usage_error(ctx, "--collective: unknown operation '%s'", opname);
     q.op = (coll_op)op;
@@ -363,13 +363,13 @@ static int run_collective(cli_ctx *ctx, const char *opname)
     q.nvlink_gbps = pa.in.nvlink_gbytes;
     q.sharp = cli_has(ctx, O_SHARP);
     const char *a = cli_get(ctx, O_ALGO), *p = cli_get(ctx, O_PROTO);
-    if ((q.algo = plan_coll_algo_parse(a)) == -2) return cli_usage_error(ctx, "--algo: unknown algorithm '%s'", a);
-    if ((q.proto = plan_coll_proto_parse(p)) == -2) return cli_usage_error(ctx, "--proto: unknown protocol '%s'", p);
-    plan_coll_topo t;
-    plan_coll_result res;
+    if ((q.algo = collm_algo_parse(a)) == -2) return cli_usage_error(ctx, "--algo: unknown algorithm '%s'", a);
+    if ((q.proto = collm_proto_parse(p)) == -2) return cli_usage_error(ctx, "--proto: unknown protocol '%s'", p);
+    collm_topo t;
+    collm_result res;
     char err[256];
-    if (plan_coll_topo_for(&q, &t, err, sizeof err) < 0 ||
-        plan_coll_model(q.op, q.bytes, &t, q.algo, q.proto, &res, err, sizeof err) < 0)
+    if (collm_topo_for(&q, &t, err, sizeof err) < 0 ||
+        collm_model(q.op, q.bytes, &t, q.algo, q.proto, &res, err, sizeof err) < 0)
         return cli_usage_error(ctx, "cannot model this collective: %s", err);
     rep_report *r = rep_new("chainprof.model/1", ctx->argc, ctx->argv);
     rep_arr(r, r->root, "inputs", "inputs");

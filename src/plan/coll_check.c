@@ -15,7 +15,7 @@
 #include "base/src.h"
 #include "base/util.h"
 #include "plan/calib_int.h"
-#include "plan/coll.h"
+#include "model/collmodel.h"
 #include "model/vocab.h"
 
 enum { K_SOURCE, K_OP, K_SIZE, K_NODES, K_GPN, K_GPU, K_NICS, K_NIC, K_ALGO, K_SHARP, K_BUSBW, K_N };
@@ -35,8 +35,8 @@ static int check_row(char **f, int nf, const int *col, plan_coll_check_row *r)
     snprintf(r->source, sizeof r->source, "%.*s", (int)(sl < sizeof r->source ? sl : sizeof r->source - 1), src);
     snprintf(r->op, sizeof r->op, "%s", COL(K_OP));
     snprintf(r->gpu, sizeof r->gpu, "%s", COL(K_GPU));
-    plan_coll_query q;
-    plan_coll_query_init(&q);
+    collm_query q;
+    collm_query_init(&q);
     int op = coll_op_parse(COL(K_OP));
     if (op < 0) return snprintf(r->why, sizeof r->why, "unknown collective '%s'", COL(K_OP)), -1;
     q.op = (coll_op)op;
@@ -50,17 +50,17 @@ static int check_row(char **f, int nf, const int *col, plan_coll_check_row *r)
     double nics = calib_num(COL(K_NICS)), rate = calib_num(COL(K_NIC));
     if (nics >= 1 && nics <= 4096) q.nics_per_node = (int)nics;
     if (rate > 0 && rate < 1e6) q.nic_gbit_s = rate;
-    q.algo = plan_coll_algo_parse(COL(K_ALGO));
+    q.algo = collm_algo_parse(COL(K_ALGO));
     if (q.algo == -2) return snprintf(r->why, sizeof r->why, "unknown algorithm '%s'", COL(K_ALGO)), -1;
     const char *sh = COL(K_SHARP);
     q.sharp = cp_str_ieq(sh, "yes") || cp_str_ieq(sh, "true") || !strcmp(sh, "1");
     r->measured_gbps = calib_num(COL(K_BUSBW));
     if (!(r->measured_gbps > 0)) return snprintf(r->why, sizeof r->why, "busbw_gbps missing"), -1;
-    plan_coll_result res;
+    collm_result res;
     char err[160];
-    if (plan_coll_estimate(&q, &res, err, sizeof err) < 0) return snprintf(r->why, sizeof r->why, "%s", err), -1;
-    snprintf(r->algo, sizeof r->algo, "%s", plan_coll_algo_name(res.algo));
-    snprintf(r->proto, sizeof r->proto, "%s", plan_coll_proto_name(res.proto));
+    if (collm_estimate(&q, &res, err, sizeof err) < 0) return snprintf(r->why, sizeof r->why, "%s", err), -1;
+    snprintf(r->algo, sizeof r->algo, "%s", collm_algo_name(res.algo));
+    snprintf(r->proto, sizeof r->proto, "%s", collm_proto_name(res.proto));
     r->predicted_gbps = res.busbw_gbps;
     r->err = r->predicted_gbps / r->measured_gbps - 1.0;
     return 0;

@@ -4,7 +4,7 @@
  * Reads CSVs of facts (docs/data/nccl_tests_published.csv: source,
  * collective, size_bytes, nodes, gpus_per_node, gpu, nics_per_node,
  * nic_gbit_s, algo, sharp, busbw_gbps, notes), models every row with the
- * collective cost model (coll.h: the algorithm the row forced, else NCCL's
+ * collective cost model (model/collmodel.h: the algorithm the row forced, else NCCL's
  * own choice) and reports the busbw error per row, per source and overall.
  * Backs `chainprof model --validate FILE.csv` for such files and the unit
  * test that holds the model to its published figures.

@@ -79,10 +79,10 @@ const plan_defaults *plan_defaults_get(void) { return &k_defaults; }
  * peak. */
 double plan_fa2_frac(const hw_gpu *gpu)
 {
-    switch (plan_coll_arch(gpu)) {
-    case PLAN_ARCH_AMPERE: return 179.5 / 312.0;
-    case PLAN_ARCH_HOPPER: return 329.3 / 989.4;
-    case PLAN_ARCH_BLACKWELL: return 373.9 / 2500.0;
+    switch (collm_arch(gpu)) {
+    case COLLM_ARCH_AMPERE: return 179.5 / 312.0;
+    case COLLM_ARCH_HOPPER: return 329.3 / 989.4;
+    case COLLM_ARCH_BLACKWELL: return 373.9 / 2500.0;
     default: return 0;
     }
 }
@@ -184,6 +184,17 @@ double plan_act_bytes_per_layer(const plan_shape *m, double s, double b, int tp,
 
 /* ---- the model -------------------------------------------------------- */
 
+
+int plan_errf(char *err, int errsz, const char *fmt, ...)
+{
+    if (err && errsz > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, (size_t)errsz, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
 
 /* One GEMM (m x k) . (k x n): roofline plus launch cost. FP8 GEMMs read
  * one-byte operands at the FP8 rate. */
@@ -327,7 +338,7 @@ static int resolve_layout(const plan_inputs *in, plan_inputs *eff, int *nmb_out,
     int gb = in->global_batch > 0 ? in->global_batch : dp * mb;
     if (gb % (dp * mb) != 0)
         return plan_errf(err, errsz, "global batch %d not divisible by dp*micro_batch = %d", gb, dp * mb);
-    if (in->fp8 && in->fp8_recipe == PLAN_FP8_MXFP8 && plan_coll_arch(in->gpu) != PLAN_ARCH_BLACKWELL)
+    if (in->fp8 && in->fp8_recipe == PLAN_FP8_MXFP8 && collm_arch(in->gpu) != COLLM_ARCH_BLACKWELL)
         return plan_errf(err, errsz, "MXFP8 needs Blackwell tensor cores (%s is not)", in->gpu->name);
     *eff = *in;
     eff->tp = tp, eff->pp = pp, eff->cp = cp, eff->ep = ep, eff->vpp = vpp, eff->etp = m->experts > 0 ? etp : 1;
@@ -395,10 +406,10 @@ static int setup_hw(ctx *c, char *err, int errsz)
                  : (gpu->mamf_frac > 0 ? gpu->mamf_frac : c->k->gemm_eff_fallback) * c->k->gemm_sustain;
     double fa2 = plan_fa2_frac(gpu);
     double frac = in->attn == PLAN_ATTN_FA2 && fa2 > 0 ? fa2 : c->k->attn_frac;
-    if (plan_coll_arch(gpu) == PLAN_ARCH_AMPERE && fa2 > 0) frac = fa2; /* FA2 is Ampere's own kernel */
+    if (collm_arch(gpu) == COLLM_ARCH_AMPERE && fa2 > 0) frac = fa2; /* FA2 is Ampere's own kernel */
     c->attn_rate = c->peak * frac;
     c->hbm_bw = gpu->hbm_gbps * 1e9;
-    c->arch = plan_coll_arch(gpu);
+    c->arch = collm_arch(gpu);
     c->gpn = in->gpus_per_node > 0 ? in->gpus_per_node : gpu->gpus_per_node;
     c->domain = gpu->scaleup_domain > c->gpn ? gpu->scaleup_domain : c->gpn;
     if (in->gpus_per_node > 0 && gpu->scaleup_domain <= gpu->gpus_per_node) c->domain = c->gpn;

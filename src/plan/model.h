@@ -189,6 +189,10 @@ double plan_params_active(const plan_shape *m);
 double plan_act_bytes_per_layer(const plan_shape *m, double s, double b, int tp, bool sp,
                                 plan_recompute rc, plan_attn attn);
 
+/* Format a message into err (size errsz; both may be NULL/0) and return
+ * -1: the plan layer's one way of failing. */
+int plan_errf(char *err, int errsz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* FlashAttention-2 forward rate as a fraction of the dense BF16 peak on
  * gpu's architecture (measured; 0 when unknown: treated as native). */
 double plan_fa2_frac(const hw_gpu *gpu);

@@ -15,11 +15,11 @@
 
 #include <math.h>
 
-void plan_group_topo(const ctx *c, int n, int stride, plan_coll_topo *t)
+void plan_group_topo(const ctx *c, int n, int stride, collm_topo *t)
 {
     const plan_inputs *in = c->in;
     const hw_gpu *gpu = in->gpu;
-    const plan_coll_consts *k = plan_coll_consts_get();
+    const collm_consts *k = collm_consts_get();
     if (stride < 1) stride = 1;
     int D = c->domain > 0 ? c->domain : 1;
     long long span = (long long)n * stride;
@@ -47,9 +47,9 @@ void plan_group_topo(const ctx *c, int n, int stride, plan_coll_topo *t)
 double plan_group_coll_s(const ctx *c, coll_op op, double bytes, int n, int stride)
 {
     if (n <= 1 || !(bytes > 0)) return 0;
-    plan_coll_topo t;
+    collm_topo t;
     plan_group_topo(c, n, stride, &t);
-    return plan_coll_time_s(op, bytes, &t);
+    return collm_time_s(op, bytes, &t);
 }
 
 void plan_layer_comm(const ctx *c, int moe, double T, double attn_s, pass_t *o)

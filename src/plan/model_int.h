@@ -4,7 +4,7 @@
 #ifndef CP_PLAN_MODEL_INT_H
 #define CP_PLAN_MODEL_INT_H
 
-#include "plan/coll.h"
+#include "model/collmodel.h"
 #include "plan/model.h"
 
 /* Shape in doubles, resolved once. */
@@ -26,7 +26,7 @@ typedef struct ctx {
     int domain;                          /* GPUs per NVLink domain */
     int gpn;                             /* GPUs per host */
     int etp;                             /* expert tensor parallel degree */
-    int arch;                            /* PLAN_ARCH_* */
+    int arch;                            /* COLLM_ARCH_* */
     double pcie_bw;                      /* host link bytes/s per direction */
 } ctx;
 
@@ -49,7 +49,7 @@ typedef struct stage {
 /* The topology a group of n ranks sees when consecutive members are
  * `stride` ranks apart and every GPU of the job runs such a group at the
  * same time (so a domain's NICs are shared by its members). */
-void plan_group_topo(const ctx *c, int n, int stride, plan_coll_topo *t);
+void plan_group_topo(const ctx *c, int n, int stride, collm_topo *t);
 /* Seconds for one collective of `bytes` (nccl-tests size) on that group,
  * with the training-fabric factor applied to network-bound time. */
 double plan_group_coll_s(const ctx *c, coll_op op, double bytes, int n, int stride);

@@ -157,12 +157,12 @@ void plan_report_inputs(rep_report *r, rep_node *parent, const char *model_name,
     rep_num(r, a, "gemm_efficiency", "large-GEMM efficiency (of peak)", res->gemm_eff, NULL);
     rep_num(r, a, "attention_efficiency", "fused attention forward (of peak)", res->attn_tflops / res->peak_tflops, NULL);
     rep_num(r, a, "hbm_efficiency", "elementwise HBM efficiency", d->mem_eff, NULL);
-    const plan_coll_consts *cc = plan_coll_consts_get();
+    const collm_consts *cc = collm_consts_get();
     rep_num(r, a, "nvlink_efficiency", "NVLink busbw / link rate", cc->nvlink_eff, NULL);
     rep_num(r, a, "net_efficiency", "network busbw / line rate",
             in->net_efficiency > 0 ? in->net_efficiency : cc->net_eff * d->net_train_eff, NULL);
-    rep_num(r, a, "latency_intra_us", "collective step latency, intra-node", plan_coll_ring_step_us(false), "us");
-    rep_num(r, a, "latency_inter_us", "collective step latency, inter-node", plan_coll_ring_step_us(true), "us");
+    rep_num(r, a, "latency_intra_us", "collective step latency, intra-node", collm_ring_step_us(false), "us");
+    rep_num(r, a, "latency_inter_us", "collective step latency, inter-node", collm_ring_step_us(true), "us");
     rep_num(r, a, "fsdp_overlap", "share of compute that hides ZeRO-3/FSDP traffic", d->fsdp_overlap, NULL);
     rep_num(r, a, "overlap_cost", "slowdown from hidden communication", d->overlap_cost, NULL);
     rep_num(r, a, "step_overhead_s", "fixed per-step overhead", d->step_overhead_s, "s");
@@ -203,7 +203,7 @@ void plan_report_delta(rep_report *r, rep_node *parent, const char *key, const c
     }
 }
 
-static void coll_terms(rep_report *r, rep_node *o, const plan_coll_result *res)
+static void coll_terms(rep_report *r, rep_node *o, const collm_result *res)
 {
     rep_num(r, o, "time_us", "time", res->time_s * 1e6, "us");
     rep_num(r, o, "algbw_gbps", "algorithm bandwidth", res->algbw_gbps, "GB/s");
@@ -219,11 +219,11 @@ static void coll_terms(rep_report *r, rep_node *o, const plan_coll_result *res)
 }
 
 typedef struct coll_cand {
-    plan_coll_result res;
+    collm_result res;
 } coll_cand;
 
-void plan_report_collective(rep_report *r, rep_node *parent, const plan_coll_query *q, const plan_coll_topo *t,
-                            const plan_coll_result *res)
+void plan_report_collective(rep_report *r, rep_node *parent, const collm_query *q, const collm_topo *t,
+                            const collm_result *res)
 {
     rep_node *o = rep_obj(r, parent, "collective", "collective");
     rep_str(r, o, "op", "operation", coll_op_name(q->op));
@@ -237,16 +237,16 @@ void plan_report_collective(rep_report *r, rep_node *parent, const plan_coll_que
     rep_str(r, o, "intra_link", "scale-up link", t->pcie ? "pcie" : (t->nvswitch ? "nvswitch" : "nvlink"));
     rep_num(r, o, "net_gbps", "NIC line rate per NVLink domain", t->net_gbps > 0 ? t->net_gbps : NAN, "GB/s");
     rep_bool(r, o, "sharp", "in-network reduction (SHARP)", t->sharp);
-    rep_str(r, o, "algo_requested", "algorithm asked", plan_coll_algo_name(q->algo));
-    rep_str(r, o, "proto_requested", "protocol asked", plan_coll_proto_name(q->proto));
-    rep_str(r, o, "algorithm", "algorithm", plan_coll_algo_name(res->algo));
-    rep_str(r, o, "protocol", "protocol", plan_coll_proto_name(res->proto));
+    rep_str(r, o, "algo_requested", "algorithm asked", collm_algo_name(q->algo));
+    rep_str(r, o, "proto_requested", "protocol asked", collm_proto_name(q->proto));
+    rep_str(r, o, "algorithm", "algorithm", collm_algo_name(res->algo));
+    rep_str(r, o, "protocol", "protocol", collm_proto_name(res->proto));
     coll_terms(r, o, res);
-    coll_cand c[PLAN_ALGO_N * PLAN_PROTO_N];
+    coll_cand c[COLLM_ALGO_N * COLLM_PROTO_N];
     int n = 0;
-    for (int a = 0; a < PLAN_ALGO_N; a++)
-        for (int p = 0; p < PLAN_PROTO_N; p++)
-            if (plan_coll_model(q->op, q->bytes, t, a, p, &c[n].res, NULL, 0) == 0 && t->ranks > 1) n++;
+    for (int a = 0; a < COLLM_ALGO_N; a++)
+        for (int p = 0; p < COLLM_PROTO_N; p++)
+            if (collm_model(q->op, q->bytes, t, a, p, &c[n].res, NULL, 0) == 0 && t->ranks > 1) n++;
     for (int i = 1; i < n; i++) /* insertion sort, fastest first */
         for (int j = i; j > 0 && c[j].res.time_s < c[j - 1].res.time_s; j--) {
             coll_cand tmp = c[j];
@@ -261,8 +261,8 @@ void plan_report_collective(rep_report *r, rep_node *parent, const plan_coll_que
     rep_node *tb = rep_table(r, o, "candidates", "what the tuner weighs (fastest first)", cols, 6);
     for (int i = 0; i < n; i++) {
         rep_node *row = rep_row(r, tb);
-        rep_cell_str(r, row, plan_coll_algo_name(c[i].res.algo));
-        rep_cell_str(r, row, plan_coll_proto_name(c[i].res.proto));
+        rep_cell_str(r, row, collm_algo_name(c[i].res.algo));
+        rep_cell_str(r, row, collm_proto_name(c[i].res.proto));
         rep_cell_num(r, row, c[i].res.time_s * 1e6);
         rep_cell_num(r, row, c[i].res.busbw_gbps);
         rep_cell_num(r, row, c[i].res.latency_s * 1e6);

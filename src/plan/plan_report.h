@@ -13,7 +13,7 @@
 #define CP_PLAN_PLAN_REPORT_H
 
 #include "model/report.h"
-#include "plan/coll.h"
+#include "model/collmodel.h"
 #include "plan/model.h"
 
 const char *plan_recompute_name(plan_recompute rc);
@@ -37,7 +37,7 @@ void plan_report_delta(rep_report *r, rep_node *parent, const char *key, const c
  * tuner's pick under auto), time_us, algbw_gbps, busbw_gbps and the
  * latency/bandwidth terms, then every runnable (algorithm, protocol) pair
  * as the `candidates` table, fastest first. */
-void plan_report_collective(rep_report *r, rep_node *parent, const plan_coll_query *q, const plan_coll_topo *t,
-                            const plan_coll_result *res);
+void plan_report_collective(rep_report *r, rep_node *parent, const collm_query *q, const collm_topo *t,
+                            const collm_result *res);
 
 #endif

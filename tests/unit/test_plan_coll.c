@@ -5,34 +5,34 @@
  * 15 % median. */
 #include "test_util.h"
 
-#include "plan/coll.h"
+#include "model/collmodel.h"
 #include "plan/coll_check.h"
 
 #include <math.h>
 
-static plan_coll_result run(coll_op op, double bytes, int nodes, int gpn, const char *gpu, int algo)
+static collm_result run(coll_op op, double bytes, int nodes, int gpn, const char *gpu, int algo)
 {
-    plan_coll_query q;
-    plan_coll_query_init(&q);
+    collm_query q;
+    collm_query_init(&q);
     q.op = op, q.bytes = bytes, q.nodes = nodes, q.gpus_per_node = gpn, q.gpu = hw_gpu_find(gpu), q.algo = algo;
     assert_non_null(q.gpu);
-    plan_coll_result r;
+    collm_result r;
     char err[256];
-    if (plan_coll_estimate(&q, &r, err, sizeof err) != 0) fail_msg("%s", err);
+    if (collm_estimate(&q, &r, err, sizeof err) != 0) fail_msg("%s", err);
     return r;
 }
 
 static void bandwidth_bounds(void **state)
 {
     (void)state;
-    const plan_coll_consts *k = plan_coll_consts_get();
+    const collm_consts *k = collm_consts_get();
     double big = 8.0 * 1073741824.0;
     /* one HGX H100 board: NVLS all-reduce moves each byte up and down once */
-    plan_coll_result r = run(COLL_ALL_REDUCE, big, 1, 8, "H100", PLAN_ALGO_AUTO);
-    assert_int_equal(r.algo, PLAN_ALGO_NVLS);
+    collm_result r = run(COLL_ALL_REDUCE, big, 1, 8, "H100", COLLM_ALGO_AUTO);
+    assert_int_equal(r.algo, COLLM_ALGO_NVLS);
     CP_ASSERT_NEAR(r.peak_busbw_gbps, k->nvls_eta_hopper * 450 * 2.0 * 7 / 8, 0.5);
     /* forced ring: NCCL's achieved NVLink fraction */
-    r = run(COLL_ALL_REDUCE, big, 1, 8, "H100", PLAN_ALGO_RING);
+    r = run(COLL_ALL_REDUCE, big, 1, 8, "H100", COLLM_ALGO_RING);
     CP_ASSERT_NEAR(r.peak_busbw_gbps, k->nvlink_eff * 450, 0.5);
     assert_true(r.busbw_gbps < r.peak_busbw_gbps && r.busbw_gbps > 0.99 * r.peak_busbw_gbps);
     /* the terms add up and the nccl-tests factor holds */
@@ -41,22 +41,22 @@ static void bandwidth_bounds(void **state)
     CP_ASSERT_NEAR(r.busbw_gbps, r.algbw_gbps * 2.0 * 7 / 8, 1e-6);
     /* two nodes of 8x 400 Gb/s: the ring is bound by the slower of NVLink
      * and the node's NICs; the tree may exceed the NICs on two nodes */
-    r = run(COLL_ALL_REDUCE, big, 2, 8, "H100", PLAN_ALGO_RING);
+    r = run(COLL_ALL_REDUCE, big, 2, 8, "H100", COLLM_ALGO_RING);
     CP_ASSERT_NEAR(r.net_busbw_gbps, 8 * 50.0 * k->net_eff, 0.5);
     CP_ASSERT_NEAR(r.peak_busbw_gbps, fmin(k->nvlink_eff * 450, 8 * 50.0 * k->net_eff), 0.5);
-    plan_coll_result t = run(COLL_ALL_REDUCE, big, 2, 8, "H100", PLAN_ALGO_TREE);
+    collm_result t = run(COLL_ALL_REDUCE, big, 2, 8, "H100", COLLM_ALGO_TREE);
     CP_ASSERT_NEAR(t.net_busbw_gbps, 2 * 8 * 50.0 * k->net_eff * k->tree_eff, 0.5);
     /* all-to-all across 4 nodes: each rank's own NIC carries 24/32 of its data */
-    r = run(COLL_ALL_TO_ALL, big, 4, 8, "H100", PLAN_ALGO_AUTO);
-    assert_int_equal(r.algo, PLAN_ALGO_P2P);
+    r = run(COLL_ALL_TO_ALL, big, 4, 8, "H100", COLLM_ALGO_AUTO);
+    assert_int_equal(r.algo, COLLM_ALGO_P2P);
     CP_ASSERT_NEAR(r.peak_busbw_gbps, 50.0 * k->net_eff / (24.0 / 32) * 31 / 32, 0.5);
     assert_string_equal(r.bound, "network");
     /* GB200: two trays of four share the NVL72 domain (MNNVL), no NIC hop */
-    r = run(COLL_ALL_REDUCE, big, 2, 4, "GB200", PLAN_ALGO_AUTO);
+    r = run(COLL_ALL_REDUCE, big, 2, 4, "GB200", COLLM_ALGO_AUTO);
     assert_int_equal(r.domains, 1);
     assert_true(isnan(r.net_busbw_gbps));
     /* a single rank moves nothing */
-    r = run(COLL_ALL_REDUCE, big, 1, 1, "H100", PLAN_ALGO_AUTO);
+    r = run(COLL_ALL_REDUCE, big, 1, 1, "H100", COLLM_ALGO_AUTO);
     assert_true(r.time_s == 0 && r.busbw_gbps == 0);
 }
 
@@ -64,33 +64,33 @@ static void latency_and_tuner(void **state)
 {
     (void)state;
     /* 8 bytes are latency-bound: the low-latency protocol wins */
-    plan_coll_result r = run(COLL_ALL_REDUCE, 8, 1, 8, "A100", PLAN_ALGO_AUTO);
-    assert_int_equal(r.proto, PLAN_PROTO_LL);
+    collm_result r = run(COLL_ALL_REDUCE, 8, 1, 8, "A100", COLLM_ALGO_AUTO);
+    assert_int_equal(r.proto, COLLM_PROTO_LL);
     assert_string_equal(r.bound, "latency");
     /* NCCL's ring LL latency on one NVLink node: base 6.6 + 2(n-1) x 0.6 us */
-    plan_coll_topo t = {.ranks = 8, .per_domain = 8, .intra_gbps = 300, .arch = PLAN_ARCH_AMPERE, .nvswitch = true};
+    collm_topo t = {.ranks = 8, .per_domain = 8, .intra_gbps = 300, .arch = COLLM_ARCH_AMPERE, .nvswitch = true};
     char err[128];
-    assert_int_equal(plan_coll_model(COLL_ALL_REDUCE, 8, &t, PLAN_ALGO_RING, PLAN_PROTO_LL, &r, err, sizeof err), 0);
+    assert_int_equal(collm_model(COLL_ALL_REDUCE, 8, &t, COLLM_ALGO_RING, COLLM_PROTO_LL, &r, err, sizeof err), 0);
     CP_ASSERT_NEAR(r.latency_s * 1e6, 6.6 + 14 * 0.6, 1e-9);
     /* the tuner's pick is never slower than any forced pair */
     double sizes[] = {1e3, 1e5, 1e7, 1e9};
     for (int i = 0; i < 4; i++) {
-        plan_coll_result best = run(COLL_ALL_REDUCE, sizes[i], 4, 8, "H100", PLAN_ALGO_AUTO);
-        for (int a = PLAN_ALGO_RING; a <= PLAN_ALGO_NVLSTREE; a++) {
-            plan_coll_topo tt;
-            plan_coll_query q;
-            plan_coll_query_init(&q);
+        collm_result best = run(COLL_ALL_REDUCE, sizes[i], 4, 8, "H100", COLLM_ALGO_AUTO);
+        for (int a = COLLM_ALGO_RING; a <= COLLM_ALGO_NVLSTREE; a++) {
+            collm_topo tt;
+            collm_query q;
+            collm_query_init(&q);
             q.bytes = sizes[i], q.nodes = 4, q.gpus_per_node = 8, q.gpu = hw_gpu_find("H100");
-            assert_int_equal(plan_coll_topo_for(&q, &tt, err, sizeof err), 0);
-            plan_coll_result one;
-            if (plan_coll_model(COLL_ALL_REDUCE, sizes[i], &tt, a, PLAN_PROTO_AUTO, &one, NULL, 0) == 0)
+            assert_int_equal(collm_topo_for(&q, &tt, err, sizeof err), 0);
+            collm_result one;
+            if (collm_model(COLL_ALL_REDUCE, sizes[i], &tt, a, COLLM_PROTO_AUTO, &one, NULL, 0) == 0)
                 assert_true(best.time_s <= one.time_s + 1e-15);
         }
     }
     /* a bigger message never takes less time */
     double prev = 0;
     for (double b = 1024; b < 1e10; b *= 4) {
-        plan_coll_result x = run(COLL_ALL_GATHER, b, 2, 8, "B200", PLAN_ALGO_AUTO);
+        collm_result x = run(COLL_ALL_GATHER, b, 2, 8, "B200", COLLM_ALGO_AUTO);
         assert_true(x.time_s >= prev);
         prev = x.time_s;
     }
@@ -99,28 +99,28 @@ static void latency_and_tuner(void **state)
 static void what_cannot_run(void **state)
 {
     (void)state;
-    plan_coll_query q;
-    plan_coll_query_init(&q);
+    collm_query q;
+    collm_query_init(&q);
     q.bytes = 1e9, q.nodes = 1, q.gpus_per_node = 8, q.gpu = hw_gpu_find("A100");
-    plan_coll_result r;
+    collm_result r;
     char err[256];
-    q.algo = PLAN_ALGO_NVLS; /* no NVLink SHARP before Hopper */
-    assert_int_equal(plan_coll_estimate(&q, &r, err, sizeof err), -1);
+    q.algo = COLLM_ALGO_NVLS; /* no NVLink SHARP before Hopper */
+    assert_int_equal(collm_estimate(&q, &r, err, sizeof err), -1);
     assert_non_null(strstr(err, "Hopper"));
-    q.gpu = hw_gpu_find("H100"), q.nodes = 2, q.algo = PLAN_ALGO_COLLNET; /* no SHARP said */
-    assert_int_equal(plan_coll_estimate(&q, &r, err, sizeof err), -1);
+    q.gpu = hw_gpu_find("H100"), q.nodes = 2, q.algo = COLLM_ALGO_COLLNET; /* no SHARP said */
+    assert_int_equal(collm_estimate(&q, &r, err, sizeof err), -1);
     q.sharp = true;
-    assert_int_equal(plan_coll_estimate(&q, &r, err, sizeof err), 0);
-    q.op = COLL_ALL_GATHER, q.algo = PLAN_ALGO_TREE;
-    assert_int_equal(plan_coll_estimate(&q, &r, err, sizeof err), -1);
-    q.op = COLL_ALL_TO_ALL, q.algo = PLAN_ALGO_RING;
-    assert_int_equal(plan_coll_estimate(&q, &r, err, sizeof err), -1);
-    q.algo = PLAN_ALGO_AUTO, q.nodes = 0;
-    assert_int_equal(plan_coll_estimate(&q, &r, err, sizeof err), -1);
-    assert_int_equal(plan_coll_algo_parse("NVLSTree"), PLAN_ALGO_NVLSTREE);
-    assert_int_equal(plan_coll_algo_parse("collnetchain"), PLAN_ALGO_COLLNET);
-    assert_int_equal(plan_coll_algo_parse("bogus"), -2);
-    assert_int_equal(plan_coll_proto_parse("ll128"), PLAN_PROTO_LL128);
+    assert_int_equal(collm_estimate(&q, &r, err, sizeof err), 0);
+    q.op = COLL_ALL_GATHER, q.algo = COLLM_ALGO_TREE;
+    assert_int_equal(collm_estimate(&q, &r, err, sizeof err), -1);
+    q.op = COLL_ALL_TO_ALL, q.algo = COLLM_ALGO_RING;
+    assert_int_equal(collm_estimate(&q, &r, err, sizeof err), -1);
+    q.algo = COLLM_ALGO_AUTO, q.nodes = 0;
+    assert_int_equal(collm_estimate(&q, &r, err, sizeof err), -1);
+    assert_int_equal(collm_algo_parse("NVLSTree"), COLLM_ALGO_NVLSTREE);
+    assert_int_equal(collm_algo_parse("collnetchain"), COLLM_ALGO_COLLNET);
+    assert_int_equal(collm_algo_parse("bogus"), -2);
+    assert_int_equal(collm_proto_parse("ll128"), COLLM_PROTO_LL128);
 }
 
 static void published_measurements(void **state)

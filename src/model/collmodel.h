@@ -1,4 +1,4 @@
-/* coll.h - the collective cost model: time and bus bandwidth of one NCCL
+/* collmodel.h - the collective cost model: time and bus bandwidth of one NCCL
  * collective for a message size, a topology and an algorithm/protocol.
  *
  * One module answers "how long should this collective take here?" for
@@ -10,7 +10,7 @@
  * The model (docs/METRICS.md "Collective cost model"):
  *   time = latency(algo, proto) + bytes / algbw(algo, proto)
  * with NCCL's own latency constants (base + per-step hardware latency,
- * src/graph/tuning.cc of NVIDIA/nccl, transcribed as facts into coll.c) and
+ * src/graph/tuning.cc of NVIDIA/nccl, transcribed as facts into collmodel.c) and
  * a bandwidth per algorithm that is the bottleneck of the scale-up link
  * (NVLink per direction x NCCL's achieved fraction, or PCIe) and of the
  * NICs that serve the group's ranks in one scale-up domain:
@@ -34,48 +34,44 @@
  *
  * Ownership: plain values; the result's strings are static.
  */
-#ifndef CP_PLAN_COLL_H
-#define CP_PLAN_COLL_H
+#ifndef CP_MODEL_COLLMODEL_H
+#define CP_MODEL_COLLMODEL_H
 
 #include <stdbool.h>
 
 #include "model/catalog.h"
 #include "model/vocab.h"
 
-typedef enum plan_coll_algo {
-    PLAN_ALGO_AUTO = -1,
-    PLAN_ALGO_RING = 0,
-    PLAN_ALGO_TREE,
-    PLAN_ALGO_NVLS,
-    PLAN_ALGO_NVLSTREE,
-    PLAN_ALGO_COLLNET,
-    PLAN_ALGO_P2P, /* all-to-all and send/recv: NCCL runs them as point-to-point */
-    PLAN_ALGO_N
-} plan_coll_algo;
+typedef enum collm_algo {
+    COLLM_ALGO_AUTO = -1,
+    COLLM_ALGO_RING = 0,
+    COLLM_ALGO_TREE,
+    COLLM_ALGO_NVLS,
+    COLLM_ALGO_NVLSTREE,
+    COLLM_ALGO_COLLNET,
+    COLLM_ALGO_P2P, /* all-to-all and send/recv: NCCL runs them as point-to-point */
+    COLLM_ALGO_N
+} collm_algo;
 
-typedef enum plan_coll_proto {
-    PLAN_PROTO_AUTO = -1,
-    PLAN_PROTO_LL = 0,
-    PLAN_PROTO_LL128,
-    PLAN_PROTO_SIMPLE,
-    PLAN_PROTO_N
-} plan_coll_proto;
-
-/* Format a message into err (size errsz; both may be NULL/0) and return -1:
- * the plan layer's one way of failing. */
-int plan_errf(char *err, int errsz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+typedef enum collm_proto {
+    COLLM_PROTO_AUTO = -1,
+    COLLM_PROTO_LL = 0,
+    COLLM_PROTO_LL128,
+    COLLM_PROTO_SIMPLE,
+    COLLM_PROTO_N
+} collm_proto;
 
 /* "ring", "tree", "nvls", "nvlstree", "collnet", "p2p"; "auto" for -1. */
-const char *plan_coll_algo_name(int algo);
+const char *collm_algo_name(int algo);
 /* Inverse (case-insensitive; "collnetchain"/"collnetdirect"/"sharp" are
- * collnet); -2 when unknown, PLAN_ALGO_AUTO for "auto" or "". */
-int plan_coll_algo_parse(const char *s);
-const char *plan_coll_proto_name(int proto);
-int plan_coll_proto_parse(const char *s);
+ * collnet); -2 when unknown, COLLM_ALGO_AUTO for "auto" or "". */
+int collm_algo_parse(const char *s);
+const char *collm_proto_name(int proto);
+int collm_proto_parse(const char *s);
 
 /* The topology one collective runs on, already reduced to what the model
- * needs (plan_coll_topo_for builds it from the catalog). */
-typedef struct plan_coll_topo {
+ * needs (collm_topo_for builds it from the catalog). */
+typedef struct collm_topo {
     int ranks;              /* n */
     int per_domain;         /* ranks in one scale-up (NVLink) domain, <= n */
     double intra_gbps;      /* scale-up line rate per GPU per direction (GB/s) */
@@ -83,20 +79,20 @@ typedef struct plan_coll_topo {
                                domain, per direction (GB/s); 0 when n == per_domain */
     double nic_gbps;        /* line rate of the NIC(s) one rank drives alone
                                (all-to-all, send/recv across domains) */
-    int arch;               /* PLAN_ARCH_* of the GPUs */
+    int arch;               /* COLLM_ARCH_* of the GPUs */
     bool nvswitch;          /* the domain is switched (all-to-all NVLink) */
     bool pcie;              /* no NVLink: GPU traffic crosses PCIe */
     bool sharp;             /* in-network reduction (CollNet/SHARP) is set up */
-} plan_coll_topo;
+} collm_topo;
 
-enum { PLAN_ARCH_OTHER = 0, PLAN_ARCH_VOLTA, PLAN_ARCH_AMPERE, PLAN_ARCH_HOPPER, PLAN_ARCH_BLACKWELL };
+enum { COLLM_ARCH_OTHER = 0, COLLM_ARCH_VOLTA, COLLM_ARCH_AMPERE, COLLM_ARCH_HOPPER, COLLM_ARCH_BLACKWELL };
 
 /* Architecture class of a catalog row (Volta/Ampere/Hopper/Blackwell, or
  * OTHER for Ada, AMD, Intel, TPU). */
-int plan_coll_arch(const hw_gpu *gpu);
+int collm_arch(const hw_gpu *gpu);
 
 /* What the user (or the step model) states; 0 / negative = catalog. */
-typedef struct plan_coll_query {
+typedef struct collm_query {
     coll_op op;
     double bytes;           /* nccl-tests "size": the whole buffer */
     int nodes;              /* hosts */
@@ -105,17 +101,17 @@ typedef struct plan_coll_query {
     double nic_gbit_s;      /* per NIC line rate, Gbit/s */
     int nics_per_node;
     double nvlink_gbps;     /* scale-up per GPU per direction, GB/s */
-    int algo;               /* plan_coll_algo, PLAN_ALGO_AUTO = NCCL's choice */
-    int proto;              /* plan_coll_proto, PLAN_PROTO_AUTO = NCCL's choice */
+    int algo;               /* collm_algo, COLLM_ALGO_AUTO = NCCL's choice */
+    int proto;              /* collm_proto, COLLM_PROTO_AUTO = NCCL's choice */
     bool sharp;             /* CollNet/SHARP available to the tuner */
-} plan_coll_query;
+} collm_query;
 
-void plan_coll_query_init(plan_coll_query *q);
+void collm_query_init(collm_query *q);
 
 /* Build the topology of a query; returns 0 or -1 with a reason in err. */
-int plan_coll_topo_for(const plan_coll_query *q, plan_coll_topo *t, char *err, int errsz);
+int collm_topo_for(const collm_query *q, collm_topo *t, char *err, int errsz);
 
-typedef struct plan_coll_result {
+typedef struct collm_result {
     int algo, proto;        /* what was modelled (the tuner's pick under AUTO) */
     double time_s;
     double latency_s;       /* the latency term */
@@ -127,37 +123,37 @@ typedef struct plan_coll_result {
     double net_busbw_gbps;  /* the network bound on busbw (NaN inside one domain) */
     const char *bound;      /* "nvlink", "pcie", "network", "latency" */
     int domains;            /* scale-up domains spanned */
-} plan_coll_result;
+} collm_result;
 
-/* The model's constants, sourced in coll.c; exposed so the calibration can
+/* The model's constants, sourced in collmodel.c; exposed so the calibration can
  * report them and tests can check a term at a time. */
-typedef struct plan_coll_consts {
+typedef struct collm_consts {
     double nvlink_eff;      /* ring busbw / NVLink line rate */
     double pcie_eff;        /* ring busbw / PCIe rate per direction */
     double net_eff;         /* ring busbw / NIC line rate */
     double nvls_eta_hopper; /* NVLS all-reduce algbw / line rate on Hopper */
     double ll128_eff, ll_eff, tree_eff;
-    double half_bytes[PLAN_PROTO_N]; /* message size at which a protocol reaches half its bandwidth */
-} plan_coll_consts;
+    double half_bytes[COLLM_PROTO_N]; /* message size at which a protocol reaches half its bandwidth */
+} collm_consts;
 
-const plan_coll_consts *plan_coll_consts_get(void);
+const collm_consts *collm_consts_get(void);
 
 /* NCCL's per-step latency of a ring (Simple protocol) over NVLink
  * (inter = false) or the network (true), microseconds. */
-double plan_coll_ring_step_us(bool inter);
+double collm_ring_step_us(bool inter);
 
 /* Model one collective on topology t with the algorithm/protocol asked
  * (PLAN_*_AUTO: the tuner's choice). Returns 0, or -1 with err filled when
  * the pair cannot run the op on t (e.g. NVLS on Ampere, CollNet without
  * SHARP, tree for all-gather). */
-int plan_coll_model(coll_op op, double bytes, const plan_coll_topo *t, int algo, int proto,
-                    plan_coll_result *r, char *err, int errsz);
+int collm_model(coll_op op, double bytes, const collm_topo *t, int algo, int proto,
+                    collm_result *r, char *err, int errsz);
 
-/* plan_coll_topo_for + plan_coll_model. */
-int plan_coll_estimate(const plan_coll_query *q, plan_coll_result *r, char *err, int errsz);
+/* collm_topo_for + collm_model. */
+int collm_estimate(const collm_query *q, collm_result *r, char *err, int errsz);
 
 /* Seconds for op on t under the tuner's choice, 0 for n <= 1 or no bytes;
  * the step model's one entry point. */
-double plan_coll_time_s(coll_op op, double bytes, const plan_coll_topo *t);
+double collm_time_s(coll_op op, double bytes, const collm_topo *t);
 
 #endif
