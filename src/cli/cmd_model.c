@@ -338,7 +338,7 @@ static int parse_bytes(const char *v, double *out)
     return 0;
 }
 
-/* --collective: one collective through the cost model (src/plan/coll.h). */
+/* --collective: one collective through the cost model (src/model/collmodel.h). */
 static int run_collective(cli_ctx *ctx, const char *opname)
 {
     collm_query q;

@@ -10,7 +10,7 @@
  *                        kernel's measured rate; unfused: full s^2 FLOPs plus
  *                        score-matrix traffic), elementwise traffic, and the
  *                        layer's collectives (model_comm.c: TP, CP, EP through
- *                        the collective cost model, coll.c);
+ *                        the collective cost model, model/collmodel.c);
  *   backward:            2x the GEMMs, attn_bwd_factor x attention, 2x the
  *                        elementwise traffic and the same collectives, plus the
  *                        recomputed forward when recomputation is on;

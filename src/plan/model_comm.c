@@ -1,5 +1,5 @@
 /* model_comm.c - the step model's communication (see model_int.h): every
- * collective a layout issues, timed by the collective cost model (coll.c)
+ * collective a layout issues, timed by the collective cost model (model/collmodel.c)
  * on the topology its group really sees, and hidden where the framework's
  * schedule hides it.
  *
