@@ -567,6 +567,8 @@ int an_collectives_run(an_ctx *ctx)
     rep_bool(rp, s, "intra_busbw_lower_bound", "intra busbw is a lower bound (ranks missing)", cr->intra_busbw_lower_bound);
     rep_int(rp, s, "unsplit_ns", "collective time not split into wait and transfer (ranks missing)",
             cr->inter_unsplit_ns + cr->intra_unsplit_ns, "ns");
+    rep_str(rp, s, "expected_per_group", "each group's expected busbw",
+            gpu ? "collective cost model (NCCL's choice for its op, size, ranks and scope)" : "the scope's line rate");
     for (size_t i = 0; i < tl->n_ranks; i++)
         rep_int(rp, ctx->rank_nodes[i], "collective_wait_ns", "wait in collectives", lr->ranks[i].total.comm_wait_ns,
                 "ns");
