@@ -2,7 +2,7 @@
  *
  * Builds plan_inputs from flags / --config (plan_args.c), runs the
  * analytical model once (and once more per --what-if), and renders the
- * result through the report model as schema chainprof.model/1. With
+ * result through the report model as schema chainprof.model/2. With
  * --validate FILE.csv it instead replays a CSV of measured runs through the
  * model and reports the error of every row (the check the calibration test
  * enforces on the published runs).
@@ -44,7 +44,7 @@ static const cli_opt own_opts[] = {
 /* The catalog and the presets as two tables (the numbers the model uses). */
 static int list_catalog(cli_ctx *ctx)
 {
-    rep_report *r = rep_new("chainprof.model/1", ctx->argc, ctx->argv);
+    rep_report *r = rep_new("chainprof.model/2", ctx->argc, ctx->argv);
     rep_arr(r, r->root, "inputs", "inputs");
     static const rep_col gcols[] = {
         {"name", "GPU", NULL, -1},           {"bf16_tflops", "BF16", "TFLOP/s", 0},
@@ -184,7 +184,7 @@ static int io_fail(const char *err)
 static rep_node *validation_head(cli_ctx *ctx, rep_report **out, const char *const *paths, int np, const char *kind,
                                  const char *key, const char *title, int rows, int used, int skipped)
 {
-    rep_report *r = rep_new("chainprof.model/1", ctx->argc, ctx->argv);
+    rep_report *r = rep_new("chainprof.model/2", ctx->argc, ctx->argv);
     struct stat st;
     for (int i = 0; i < np; i++) rep_input(r, paths[i], kind, stat(paths[i], &st) == 0 ? (uint64_t)st.st_size : 0);
     rep_node *v = rep_obj(r, r->root, key, title);
@@ -371,7 +371,7 @@ static int run_collective(cli_ctx *ctx, const char *opname)
     if (collm_topo_for(&q, &t, err, sizeof err) < 0 ||
         collm_model(q.op, q.bytes, &t, q.algo, q.proto, &res, err, sizeof err) < 0)
         return cli_usage_error(ctx, "cannot model this collective: %s", err);
-    rep_report *r = rep_new("chainprof.model/1", ctx->argc, ctx->argv);
+    rep_report *r = rep_new("chainprof.model/2", ctx->argc, ctx->argv);
     rep_arr(r, r->root, "inputs", "inputs");
     plan_report_collective(r, r->root, &q, &t, &res);
     rc = cli_emit(ctx, r, NULL, 0);
@@ -473,7 +473,7 @@ int cmd_model(cli_ctx *ctx)
         rc = cli_usage_error(ctx, "cannot model this job: %s", err);
         goto out;
     }
-    rep_report *r = rep_new("chainprof.model/1", ctx->argc, ctx->argv);
+    rep_report *r = rep_new("chainprof.model/2", ctx->argc, ctx->argv);
     const char *cfg = cli_get(ctx, plan_config_opt_id());
     struct stat cst;
     if (cfg) rep_input(r, cfg, "model_config_json", stat(cfg, &cst) == 0 ? (uint64_t)cst.st_size : 0);

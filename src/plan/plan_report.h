@@ -2,10 +2,10 @@
  *
  * `chainprof model` and `chainprof plan` render predictions only through the
  * report model (src/model/report.h), so text and JSON never disagree. These
- * helpers add the `chainprof.model/1` subtrees: model shape, hardware,
+ * helpers add the `chainprof.model/2` subtrees: model shape, hardware,
  * layout, headline figures, breakdown along the chain, memory and the
  * assumptions the model used. Key names and units are the documented schema
- * (docs/FORMATS.md "chainprof.model/1").
+ * (docs/FORMATS.md "chainprof.model/2").
  *
  * Ownership: nodes live in the report's arena; inputs are only read.
  */
