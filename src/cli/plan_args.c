@@ -64,7 +64,8 @@ const cli_opt plan_model_opts[] = {
     {"offload", 0, NULL, P_OFFLOAD, 0, "optimizer state in host memory"},
     {"dtype", 0, "TYPE", P_DTYPE, 0, "GEMM precision: bf16 or fp8"},
     {"attention", 0, "KIND", P_ATTN, 0, "attention kernel: flash (the GPU's own fused kernel, default), fa2 "
-                                        "(FlashAttention-2 / PyTorch SDPA) or unfused"},
+                                        "(FlashAttention-2 / PyTorch SDPA), triton (FlashAttention in Triton, "
+                                        "e.g. MPT's ALiBi attn_impl) or unfused"},
     {"etp", 0, "N", P_ETP, 0, "expert tensor-parallel degree (default tp); EP x ETP fold over TP x CP x DP"},
     {"fp8-recipe", 0, "NAME", P_FP8_RECIPE, 0, "with --dtype fp8: tensor (per-tensor scaling, default), block "
                                               "(block-scaled) or mxfp8 (Blackwell micro-scaling)"},
@@ -245,7 +246,8 @@ static int apply(const cli_ctx *ctx, plan_args *pa, int id, const char *val, con
         if (cp_str_ieq(val, "flash")) in->attn = PLAN_ATTN_FLASH;
         else if (cp_str_ieq(val, "fa2")) in->attn = PLAN_ATTN_FA2;
         else if (cp_str_ieq(val, "unfused")) in->attn = PLAN_ATTN_UNFUSED;
-        else return cli_usage_error(ctx, "%s: '%s' is not flash, fa2 or unfused", where, val);
+        else if (cp_str_ieq(val, "triton")) in->attn = PLAN_ATTN_TRITON;
+        else return cli_usage_error(ctx, "%s: '%s' is not flash, fa2, triton or unfused", where, val);
         break;
     case P_ETP: in->etp = pa->etp = (int)l; break;
     case P_FP8_RECIPE:

@@ -193,6 +193,7 @@ int collm_topo_for(const collm_query *q, collm_topo *t, char *err, int errsz)
     if (t->per_domain >= t->ranks) t->net_gbps = 0;
     else if (t->net_gbps <= 0) return fail(err, errsz, "the job spans nodes but no NIC bandwidth is known");
     t->sharp = q->sharp;
+    t->gpus_per_nic = per_gpu_nics > 0 ? 1.0 / per_gpu_nics : 0;
     return 0;
 }
 
@@ -274,6 +275,13 @@ static double simple_busbw(coll_op op, const collm_topo *t, int algo, int domain
          * pass of the buffer through the switches' reduction */
         *intra_b = g > 1 ? ring_intra / (2.0 * (g - 1) / g) * f : INFINITY;
         *net_b = net * f;
+        /* CollNet wants a NIC per GPU: r GPUs sharing one cost (1 + r) / 2
+         * (NCCL's tuner, src/graph/tuning.cc, CollNet Direct refinement) */
+        if (t->gpus_per_nic > 1) {
+            double pen = 1.0 + (t->gpus_per_nic - 1.0) / 2.0;
+            *intra_b /= pen;
+            *net_b /= pen;
+        }
         break;
     case COLLM_ALGO_P2P: {
         /* every rank sends to every peer; off-domain traffic leaves through

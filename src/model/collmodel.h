@@ -83,6 +83,7 @@ typedef struct collm_topo {
     bool nvswitch;          /* the domain is switched (all-to-all NVLink) */
     bool pcie;              /* no NVLink: GPU traffic crosses PCIe */
     bool sharp;             /* in-network reduction (CollNet/SHARP) is set up */
+    double gpus_per_nic;    /* ranks sharing one NIC (<= 1: a NIC each; 0: unknown) */
 } collm_topo;
 
 enum { COLLM_ARCH_OTHER = 0, COLLM_ARCH_VOLTA, COLLM_ARCH_AMPERE, COLLM_ARCH_HOPPER, COLLM_ARCH_BLACKWELL };

@@ -14,7 +14,8 @@
  *   GPU        hw_gpu_find(gpu_type); "<N>GB" overrides HBM, "@<W>W" sets a
  *              power limit;
  *   framework  from `source` (calib_framework): Megatron-LM as in its 2021/22
- *              papers, DeepSpeed ZeRO-3, torchtitan, MosaicML llm-foundry,
+ *              papers, DeepSpeed ZeRO-3, torchtitan, MosaicML llm-foundry
+ *              (its benchmark harness ran FlashAttention in Triton),
  *              NeMo / Megatron-Core (including the DGX Cloud benchmarking
  *              recipes), JAX stacks, or a generic modern stack;
  *   layout     the tp/pp/dp/ep columns, and CP=, VP=/VPP=, EP=, ETP=, FSDP,
@@ -370,8 +371,15 @@ static int row_gpu(char **f, int nf, const int *col, plan_calib_row *r, plan_inp
 static void row_stack(char **f, int nf, const int *col, fw w, plan_inputs *in, plan_space *sp)
 {
     const char *cpsp = COL(C_CPSP), *notes = COL(C_NOTES), *prec = COL(C_PREC);
-    in->attn = w == FW_MEGATRON21 ? PLAN_ATTN_UNFUSED
-               : (w == FW_TITAN || w == FW_FOUNDRY) ? PLAN_ATTN_FA2 : PLAN_ATTN_FLASH;
+    in->attn = w == FW_MEGATRON21 ? PLAN_ATTN_UNFUSED : w == FW_TITAN ? PLAN_ATTN_FA2 : PLAN_ATTN_FLASH;
+    /* llm-foundry's benchmark tables were produced by submit_benchmarks.py
+     * with --attn_impl triton (its default until 2024; the MPT yamls said the
+     * same): FlashAttention in Triton with the ALiBi bias */
+    if (w == FW_FOUNDRY) {
+        int fa2 = calib_icontains(notes, "attn_impl: flash") || calib_icontains(notes, "attn_impl=flash") ||
+                  calib_icontains(notes, "FlashAttention-2") || calib_icontains(notes, "FA2");
+        in->attn = fa2 ? PLAN_ATTN_FA2 : PLAN_ATTN_TRITON;
+    }
     /* NeMo's performance recipes pipeline TP communication with the GEMMs
      * (tp_comm_overlap) and reduce gradients in bf16 (grad_reduce_in_fp32
      * off, scripts/performance/helpers.py of NVIDIA/NeMo) */

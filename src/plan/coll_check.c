@@ -22,9 +22,6 @@ enum { K_SOURCE, K_OP, K_SIZE, K_NODES, K_GPN, K_GPU, K_NICS, K_NIC, K_ALGO, K_S
 static const char *const k_cols[K_N] = {"source", "collective", "size_bytes", "nodes", "gpus_per_node", "gpu",
                                         "nics_per_node", "nic_gbit_s", "algo", "sharp", "busbw_gbps"};
 
-
-
-
 #define COL(c) (col[c] >= 0 && col[c] < nf ? f[col[c]] : "")
 
 static int check_row(char **f, int nf, const int *col, plan_coll_check_row *r)

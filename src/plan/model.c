@@ -39,26 +39,28 @@
  * published sources from the documented priors, rounded (docs/MODEL.md
  * gives them with their leave-one-source-out spread). */
 static const plan_defaults k_defaults = {
-    .gemm_sustain = 0.89,
-    .attn_frac = 0.51,           /* FA3 reaches 75 % of H100 peak at best (arXiv:2407.08608) */
+    .gemm_sustain = 0.91,
+    .attn_frac = 0.45,           /* FA3 reaches 75 % of H100 peak at best (arXiv:2407.08608) */
     .mem_eff = 0.90,
-    .overlap_cost = 0.32,
-    .fp8_rel = 0.92,             /* cuBLASLt FP8 GEMM 1366/1979 on H200 and 2907/5000 on GB200 vs BF16 MAMF
+    .overlap_cost = 0.35,
+    .fp8_rel = 0.93,             /* cuBLASLt FP8 GEMM 1366/1979 on H200 and 2907/5000 on GB200 vs BF16 MAMF
                                     0.803/0.729 (Azure AI-benchmarking-guide, stas00 MAMF table) */
     .kernel_s = 14e-6,
-    .ew_h_bytes = 30.0,
-    .ew_eager_h_bytes = 116.0,
+    .ew_h_bytes = 33.0,
+    .ew_eager_h_bytes = 74.0,
     .host_kernel_s = 10e-6,      /* PyTorch eager dispatch + cudaLaunchKernel, order of 10 us per op */
     .net_train_eff = 0.5,
     .gemm_eff_fallback = 0.80,   /* typical MAMF of recent NVIDIA parts */
     .attn_bwd_factor = 3.0,      /* flash backward: 2.5x the forward matmuls, at lower efficiency */
+    .triton_fwd_slow = 1.4,      /* FA2 1.3-1.5x faster forward than FlashAttention in Triton, */
+    .triton_bwd_slow = 2.0,      /* about 2x faster backward (arXiv:2307.08691 sec. 4.1) */
     .ew_f_bytes = 2.0,
     .score_bytes = 12.0,
     .fp8_cast_bytes = 4.0,       /* read bf16 (2) + write fp8 (1) + its transpose for the backward (1) */
     .fp8_block_gemm = 0.9,       /* software block scaling in the GEMM main loop */
     .power_exp = 0.75,
     .dp_overlap = 1.0,
-    .fsdp_overlap = 0.82,
+    .fsdp_overlap = 0.92,
     .z3_prefetch_params = 5e7,
     .pp_p2p_exposed = 0.5,
     .moe_imbalance = 1.1,
@@ -84,6 +86,16 @@ double plan_fa2_frac(const hw_gpu *gpu)
     case COLLM_ARCH_HOPPER: return 329.3 / 989.4;
     case COLLM_ARCH_BLACKWELL: return 373.9 / 2500.0;
     default: return 0;
+    }
+}
+
+const char *plan_attn_name(plan_attn a)
+{
+    switch (a) {
+    case PLAN_ATTN_UNFUSED: return "unfused";
+    case PLAN_ATTN_FA2: return "fa2";
+    case PLAN_ATTN_TRITON: return "triton";
+    default: return "flash";
     }
 }
 
@@ -405,9 +417,9 @@ static int setup_hw(ctx *c, char *err, int errsz)
                  ? in->gemm_efficiency
                  : (gpu->mamf_frac > 0 ? gpu->mamf_frac : c->k->gemm_eff_fallback) * c->k->gemm_sustain;
     double fa2 = plan_fa2_frac(gpu);
-    double frac = in->attn == PLAN_ATTN_FA2 && fa2 > 0 ? fa2 : c->k->attn_frac;
+    double frac = (in->attn == PLAN_ATTN_FA2 || in->attn == PLAN_ATTN_TRITON) && fa2 > 0 ? fa2 : c->k->attn_frac;
     if (collm_arch(gpu) == COLLM_ARCH_AMPERE && fa2 > 0) frac = fa2; /* FA2 is Ampere's own kernel */
-    c->attn_rate = c->peak * frac;
+    c->attn_rate = c->peak * frac / (in->attn == PLAN_ATTN_TRITON ? c->k->triton_fwd_slow : 1.0);
     c->hbm_bw = gpu->hbm_gbps * 1e9;
     c->arch = collm_arch(gpu);
     c->gpn = in->gpus_per_node > 0 ? in->gpus_per_node : gpu->gpus_per_node;
@@ -448,7 +460,10 @@ static void layer_avg(const ctx *c, double T, double rfrac, layer_t *L)
     L->f.ep = wd * fd.ep + wm * fm.ep;
     /* backward: GEMMs and elementwise 2x (data and weight gradients),
      * attention attn_bwd_factor x, the gradients' quantisation */
-    double bwd_attn = in->attn != PLAN_ATTN_UNFUSED ? c->k->attn_bwd_factor : 2.0;
+    double bwd_attn = in->attn == PLAN_ATTN_UNFUSED ? 2.0
+                      : in->attn == PLAN_ATTN_TRITON
+                          ? c->k->attn_bwd_factor * c->k->triton_bwd_slow / c->k->triton_fwd_slow
+                          : c->k->attn_bwd_factor;
     L->b.comp = 2.0 * (L->f.comp - L->attn) + bwd_attn * L->attn + L->bwd_cast;
     L->b.gemm = 2.0 * L->f.gemm;
     L->b.tp = L->f.tp, L->b.cp = 2.0 * L->f.cp, L->b.ep = L->f.ep;

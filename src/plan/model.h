@@ -41,6 +41,9 @@ typedef enum plan_attn {
     PLAN_ATTN_UNFUSED,   /* materialised scores (Megatron 2021): full s^2 work and memory */
     PLAN_ATTN_FA2,       /* FlashAttention-2 wherever it runs (PyTorch SDPA, flash-attn 2):
                             on Hopper and later it cannot use the new tensor-core path */
+    PLAN_ATTN_TRITON,    /* FlashAttention in Triton (flash_attn_triton, the FA1-era kernel with
+                            an additive bias, e.g. ALiBi): FA2 is 1.3-1.5x faster forward and
+                            about 2x faster backward (Dao 2023, arXiv:2307.08691 sec. 4.1) */
 } plan_attn;
 
 typedef enum plan_fp8_recipe {
@@ -119,6 +122,8 @@ struct plan_defaults {
     /* fixed */
     double gemm_eff_fallback;  /* GEMM eff when the catalog has no MAMF figure */
     double attn_bwd_factor;    /* flash bwd / fwd time */
+    double triton_fwd_slow;    /* Triton FlashAttention forward time / FA2's */
+    double triton_bwd_slow;    /* Triton FlashAttention backward time / FA2's */
     double ew_f_bytes;         /* elementwise bytes per token per layer fwd, x MLP width */
     double score_bytes;        /* unfused attention: bytes per score element fwd */
     double fp8_cast_bytes;     /* bytes moved per GEMM-input element to quantize it */
@@ -196,5 +201,7 @@ int plan_errf(char *err, int errsz, const char *fmt, ...) __attribute__((format(
 /* FlashAttention-2 forward rate as a fraction of the dense BF16 peak on
  * gpu's architecture (measured; 0 when unknown: treated as native). */
 double plan_fa2_frac(const hw_gpu *gpu);
+/* "flash", "unfused", "fa2" or "triton" (the --attention spelling). */
+const char *plan_attn_name(plan_attn a);
 
 #endif

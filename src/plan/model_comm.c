@@ -36,12 +36,15 @@ void plan_group_topo(const ctx *c, int n, int stride, collm_topo *t)
     t->pcie = nvl_dom <= 1 || (g > nvl_dom && span <= c->gpn);
     t->intra_gbps = t->pcie ? c->pcie_bw / 0.8 / 1e9 : c->nvl_bw / 1e9;
     t->nvswitch = !t->pcie && nvl_dom >= 4 && gpu->vendor && gpu->vendor[0] == 'N';
-    /* --net-efficiency is achieved/line rate; the cost model has its own
-     * measured fraction, so the option rescales it */
-    double f = c->k->net_train_eff * (in->net_efficiency > 0 ? in->net_efficiency / k->net_eff : 1.0);
+    /* --net-efficiency is the achieved / line rate inside the job; the cost
+     * model has its own nccl-tests fraction, so the option replaces the
+     * product of that and net_train_eff */
+    double f = in->net_efficiency > 0 ? in->net_efficiency / k->net_eff : c->k->net_train_eff;
     t->nic_gbps = c->nic_bw_gpu / 1e9 * f;
     t->net_gbps = g < n ? g * t->nic_gbps : 0;
     t->sharp = false;
+    int nics = in->nics_per_node > 0 ? in->nics_per_node : gpu->nics_per_node;
+    t->gpus_per_nic = nics > 0 ? (double)c->gpn / nics : 0;
 }
 
 double plan_group_coll_s(const ctx *c, coll_op op, double bytes, int n, int stride)

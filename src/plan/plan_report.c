@@ -150,7 +150,7 @@ void plan_report_inputs(rep_report *r, rep_node *parent, const char *model_name,
     rep_bool(r, l, "fsdp", "FSDP", in->fsdp);
     rep_bool(r, l, "offload", "optimizer offload", in->offload);
     rep_str(r, l, "dtype", "GEMM dtype", in->fp8 ? "fp8" : "bf16");
-    rep_str(r, l, "attention", "attention kernel", in->attn == PLAN_ATTN_UNFUSED ? "unfused" : "flash");
+    rep_str(r, l, "attention", "attention kernel", plan_attn_name(in->attn));
 
     const plan_defaults *d = plan_defaults_get();
     rep_node *a = rep_obj(r, parent, "assumptions", "assumptions");

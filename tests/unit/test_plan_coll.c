@@ -111,6 +111,14 @@ static void what_cannot_run(void **state)
     assert_int_equal(collm_estimate(&q, &r, err, sizeof err), -1);
     q.sharp = true;
     assert_int_equal(collm_estimate(&q, &r, err, sizeof err), 0);
+    /* CollNet wants a NIC per GPU: two GPUs a NIC cost NCCL's (1 + 2) / 2 */
+    q.gpu = hw_gpu_find("A100"), q.nic_gbit_s = 200, q.nics_per_node = 8;
+    assert_int_equal(collm_estimate(&q, &r, err, sizeof err), 0);
+    double own_nic = r.busbw_gbps;
+    q.nics_per_node = 4;
+    assert_int_equal(collm_estimate(&q, &r, err, sizeof err), 0);
+    assert_true(r.busbw_gbps < own_nic / 1.5 * 1.01);
+    q.gpu = hw_gpu_find("H100"), q.nic_gbit_s = 0, q.nics_per_node = 0;
     q.op = COLL_ALL_GATHER, q.algo = COLLM_ALGO_TREE;
     assert_int_equal(collm_estimate(&q, &r, err, sizeof err), -1);
     q.op = COLL_ALL_TO_ALL, q.algo = COLLM_ALGO_RING;

@@ -168,6 +168,17 @@ static void knobs_move_the_right_way(void **state)
     CP_ASSERT_NEAR(b.model_flops_per_step, a.model_flops_per_step, 1);
     assert_true(b.hfu > b.mfu * 1.2);
     assert_true(b.memory.activations_bytes < a.memory.activations_bytes);
+    /* attention kernels: FlashAttention in Triton is slower than FA2 by the
+     * published 1.4x forward / 2x backward; the gap grows with the sequence */
+    w = in;
+    w.shape.seq = 16384, w.global_batch = 64;
+    w.attn = PLAN_ATTN_FA2;
+    assert_int_equal(plan_model(&w, &a, NULL, 0), 0);
+    w.attn = PLAN_ATTN_TRITON;
+    assert_int_equal(plan_model(&w, &b, NULL, 0), 0);
+    assert_true(b.breakdown.compute_s > 1.2 * a.breakdown.compute_s);
+    assert_true(b.breakdown.compute_s < 1.9 * a.breakdown.compute_s);
+    assert_string_equal(plan_attn_name(PLAN_ATTN_TRITON), "triton");
 }
 
 static void memory_overflow_is_reported(void **state)
