@@ -31,6 +31,20 @@ echo "plan   llama3-70b on 1024 H100 ($n layouts):           ${p} ms (target < 5
 p=$(median_ms "$CP" plan --preset deepseek-v3 --gpus 1024 --gpu H800 --top 10 --format json)
 n=$("$CP" plan --preset deepseek-v3 --gpus 1024 --gpu H800 --format json | grep -o '"evaluated": *[0-9]*' | grep -o '[0-9]*$')
 echo "plan   deepseek-v3 on 1024 H800 ($n layouts, MoE+EP):  ${p} ms (target < 5000 ms)"
+c=$(median_ms "$CP" model --collective all_reduce --bytes 1e9 --nodes 16 --gpus-per-node 8 --gpu H100 --json)
+echo "model  --collective all_reduce 1 GB on 16x8 H100:     ${c} ms"
+# the honest calibration: 384 published runs, shipped constants plus one
+# refit per left-out source (few runs: it refits ten constants seven times)
+D=$(dirname "$0")/..
+V=(--validate "$D/../shared/data/model/published_runs.csv" --validate "$D/../shared/data/model/published_runs_more.csv"
+   --validate "$D/docs/data/published_runs_nvidia.csv")
+if [ -f "$D/../shared/data/model/published_runs.csv" ]; then
+  RUNS_SAVED=$RUNS; RUNS=3
+  v=$(median_ms "$CP" model "${V[@]}" --json)
+  w=$(median_ms "$CP" model "${V[@]}" --no-loso --json)
+  RUNS=$RUNS_SAVED
+  echo "model  --validate 3 CSVs (384 runs), with LOSO refits: ${v} ms; shipped constants only: ${w} ms"
+fi
 # in-process cost of one model evaluation, from the planner's own timer
 j=$("$CP" plan --preset llama3-70b --gpus 1024 --gpu H100 --format json)
 ms=$(printf '%s' "$j" | grep -o '"elapsed_ms": *[0-9.e+-]*' | grep -o '[0-9.e+-]*$')

@@ -36,6 +36,7 @@
 #include "../base/sort.h"
 #include "../base/util.h"
 #include "../model/catalog.h"
+#include "../model/collmodel.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -406,6 +407,31 @@ static void scope_summaries(const rec *v, size_t n, an_collectives_result *cr)
     free(wp);
 }
 
+/* What the collective cost model (model/collmodel.h) expects for this op,
+ * size and scope: n ranks packed onto nodes of --gpus-per-node (else the
+ * catalog node; one host when intra), NCCL's own algorithm choice; NaN when
+ * the GPU or op is unknown. */
+static double model_expected_gbps(const an_ctx *ctx, const hw_gpu *gpu, coll_op op, int64_t bytes, int n, bool inter)
+{
+    if (!gpu || op == COLL_OTHER || n < 2 || bytes <= 0)
+        return NAN;
+    const an_opts *o = ctx->opts;
+    collm_query q;
+    collm_query_init(&q);
+    q.op = op, q.bytes = (double)bytes, q.gpu = gpu;
+    int per = o && o->gpus_per_node > 0 ? o->gpus_per_node : (gpu->gpus_per_node > 0 ? gpu->gpus_per_node : 8);
+    q.gpus_per_node = inter ? (n < per ? n : per) : n;
+    q.nodes = inter ? (n + q.gpus_per_node - 1) / q.gpus_per_node : 1;
+    if (inter && q.nodes < 2)
+        q.nodes = 2, q.gpus_per_node = (n + 1) / 2;
+    if (o && o->nic_gbit_s > 0)
+        q.nic_gbit_s = o->nic_gbit_s, q.nics_per_node = q.gpus_per_node; /* --nic-gbps is per GPU */
+    if (o && o->nvlink_gbps > 0)
+        q.nvlink_gbps = o->nvlink_gbps;
+    collm_result r;
+    return collm_estimate(&q, &r, NULL, 0) == 0 && r.busbw_gbps > 0 ? r.busbw_gbps : NAN;
+}
+
 static void add_wait_to_steps(an_layers_result *lr, const rec *r)
 {
     an_rank_layers *rl = &lr->ranks[r->rank_index];
@@ -460,6 +486,9 @@ int an_collectives_run(an_ctx *ctx)
         if (v[i].inter)
             cr->inter_bytes_total += v[i].bytes;
 
+    const an_job_result *job = ctx->results[AN_job];
+    const hw_gpu *gpu = job ? job->gpu : NULL; /* only a row of the trace's own vendor */
+
     /* the op x bucket x scope table */
     sort_recs(v, n, BY_GROUP);
     static const rep_col cols[] = {
@@ -498,7 +527,11 @@ int an_collectives_run(an_ctx *ctx)
         g.p50_busbw_gbps = quantile(bw, m, 0.5);
         g.p95_busbw_gbps = quantile(bw, m, 0.95);
         g.p50_algbw_gbps = quantile(alg, m, 0.5);
-        g.expected_busbw_gbps = g.inter ? cr->expected_inter_gbps : cr->expected_intra_gbps;
+        /* what the collective cost model expects for this size and scope,
+         * else the scope's link rate */
+        g.expected_busbw_gbps = model_expected_gbps(ctx, gpu, g.op, g.median_bytes, v[i].n, g.inter);
+        if (!isfinite(g.expected_busbw_gbps))
+            g.expected_busbw_gbps = g.inter ? cr->expected_inter_gbps : cr->expected_intra_gbps;
         cp_xgrow((void **)&cr->groups, &capg, cr->n_groups + 1, sizeof *cr->groups);
         cr->groups[cr->n_groups++] = g;
 
@@ -534,6 +567,8 @@ int an_collectives_run(an_ctx *ctx)
     rep_bool(rp, s, "intra_busbw_lower_bound", "intra busbw is a lower bound (ranks missing)", cr->intra_busbw_lower_bound);
     rep_int(rp, s, "unsplit_ns", "collective time not split into wait and transfer (ranks missing)",
             cr->inter_unsplit_ns + cr->intra_unsplit_ns, "ns");
+    rep_str(rp, s, "expected_per_group", "each group's expected busbw",
+            gpu ? "collective cost model (NCCL's choice for its op, size, ranks and scope)" : "the scope's line rate");
     for (size_t i = 0; i < tl->n_ranks; i++)
         rep_int(rp, ctx->rank_nodes[i], "collective_wait_ns", "wait in collectives", lr->ranks[i].total.comm_wait_ns,
                 "ns");

@@ -32,7 +32,7 @@ static const cli_opt own_opts[] = {
 static void space_from(const plan_args *pa, plan_space *sp)
 {
     plan_space_init(sp);
-    sp->tp = pa->tp, sp->pp = pa->pp, sp->cp = pa->cp, sp->ep = pa->ep, sp->vpp = pa->vpp;
+    sp->tp = pa->tp, sp->pp = pa->pp, sp->cp = pa->cp, sp->ep = pa->ep, sp->vpp = pa->vpp, sp->etp = pa->etp;
     sp->micro_batch = pa->micro_batch;
     sp->zero = pa->zero, sp->recompute = pa->recompute, sp->sp = pa->sp;
 }

@@ -26,6 +26,7 @@ enum {
     P_GPU = 240, P_HBM_GB, P_POWER, P_NIC_GBPS, P_NICS, P_NVLINK, P_STORAGE, P_NET_EFF, P_GEMM_EFF,
     P_CKPT_EVERY = 250, P_CKPT, P_DATA_STALL,
     P_CONFIG = 260,
+    P_ETP = 270, P_FP8_RECIPE, P_TP_OVERLAP, P_STACK, P_ACT_OFFLOAD, P_GRAD_BYTES,
 };
 
 const cli_opt plan_model_opts[] = {
@@ -62,7 +63,19 @@ const cli_opt plan_model_opts[] = {
     {"fsdp", 0, NULL, P_FSDP, 0, "PyTorch FSDP2 sharding (ZeRO-3 with per-block units)"},
     {"offload", 0, NULL, P_OFFLOAD, 0, "optimizer state in host memory"},
     {"dtype", 0, "TYPE", P_DTYPE, 0, "GEMM precision: bf16 or fp8"},
-    {"attention", 0, "KIND", P_ATTN, 0, "attention kernel: flash (default) or unfused"},
+    {"attention", 0, "KIND", P_ATTN, 0, "attention kernel: flash (the GPU's own fused kernel, default), fa2 "
+                                        "(FlashAttention-2 / PyTorch SDPA), triton (FlashAttention in Triton, "
+                                        "e.g. MPT's ALiBi attn_impl) or unfused"},
+    {"etp", 0, "N", P_ETP, 0, "expert tensor-parallel degree (default tp); EP x ETP fold over TP x CP x DP"},
+    {"fp8-recipe", 0, "NAME", P_FP8_RECIPE, 0, "with --dtype fp8: tensor (per-tensor scaling, default), block "
+                                              "(block-scaled) or mxfp8 (Blackwell micro-scaling)"},
+    {"tp-overlap", 0, NULL, P_TP_OVERLAP, 0, "TP collectives pipelined with the GEMMs (Megatron-Core/TE "
+                                            "tp_comm_overlap)"},
+    {"stack", 0, "KIND", P_STACK, 0, "elementwise kernels: fused (Megatron/TE, XLA; default) or eager (PyTorch "
+                                    "eager)"},
+    {"offload-activations", 0, "N", P_ACT_OFFLOAD, 0, "layers per stage whose activations live in host memory"},
+    {"grad-reduce-bytes", 0, "N", P_GRAD_BYTES, 0, "bytes per gradient in the data-parallel reduction: 4 (fp32, "
+                                                  "default) or 2 (bf16)"},
     {"gpu", 0, "NAME", P_GPU, 0, "accelerator from the catalog (A100, H100, B200, MI300X, ...)"},
     {"hbm-gb", 0, "GB", P_HBM_GB, 0, "device memory override, 1e9 bytes"},
     {"power-w", 0, "W", P_POWER, 0, "board power limit (default: the catalog TDP)"},
@@ -160,10 +173,11 @@ static int apply(const cli_ctx *ctx, plan_args *pa, int id, const char *val, con
     /* integer-valued options */
     static const int ints[] = {P_LAYERS, P_HIDDEN, P_HEADS, P_KV_HEADS, P_HEAD_DIM, P_FFN, P_SEQ, P_VOCAB,
                                P_EXPERTS, P_TOPK, P_MOE_FFN, P_SHARED, P_DENSE_LAYERS, P_GPUS, P_GPN,
-                               P_TP, P_PP, P_DP, P_CP, P_EP, P_VPP, P_MB, P_GB, P_RC_LAYERS, P_ZERO, P_NICS};
+                               P_TP, P_PP, P_DP, P_CP, P_EP, P_VPP, P_MB, P_GB, P_RC_LAYERS, P_ZERO, P_NICS,
+                               P_ETP, P_ACT_OFFLOAD, P_GRAD_BYTES};
     for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
         if (ints[i] != id) continue;
-        long hi = id == P_ZERO ? 3 : id == P_GPUS ? (1L << 24) : 100000000L;
+        long hi = id == P_ZERO ? 3 : id == P_GRAD_BYTES ? 8 : id == P_GPUS ? (1L << 24) : 100000000L;
         if (parse_long(val, 0, hi, &l) < 0)
             return cli_usage_error(ctx, "%s: '%s' is not a whole number from 0 to %ld", where, val, hi);
     }
@@ -230,9 +244,26 @@ static int apply(const cli_ctx *ctx, plan_args *pa, int id, const char *val, con
         break;
     case P_ATTN:
         if (cp_str_ieq(val, "flash")) in->attn = PLAN_ATTN_FLASH;
+        else if (cp_str_ieq(val, "fa2")) in->attn = PLAN_ATTN_FA2;
         else if (cp_str_ieq(val, "unfused")) in->attn = PLAN_ATTN_UNFUSED;
-        else return cli_usage_error(ctx, "%s: '%s' is not flash or unfused", where, val);
+        else if (cp_str_ieq(val, "triton")) in->attn = PLAN_ATTN_TRITON;
+        else return cli_usage_error(ctx, "%s: '%s' is not flash, fa2, triton or unfused", where, val);
         break;
+    case P_ETP: in->etp = pa->etp = (int)l; break;
+    case P_FP8_RECIPE:
+        if (cp_str_ieq(val, "tensor")) in->fp8_recipe = PLAN_FP8_TENSOR;
+        else if (cp_str_ieq(val, "block")) in->fp8_recipe = PLAN_FP8_BLOCK;
+        else if (cp_str_ieq(val, "mxfp8")) in->fp8_recipe = PLAN_FP8_MXFP8;
+        else return cli_usage_error(ctx, "%s: '%s' is not tensor, block or mxfp8", where, val);
+        break;
+    case P_TP_OVERLAP: in->tp_overlap = b; break;
+    case P_STACK:
+        if (cp_str_ieq(val, "fused")) in->stack = PLAN_STACK_FUSED;
+        else if (cp_str_ieq(val, "eager")) in->stack = PLAN_STACK_EAGER;
+        else return cli_usage_error(ctx, "%s: '%s' is not fused or eager", where, val);
+        break;
+    case P_ACT_OFFLOAD: in->act_offload_layers = (int)l; break;
+    case P_GRAD_BYTES: in->grad_reduce_bytes = (int)l; break;
     case P_GPU:
         in->gpu = hw_gpu_find(val);
         if (!in->gpu) return cli_usage_error(ctx, "%s: '%s' is not in the hardware catalog (see chainprof help model)", where, val);

@@ -25,7 +25,7 @@ typedef struct plan_args {
     plan_inputs in;
     const char *model_name;  /* preset name or NULL */
     int gpus_given;          /* flags the planner must keep pinned */
-    int tp, pp, cp, ep, vpp, micro_batch, zero, recompute, sp;
+    int tp, pp, cp, ep, etp, vpp, micro_batch, zero, recompute, sp;
 } plan_args;
 
 /* A command's own options followed by the shared ones; *n gets the count.

@@ -1,514 +1,389 @@
-/* calib.c - published-run validation of the performance model (see calib.h).
+/* calib.c - published-run validation of the performance model (see calib.h):
+ * read the CSVs, model every row (calib_row.c), score the shipped
+ * constants, refit the few physical constants without each source in turn
+ * and predict that source (leave-one-source-out).
  *
- * Mapping rules from a CSV row to model inputs (documented in docs/MODEL.md;
- * they interpret what the row states, they are never tuned per row):
- *   - shape: the preset whose family and size match the `model` column
- *     (for GQA/MLP/MoE details the CSV lacks), overridden by the row's
- *     layers, hidden, heads, seq_len, vocab and the optional kv_heads,
- *     ffn_hidden, experts (num_experts), topk (top_k), moe_ffn_hidden and
- *     swiglu columns; no preset = GPT (4h MLP, MHA, tied);
- *   - GPU: hw_gpu_find(gpu_type); "<N>GB" in gpu_type overrides HBM size,
- *     "@<W>W" sets a power limit;
- *   - software stack from `source`: the Megatron-LM papers (Narayanan SC21,
- *     Korthikanti) ran unfused attention (no FlashAttention yet), no
- *     distributed optimizer, and say when SP is on; torchtitan shards with
- *     FSDP2 and pairs TP with SP; any other source gets modern defaults
- *     (FlashAttention, distributed optimizer = ZeRO-1, SP with TP). "CP=k"
- *     in cp_sp (or a cp column) sets CP, FSDP / ZeRO-1/2/3 anywhere in the
- *     row set the sharding, the ep column the EP degree (searched for an
- *     MoE model when empty);
- *   - recompute: "full" and "none" as stated; torchtitan's selective AC
- *     (layer or op policy, and its config default when unstated)
- *     recomputes every second layer: full recomputation of half the layers;
- *     otherwise "selective" is Korthikanti selective recomputation;
- *     unstated: full for the Megatron papers, the planner's best otherwise;
- *   - "float8"/"fp8" in precision = FP8 GEMMs;
- *   - "N model chunks" in notes = interleaving degree N; "interleaved"
- *     without a count = 2 chunks per stage;
- *   - unstated tp/pp: from dp (model-parallel size n/dp, TP filling the
- *     node first); when dp is also unstated, the planner's best choice;
- *   - unstated micro-batch: torchtitan with PP uses its default of one
- *     micro-batch per pipeline stage (local batch / pp); other rows use
- *     the planner's best fitting micro-batch (the papers tuned it);
- *   - unstated global batch: 8*pp micro-batches per DP rank (the
- *     Korthikanti Table 5 setup);
- *   - compared figure, first present of: step_time_s, tokens_per_s_per_gpu,
- *     tokens_per_s, tflops_per_gpu (in the row's convention: Megatron eq. 3
- *     96Bslh^2(1+s/6h+V/16lh) for SC21), mfu_pct.
+ * The fit: coordinate descent over the constants of k_params, each within
+ * physical bounds, starting from its documented prior, minimising the mean
+ * Huber loss of log(predicted / measured step time) with every source
+ * weighted equally (so a suite with 200 rows does not outvote a paper with
+ * 9). Layouts the planner had to choose are kept fixed while fitting and
+ * chosen again with the fold's constants before the left-out rows are
+ * predicted, so a held-out row never sees constants fitted on itself.
  */
-#include "plan/calib.h"
+#include "plan/calib_int.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/src.h"
 #include "base/util.h"
-#include "plan/plan_report.h"
-#include "plan/planner.h"
 
-#define MAXCOLS 64
-
-enum {
-    C_SOURCE, C_MODEL, C_LAYERS, C_HIDDEN, C_HEADS, C_SEQ, C_VOCAB, C_GPU, C_NGPU, C_TP, C_PP, C_DP,
-    C_CPSP, C_EP, C_MB, C_GB, C_RC, C_PREC, C_TFLOPS, C_TPS, C_TPSG, C_MFU, C_STEP, C_CONV, C_NOTES,
-    C_MEM, C_CP, C_KV, C_FFN, C_EXPERTS, C_EXPERTS2, C_TOPK, C_TOPK2, C_MOE_FFN, C_SWIGLU, C_NCOLS
+/* The fitted constants: name, meaning, field, physical bounds, prior. */
+static const struct {
+    const char *name, *what;
+    size_t off;
+    double lo, hi, prior;
+} k_params[] = {
+    {"gemm_sustain", "sustained / burst (MAMF) GEMM rate", offsetof(plan_defaults, gemm_sustain), 0.80, 1.0, 0.95},
+    {"attn_frac", "native fused attention forward / dense peak", offsetof(plan_defaults, attn_frac), 0.35, 0.80, 0.55},
+    {"mem_eff", "achieved / peak HBM bandwidth", offsetof(plan_defaults, mem_eff), 0.60, 0.90, 0.80},
+    {"overlap_cost", "compute slowdown per second of hidden communication", offsetof(plan_defaults, overlap_cost),
+     0.0, 0.5, 0.2},
+    {"fp8_rel", "FP8 GEMM efficiency / BF16 GEMM efficiency", offsetof(plan_defaults, fp8_rel), 0.60, 1.0, 0.83},
+    {"kernel_s", "launch and tail per kernel (s; shown in us)", offsetof(plan_defaults, kernel_s), 2e-6, 30e-6, 10e-6},
+    {"ew_h_bytes", "elementwise bytes per token and layer, x hidden (fused)", offsetof(plan_defaults, ew_h_bytes), 20,
+     120, 60},
+    {"ew_eager_h_bytes", "the same, eager PyTorch", offsetof(plan_defaults, ew_eager_h_bytes), 40, 200, 90},
+    {"net_train_eff", "network busbw in training / in nccl-tests", offsetof(plan_defaults, net_train_eff), 0.5, 1.0,
+     1.0},
+    {"fsdp_overlap", "share of compute that hides ZeRO-3/FSDP traffic", offsetof(plan_defaults, fsdp_overlap), 0.2,
+     1.0, 0.5},
 };
-static const char *const k_cols[C_NCOLS] = {
-    "source", "model", "layers", "hidden", "heads", "seq_len", "vocab", "gpu_type", "num_gpus",
-    "tp", "pp", "dp", "cp_sp", "ep", "micro_batch", "global_batch", "recompute", "precision",
-    "tflops_per_gpu", "tokens_per_s", "tokens_per_s_per_gpu", "mfu_pct", "step_time_s",
-    "flops_convention", "notes", "peak_mem_gib",
-    /* optional, for datasets that carry them */
-    "cp", "kv_heads", "ffn_hidden", "experts", "num_experts", "topk", "top_k", "moe_ffn_hidden", "swiglu",
-};
+#define NPARAMS (sizeof k_params / sizeof *k_params)
 
-/* Split one CSV record in place (RFC 4180 quotes, "" escapes). Returns the
- * field count; fields point into line. */
-static int split_csv(char *line, char **f, int max)
+static double getp(const plan_defaults *k, size_t i)
 {
-    int n = 0;
-    char *p = line;
-    while (n < max) {
-        char *out = p, *start = p;
-        if (*p == '"') {
-            p++;
-            for (;;) {
-                if (*p == '\0') break;
-                if (*p == '"' && p[1] == '"') *out++ = '"', p += 2;
-                else if (*p == '"') { p++; break; }
-                else *out++ = *p++;
-            }
-            while (*p && *p != ',') p++;
-        } else {
-            while (*p && *p != ',') *out++ = *p++;
-        }
-        char sep = *p;
-        *out = '\0';
-        f[n++] = start;
-        if (sep != ',') break;
-        p++;
-    }
-    return n;
-}
-
-static int icontains(const char *hay, const char *needle)
-{
-    size_t nl = strlen(needle);
-    for (; *hay; hay++)
-        if (strncasecmp(hay, needle, nl) == 0) return 1;
-    return 0;
-}
-
-static double num(const char *s)
-{
-    if (!s || !*s) return NAN;
-    char *end;
-    double v = strtod(s, &end);
-    return end == s ? NAN : v;
-}
-
-/* Whole number of a cell; 0 when empty, not a number or beyond 1e8 (the
- * model refuses absurd sizes anyway; this keeps every product in range). */
-static int inum(const char *s)
-{
-    double v = num(s);
-    return v >= 0 && v <= 1e8 ? (int)v : 0;
-}
-
-/* Preset by family and size in a free-form model name ("Llama 3.1 8B"). */
-static const plan_preset *match_preset(const char *model)
-{
-    char low[128];
-    size_t n = 0;
-    for (const char *p = model; *p && n + 1 < sizeof low; p++) low[n++] = (char)tolower((unsigned char)*p);
-    low[n] = '\0';
-    const char *size = NULL;
-    static const char *const sizes[] = {"405b", "70b", "13b", "8b", "7b"};
-    for (size_t i = 0; i < sizeof sizes / sizeof *sizes && !size; i++)
-        if (strstr(low, sizes[i])) size = sizes[i];
-    char name[32];
-    if (strstr(low, "llama") && size) {
-        const char *fam = strstr(low, "llama 2") || strstr(low, "llama2") ? "llama2" : "llama3";
-        snprintf(name, sizeof name, "%s-%s", strcmp(size, "405b") == 0 ? "llama3.1" : fam, size);
-        return plan_preset_find(name);
-    }
-    /* other families: the preset name's letters and digits inside the
-     * model's ("Mixtral 8x7B" ~ mixtral-8x7b, "DeepSeek-V3" ~ deepseek-v3);
-     * GPT rows keep the generic GPT shape */
-    char alnum[128], pname[64];
-    size_t k = 0;
-    for (const char *p = low; *p && k + 1 < sizeof alnum; p++)
-        if (isalnum((unsigned char)*p)) alnum[k++] = *p;
-    alnum[k] = '\0';
-    for (size_t i = 0; i < plan_preset_count(); i++) {
-        const plan_preset *pr = plan_preset_at(i);
-        if (strncmp(pr->name, "gpt3", 4) == 0) continue;
-        size_t q = 0;
-        for (const char *p = pr->name; *p && q + 1 < sizeof pname; p++)
-            if (isalnum((unsigned char)*p)) pname[q++] = (char)tolower((unsigned char)*p);
-        pname[q] = '\0';
-        if (strstr(alnum, pname)) return pr;
-    }
-    return NULL;
-}
-
-/* Largest power of two <= limit that divides v. */
-static int pow2_div(int v, int limit)
-{
-    int t = 1;
-    while (t * 2 <= limit && v % (t * 2) == 0) t *= 2;
-    return t;
-}
-
-/* One row -> predicted figure. Fills r; returns 0 or -1 with r->why. */
-static int run_row(char **f, int nf, const int *col, plan_calib_row *r)
-{
-#define COL(c) (col[c] >= 0 && col[c] < nf ? f[col[c]] : "")
-    plan_inputs in;
-    plan_inputs_init(&in);
-    snprintf(r->model, sizeof r->model, "%s", COL(C_MODEL));
-    snprintf(r->source, sizeof r->source, "%.*s", (int)strcspn(COL(C_SOURCE), "(;"), COL(C_SOURCE));
-    const plan_preset *pr = match_preset(COL(C_MODEL));
-    if (pr) {
-        in.shape = pr->shape;
-    } else {
-        in.shape.tied_embeddings = 1;
-    }
-    int layers = inum(COL(C_LAYERS)), hidden = inum(COL(C_HIDDEN)), heads = inum(COL(C_HEADS));
-    int seq = inum(COL(C_SEQ)), vocab = inum(COL(C_VOCAB));
-    if (layers <= 0 || hidden <= 0 || heads <= 0 || seq <= 0 || vocab <= 0) {
-        snprintf(r->why, sizeof r->why, "model shape incomplete");
-        return -1;
-    }
-    in.shape.layers = layers, in.shape.hidden = hidden, in.shape.heads = heads;
-    in.shape.seq = seq, in.shape.vocab = vocab;
-    /* optional shape columns override the preset */
-    if (inum(COL(C_KV)) > 0) in.shape.kv_heads = inum(COL(C_KV));
-    if (inum(COL(C_FFN)) > 0) in.shape.ffn_hidden = inum(COL(C_FFN));
-    int experts = inum(COL(C_EXPERTS)) > 0 ? inum(COL(C_EXPERTS)) : inum(COL(C_EXPERTS2));
-    if (experts > 0) in.shape.experts = experts;
-    int topk = inum(COL(C_TOPK)) > 0 ? inum(COL(C_TOPK)) : inum(COL(C_TOPK2));
-    if (topk > 0) in.shape.topk = topk;
-    if (inum(COL(C_MOE_FFN)) > 0) in.shape.moe_ffn_hidden = inum(COL(C_MOE_FFN));
-    const char *sw = COL(C_SWIGLU);
-    if (*sw) in.shape.gated = cp_str_ieq(sw, "true") || cp_str_ieq(sw, "yes") || !strcmp(sw, "1");
-    in.gpu = hw_gpu_find(COL(C_GPU));
-    if (!in.gpu) {
-        snprintf(r->why, sizeof r->why, "gpu '%s' not in the catalog", COL(C_GPU));
-        return -1;
-    }
-    const char *gb_txt = COL(C_GPU);
-    for (const char *p = gb_txt; *p; p++) {
-        if (isdigit((unsigned char)*p) && (p == gb_txt || !isalnum((unsigned char)p[-1]))) {
-            char *end;
-            long v = strtol(p, &end, 10);
-            if (strncasecmp(end, "GB", 2) == 0 && v > 0) in.hbm_bytes = v * 1e9;
-            p = end - 1;
-        }
-    }
-    const char *at = strchr(gb_txt, '@');
-    if (at && atof(at + 1) > 0 && strchr(at, 'W')) in.power_w = atof(at + 1);
-    in.gpus = inum(COL(C_NGPU));
-    if (in.gpus <= 0) {
-        snprintf(r->why, sizeof r->why, "num_gpus missing");
-        return -1;
-    }
-    /* The software stack, from the source: Megatron-LM as in its 2021/2022
-     * papers, torchtitan, or anything else (modern Megatron-Core/NeMo-like
-     * defaults). */
-    int megatron = icontains(COL(C_SOURCE), "Narayanan") || icontains(COL(C_SOURCE), "Korthikanti");
-    int titan = !megatron && icontains(COL(C_SOURCE), "torchtitan");
-    in.attn = megatron ? PLAN_ATTN_UNFUSED : PLAN_ATTN_FLASH;
-    const char *cpsp = COL(C_CPSP);
-    int tp = inum(COL(C_TP)), pp = inum(COL(C_PP)), dp = inum(COL(C_DP));
-    int cp = inum(COL(C_CP));
-    const char *cpp = strstr(cpsp, "CP=");
-    if (cpp) cp = atoi(cpp + 3);
-    if (cp <= 0 || cp > 1000000) cp = 1;
-    plan_space sp;
-    plan_space_init(&sp);
-    /* Megatron rows say when SP is on; torchtitan's TP plan and modern
-     * Megatron always shard the sequence with TP */
-    sp.sp = megatron ? strstr(cpsp, "SP") != NULL : -1;
-    sp.cp = cp;
-    int ep = inum(COL(C_EP));
-    sp.ep = ep > 0 ? ep : (in.shape.experts > 0 ? 0 : 1);
-    const char *notes_z = COL(C_NOTES);
-    int fsdp = icontains(cpsp, "FSDP") || icontains(notes_z, "FSDP");
-    int zero3 = icontains(notes_z, "ZeRO-3") || icontains(cpsp, "ZeRO-3");
-    int zero2 = icontains(notes_z, "ZeRO-2") || icontains(cpsp, "ZeRO-2");
-    int zero1 = icontains(notes_z, "ZeRO-1") || icontains(notes_z, "distributed optimizer");
-    in.fsdp = (fsdp || titan) && !zero3; /* torchtitan shards with FSDP2 */
-    if (fsdp || zero3 || titan) sp.zero = 3;
-    else if (zero2) sp.zero = 2;
-    else if (zero1) sp.zero = 1;
-    else sp.zero = megatron ? 0 : 1; /* modern Megatron: distributed optimizer */
-    /* tp/pp from what is stated */
-    if (tp <= 0 && pp <= 0 && dp > 0 && in.gpus % (dp * cp) == 0) {
-        int mp = in.gpus / (dp * cp);
-        int gpn = in.gpu->gpus_per_node;
-        tp = pow2_div(mp, gpn);
-        pp = mp / tp;
-    } else if (dp > 0 && (tp > 0) != (pp > 0)) {
-        int rest = in.gpus / (dp * cp);
-        if (tp > 0) pp = rest / tp;
-        else tp = rest / pp;
-    }
-    if (tp > 0) sp.tp = tp;
-    if (pp > 0) sp.pp = pp;
-    if (tp <= 0 && pp <= 0 && dp <= 0) sp.tp = pow2_div(in.gpus, in.gpu->gpus_per_node);
-    /* recompute */
-    const char *rc = COL(C_RC);
-    int half = 0;
-    if (strncasecmp(rc, "full", 4) == 0) sp.recompute = PLAN_RC_FULL;
-    else if (strncasecmp(rc, "none", 4) == 0) sp.recompute = PLAN_RC_NONE;
-    else if (titan && (*rc == '\0' || strncasecmp(rc, "selective", 9) == 0))
-        sp.recompute = PLAN_RC_FULL, half = 1; /* torchtitan selective AC (its default) */
-    else if (strncasecmp(rc, "selective", 9) == 0) sp.recompute = PLAN_RC_SELECTIVE;
-    else if (megatron) sp.recompute = PLAN_RC_FULL; /* the 2021 papers recomputed fully */
-    else sp.recompute = -1;                         /* unstated: the planner's best */
-    in.fp8 = icontains(COL(C_PREC), "float8") || icontains(COL(C_PREC), "fp8");
-    /* interleaving */
-    const char *notes = COL(C_NOTES);
-    const char *ch = strstr(notes, "model chunks");
-    sp.vpp = 1;
-    if (ch) {
-        const char *q = ch;
-        while (q > notes && (q[-1] == ' ' || isdigit((unsigned char)q[-1]))) q--;
-        int v = atoi(q);
-        sp.vpp = v > 0 ? v : 0;
-    } else if (icontains(notes, "interleaved")) {
-        sp.vpp = 2; /* interleaved without a chunk count: two chunks per stage */
-    }
-    int mb = inum(COL(C_MB));
-    int gb = inum(COL(C_GB));
-    if (mb > 0) {
-        sp.micro_batch = mb;
-    } else if (titan && sp.pp > 1 && gb > 0 && dp > 0 && (long long)dp * sp.pp <= gb && gb % (dp * sp.pp) == 0) {
-        /* torchtitan splits the local batch into as many micro-batches as
-         * pipeline stages unless told otherwise */
-        sp.micro_batch = gb / (dp * sp.pp);
-    }
-    if (gb <= 0) {
-        if (sp.pp <= 0 || dp <= 0 || mb <= 0) {
-            snprintf(r->why, sizeof r->why, "global batch and layout both unstated");
-            return -1;
-        }
-        long long g = (long long)dp * mb * 8 * sp.pp;
-        if (g > 100000000LL) {
-            snprintf(r->why, sizeof r->why, "derived global batch too large");
-            return -1;
-        }
-        gb = (int)g;
-    }
-    in.global_batch = gb;
-    /* run: the planner fills whatever is still free */
-    plan_candidate best[1];
-    memset(best, 0, sizeof best);
-    int got;
-    if (half) {
-        /* half the layers of the (pinned or searched) stage recomputed */
-        got = 0;
-        plan_candidate c;
-        double best_tps = -1;
-        for (int try_pp = 1; try_pp <= layers; try_pp++) {
-            if (sp.pp > 0 && try_pp != sp.pp) continue;
-            if (sp.pp <= 0 && layers % try_pp) continue;
-            plan_space s2 = sp;
-            s2.pp = try_pp;
-            in.recompute_layers = ((layers + try_pp - 1) / try_pp + 1) / 2;
-            if (plan_search(&in, &s2, &c, 1, NULL) == 1 && c.res.tokens_per_s > best_tps) {
-                best_tps = c.res.tokens_per_s;
-                best[0] = c;
-                got = 1;
-            }
-        }
-    } else {
-        got = plan_search(&in, &sp, best, 1, NULL);
-    }
-    if (got != 1 && best[0].res.memory.total_bytes > 0) {
-        /* the run happened, so it fit: model it anyway and say so */
-        snprintf(r->note, sizeof r->note, "model says it does not fit: %.1f GB of %.1f GB",
-                 best[0].res.memory.total_bytes / 1e9, best[0].res.memory.hbm_bytes / 1e9);
-        got = 1;
-    }
-    if (got != 1) {
-        if (best[0].res.memory.total_bytes > 0)
-            snprintf(r->why, sizeof r->why,
-                     "no layout fits: closest needs %.1f GB of %.1f GB (largest: %s %.1f GB act %.1f GB)",
-                     best[0].res.memory.total_bytes / 1e9, best[0].res.memory.hbm_bytes / 1e9,
-                     best[0].res.memory.overflow ? best[0].res.memory.overflow : "?",
-                     best[0].res.memory.optimizer_bytes / 1e9, best[0].res.memory.activations_bytes / 1e9);
-        else
-            snprintf(r->why, sizeof r->why, "no valid layout for the stated constraints");
-        return -1;
-    }
-    const plan_result *res = &best[0].res;
-    const plan_inputs *bi = &best[0].in;
-    plan_layout_text(bi, res, r->layout, sizeof r->layout);
-    if (half) {
-        size_t len = strlen(r->layout);
-        snprintf(r->layout + len, sizeof r->layout - len, " (%d layers)", bi->recompute_layers);
-    }
-    r->mem_predicted_bytes = res->memory.total_bytes;
-    double mem = num(COL(C_MEM));
-    r->mem_measured_bytes = isnan(mem) ? NAN : mem * 1073741824.0;
     double v;
-    if (!isnan(v = num(COL(C_STEP)))) {
-        snprintf(r->metric, sizeof r->metric, "step_time_s");
-        r->measured = v, r->predicted = res->step_time_s;
-    } else if (!isnan(v = num(COL(C_TPSG)))) {
-        snprintf(r->metric, sizeof r->metric, "tokens_per_s_per_gpu");
-        r->measured = v, r->predicted = res->tokens_per_s / in.gpus;
-    } else if (!isnan(v = num(COL(C_TPS)))) {
-        snprintf(r->metric, sizeof r->metric, "tokens_per_s");
-        r->measured = v, r->predicted = res->tokens_per_s;
-    } else if (!isnan(v = num(COL(C_TFLOPS)))) {
-        snprintf(r->metric, sizeof r->metric, "tflops_per_gpu");
-        double fl;
-        if (icontains(COL(C_CONV), "96Bslh") || icontains(COL(C_CONV), "eq.(3)") || icontains(COL(C_CONV), "eq. (3)")) {
-            double B = gb, s = seq, l = layers, h = hidden, V = vocab;
-            fl = 96.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h));
-        } else {
-            fl = res->hw_flops_per_step;
+    memcpy(&v, (const char *)k + k_params[i].off, sizeof v);
+    return v;
+}
+
+static void setp(plan_defaults *k, size_t i, double v) { memcpy((char *)k + k_params[i].off, &v, sizeof v); }
+
+static void prior(plan_defaults *k)
+{
+    *k = *plan_defaults_get();
+    for (size_t i = 0; i < NPARAMS; i++) setp(k, i, k_params[i].prior);
+}
+
+
+/* ---- the data set ----------------------------------------------------- */
+
+typedef struct dataset {
+    calib_case *cases;
+    int n;
+    size_t cap;
+    int src_rows[PLAN_CALIB_MAX_SOURCES]; /* modelled rows per source */
+} dataset;
+
+static int source_index(plan_calib_summary *sum, const char *key)
+{
+    for (int i = 0; i < sum->n_sources; i++)
+        if (strcmp(sum->sources[i].key, key) == 0) return i;
+    if (sum->n_sources >= PLAN_CALIB_MAX_SOURCES) return PLAN_CALIB_MAX_SOURCES - 1; /* the last absorbs the rest */
+    plan_calib_source *s = &sum->sources[sum->n_sources];
+    memset(s, 0, sizeof *s);
+    snprintf(s->key, sizeof s->key, "%s", key);
+    s->median_abs_err = s->mean_abs_err = s->max_abs_err = s->loso_median_abs_err = s->loso_max_abs_err = NAN;
+    return sum->n_sources++;
+}
+
+/* Header -> column map; -1 with err when a required column is missing. */
+static int map_header(char *line, const char *name, int *col, char *err, int errsz)
+{
+    char *f[CALIB_MAXCOLS];
+    int nh = calib_split_csv(line, f, CALIB_MAXCOLS);
+    for (int c = 0; c < C_NCOLS; c++) {
+        col[c] = -1;
+        for (int i = 0; i < nh; i++)
+            if (strcmp(f[i], calib_cols[c]) == 0) col[c] = i;
+    }
+    static const int required[] = {C_MODEL, C_LAYERS, C_HIDDEN, C_HEADS, C_SEQ, C_GPU, C_NGPU};
+    for (size_t i = 0; i < sizeof required / sizeof *required; i++)
+        if (col[required[i]] < 0) {
+            snprintf(err, (size_t)errsz, "%s:1: header lacks column '%s'", name, calib_cols[required[i]]);
+            return -1;
         }
-        r->measured = v, r->predicted = fl / res->step_time_s / in.gpus / 1e12;
-    } else if (!isnan(v = num(COL(C_MFU)))) {
-        snprintf(r->metric, sizeof r->metric, "mfu_pct");
-        r->measured = v, r->predicted = res->mfu * 100.0;
-    } else {
-        snprintf(r->why, sizeof r->why, "no measured figure");
-        return -1;
-    }
-    if (!(r->measured > 0) || isinf(r->measured)) {
-        snprintf(r->why, sizeof r->why, "measured %s is not a positive number", r->metric);
-        return -1;
-    }
-    r->err = (r->predicted - r->measured) / r->measured;
     return 0;
-#undef COL
 }
 
-static int cmp_double(const void *a, const void *b)
+/* Read one CSV's rows into rows[] and the data set. */
+static int load(const char *data, size_t len, const char *name, int file, dataset *ds, plan_calib_row *rows,
+                int cap, plan_calib_summary *sum, char *err, int errsz)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    if (n <= 0) return NAN;
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-/* Next line of [*p, end) into a NUL-terminated malloc'd copy without the
- * line ending; NULL at the end of the data. */
-static char *next_line(const char **p, const char *end)
-{
-    if (*p >= end) return NULL;
-    const char *s = *p, *nl = memchr(s, '\n', (size_t)(end - s));
-    const char *e = nl ? nl : end;
-    *p = nl ? nl + 1 : end;
-    if (e > s && e[-1] == '\r') e--;
-    return cp_xstrndup(s, (size_t)(e - s));
-}
-
-int plan_calib_mem(const char *data, size_t len, const char *name, plan_calib_row *rows, int cap,
-                   plan_calib_summary *sum, char *err, int errsz)
-{
-    memset(sum, 0, sizeof *sum);
-    sum->median_abs_err = sum->max_abs_err = sum->mean_abs_err = NAN;
-    sum->mem_median_abs_err = sum->mem_max_abs_err = NAN;
     const char *p = data, *end = data + len;
-    char *f[MAXCOLS];
     int col[C_NCOLS];
-    char *line = next_line(&p, end);
+    char *line = calib_next_line(&p, end);
     if (!line) {
         snprintf(err, (size_t)errsz, "%s:1: empty file", name);
         return -1;
     }
-    int nh = split_csv(line, f, MAXCOLS);
-    for (int c = 0; c < C_NCOLS; c++) {
-        col[c] = -1;
-        for (int i = 0; i < nh; i++)
-            if (strcmp(f[i], k_cols[c]) == 0) col[c] = i;
-    }
+    int rc = map_header(line, name, col, err, errsz);
     free(line);
-    static const int required[] = {C_MODEL, C_LAYERS, C_HIDDEN, C_HEADS, C_SEQ, C_VOCAB, C_GPU, C_NGPU};
-    for (size_t i = 0; i < sizeof required / sizeof *required; i++) {
-        if (col[required[i]] < 0) {
-            snprintf(err, (size_t)errsz, "%s:1: header lacks column '%s'", name, k_cols[required[i]]);
-            return -1;
-        }
-    }
-    double *errs = cp_xcalloc(PLAN_CALIB_MAX_ROWS, sizeof *errs);
-    double *merrs = cp_xcalloc(PLAN_CALIB_MAX_ROWS, sizeof *merrs);
-    double total = 0;
-    int ne = 0, nm = 0;
-    for (long lineno = 2; (line = next_line(&p, end)) != NULL; lineno++) {
+    if (rc < 0) return -1;
+    char *f[CALIB_MAXCOLS];
+    for (long lineno = 2; (line = calib_next_line(&p, end)) != NULL; lineno++) {
         if (!line[0]) {
             free(line);
             continue;
         }
-        if (sum->rows >= PLAN_CALIB_MAX_ROWS) {
+        if (sum->rows >= PLAN_CALIB_MAX_ROWS || sum->rows >= cap) {
             sum->truncated = 1;
             free(line);
             break;
         }
-        int nf = split_csv(line, f, MAXCOLS);
-        plan_calib_row r;
-        memset(&r, 0, sizeof r);
-        r.line = lineno;
-        r.err = NAN;
-        r.mem_measured_bytes = r.mem_predicted_bytes = NAN;
-        sum->rows++;
-        if (run_row(f, nf, col, &r) == 0) {
-            sum->used++;
-            double a = fabs(r.err);
-            errs[ne++] = a;
-            total += a;
-            if (isnan(sum->max_abs_err) || a > sum->max_abs_err) sum->max_abs_err = a, sum->worst_line = lineno;
-            if (!isnan(r.mem_measured_bytes)) {
-                double me = fabs(r.mem_predicted_bytes - r.mem_measured_bytes) / r.mem_measured_bytes;
-                merrs[nm++] = me;
-                if (isnan(sum->mem_max_abs_err) || me > sum->mem_max_abs_err) sum->mem_max_abs_err = me;
-            }
+        int nf = calib_split_csv(line, f, CALIB_MAXCOLS);
+        plan_calib_row *r = &rows[sum->rows];
+        memset(r, 0, sizeof *r);
+        r->line = lineno, r->file = file;
+        r->err = r->loso_err = r->predicted = r->loso_predicted = NAN;
+        r->mem_measured_bytes = r->mem_predicted_bytes = NAN;
+        calib_case cs;
+        int ok = calib_interpret(f, nf, col, r, &cs) == 0 && calib_resolve(&cs, NULL, r) == 0;
+        if (ok) {
+            cs.src = source_index(sum, r->source);
+            cs.row = sum->rows;
+            cp_xgrow((void **)&ds->cases, &ds->cap, (size_t)ds->n + 1, sizeof *ds->cases);
+            ds->cases[ds->n++] = cs;
         } else {
             sum->skipped++;
+            sum->sources[source_index(sum, r->source)].rows++;
         }
+        sum->rows++;
         free(line);
-        if (rows && sum->rows <= cap) rows[sum->rows - 1] = r;
     }
-    sum->median_abs_err = median(errs, ne);
-    sum->mean_abs_err = ne ? total / ne : NAN;
-    sum->mem_rows = nm;
-    sum->mem_median_abs_err = median(merrs, nm);
-    free(errs);
-    free(merrs);
     return 0;
 }
 
-int plan_calib_file(const char *path, plan_calib_row *rows, int cap, plan_calib_summary *sum,
-                    char *err, int errsz)
+/* ---- fitting ---------------------------------------------------------- */
+
+static double huber_log(double e)
 {
-    cp_buf buf = CP_BUF_INIT;
-    cp_error e;
-    cp_error_clear(&e);
-    if (cp_src_read_all(path, &buf, PLAN_CALIB_MAX_BYTES, &e) < 0) {
-        memset(sum, 0, sizeof *sum);
-        cp_error_format(&e, err, (size_t)errsz);
-        cp_buf_free(&buf);
+    if (!(e > -1.0)) return 2.0; /* refused or absurd: a large, bounded penalty */
+    double x = fabs(log1p(e)), d = 0.1;
+    return x < d ? x * x / (2 * d) : x - d / 2;
+}
+
+/* Mean loss over the cases not in source `skip` (-1: none skipped), every
+ * source weighted equally. */
+static double objective(const dataset *ds, int skip, const plan_defaults *k)
+{
+    double tot = 0, wsum = 0;
+    for (int i = 0; i < ds->n; i++) {
+        const calib_case *c = &ds->cases[i];
+        if (c->src == skip || ds->src_rows[c->src] <= 0) continue;
+        double fig, w = 1.0 / ds->src_rows[c->src];
+        tot += w * huber_log(calib_predict(c, k, &fig, NULL));
+        wsum += w;
+    }
+    return wsum > 0 ? tot / wsum : INFINITY;
+}
+
+/* Coordinate descent from the prior within the bounds: a coarse grid over
+ * the whole range, then two finer grids around the best point. */
+static void fit(const dataset *ds, int skip, plan_defaults *k)
+{
+    prior(k);
+    double best = objective(ds, skip, k);
+    static const double span[] = {1.0, 0.25, 0.06};
+    enum { GRID = 9 };
+    for (size_t sweep = 0; sweep < sizeof span / sizeof *span; sweep++) {
+        for (size_t i = 0; i < NPARAMS; i++) {
+            double lo = k_params[i].lo, hi = k_params[i].hi, cur = getp(k, i);
+            double w = (hi - lo) * span[sweep];
+            double a = cur - w / 2 < lo ? lo : cur - w / 2, b = cur + w / 2 > hi ? hi : cur + w / 2;
+            if (sweep == 0) a = lo, b = hi;
+            double bestv = cur;
+            for (int g = 0; g < GRID; g++) {
+                double v = a + (b - a) * g / (GRID - 1);
+                setp(k, i, v);
+                double o = objective(ds, skip, k);
+                if (o < best - 1e-12) best = o, bestv = v;
+            }
+            setp(k, i, bestv);
+        }
+    }
+}
+
+/* ---- reporting -------------------------------------------------------- */
+
+static void score_shipped(dataset *ds, plan_calib_row *rows, plan_calib_summary *sum)
+{
+    for (int i = 0; i < ds->n; i++) {
+        calib_case *c = &ds->cases[i];
+        plan_calib_row *r = &rows[c->row];
+        double fig;
+        r->err = calib_predict(c, NULL, &fig, NULL);
+        r->predicted = fig;
+        if (isnan(r->err)) {
+            snprintf(r->why, sizeof r->why, "the model refused the resolved layout");
+            sum->skipped++;
+            continue;
+        }
+        sum->used++;
+        ds->src_rows[c->src]++;
+    }
+}
+
+/* Leave each source out in turn: fit on the others, predict it. */
+static void loso(dataset *ds, plan_calib_row *rows, plan_calib_summary *sum)
+{
+    for (int s = 0; s < sum->n_sources; s++) {
+        if (ds->src_rows[s] <= 0) continue;
+        int others = 0;
+        for (int t = 0; t < sum->n_sources; t++) others += t != s && ds->src_rows[t] > 0;
+        if (!others) continue;
+        plan_defaults k;
+        fit(ds, s, &k);
+        for (size_t i = 0; i < NPARAMS && i < PLAN_CALIB_MAX_PARAMS; i++) {
+            double v = getp(&k, i);
+            plan_calib_param *p = &sum->params[i];
+            if (isnan(p->fold_min) || v < p->fold_min) p->fold_min = v;
+            if (isnan(p->fold_max) || v > p->fold_max) p->fold_max = v;
+        }
+        for (int i = 0; i < ds->n; i++) {
+            calib_case c = ds->cases[i];
+            plan_calib_row *r = &rows[c.row];
+            if (c.src != s || isnan(r->err)) continue;
+            if (c.searched && calib_resolve(&c, &k, NULL) < 0) continue;
+            double fig;
+            r->loso_err = calib_predict(&c, &k, &fig, NULL);
+            r->loso_predicted = fig;
+        }
+    }
+}
+
+static void summarise(const dataset *ds, const plan_calib_row *rows, plan_calib_summary *sum)
+{
+    int n = sum->rows;
+    double *a = cp_xcalloc((size_t)n + 1, sizeof *a), *b = cp_xcalloc((size_t)n + 1, sizeof *b);
+    double *m = cp_xcalloc((size_t)n + 1, sizeof *m);
+    int na = 0, nb = 0, nm = 0;
+    double ta = 0, tb = 0;
+    for (int i = 0; i < ds->n; i++) {
+        const plan_calib_row *r = &rows[ds->cases[i].row];
+        if (isnan(r->err)) continue;
+        double e = fabs(r->err);
+        a[na++] = e, ta += e;
+        if (isnan(sum->max_abs_err) || e > sum->max_abs_err)
+            sum->max_abs_err = e, sum->worst_line = r->line, sum->worst_file = r->file;
+        if (!isnan(r->loso_err)) {
+            double l = fabs(r->loso_err);
+            b[nb++] = l, tb += l;
+            if (isnan(sum->loso_max_abs_err) || l > sum->loso_max_abs_err) sum->loso_max_abs_err = l;
+        }
+        if (!isnan(r->mem_measured_bytes) && r->mem_measured_bytes > 0) {
+            double me = fabs(r->mem_predicted_bytes - r->mem_measured_bytes) / r->mem_measured_bytes;
+            m[nm++] = me;
+            if (isnan(sum->mem_max_abs_err) || me > sum->mem_max_abs_err) sum->mem_max_abs_err = me;
+        }
+    }
+    sum->mean_abs_err = na ? ta / na : NAN;
+    sum->median_abs_err = calib_median(a, na);
+    sum->loso_used = nb;
+    sum->loso_mean_abs_err = nb ? tb / nb : NAN;
+    sum->loso_median_abs_err = calib_median(b, nb);
+    sum->mem_rows = nm;
+    sum->mem_median_abs_err = calib_median(m, nm);
+    /* per source */
+    for (int s = 0; s < sum->n_sources; s++) {
+        plan_calib_source *src = &sum->sources[s];
+        na = nb = 0, ta = 0;
+        for (int i = 0; i < ds->n; i++) {
+            const plan_calib_row *r = &rows[ds->cases[i].row];
+            if (ds->cases[i].src != s) continue;
+            src->rows++;
+            if (isnan(r->err)) continue;
+            src->used++;
+            a[na++] = fabs(r->err), ta += fabs(r->err);
+            if (isnan(src->max_abs_err) || fabs(r->err) > src->max_abs_err) src->max_abs_err = fabs(r->err);
+            if (!isnan(r->loso_err)) {
+                b[nb++] = fabs(r->loso_err);
+                if (isnan(src->loso_max_abs_err) || fabs(r->loso_err) > src->loso_max_abs_err)
+                    src->loso_max_abs_err = fabs(r->loso_err);
+            }
+        }
+        src->mean_abs_err = na ? ta / na : NAN;
+        src->median_abs_err = calib_median(a, na);
+        src->loso_median_abs_err = calib_median(b, nb);
+    }
+    free(a), free(b), free(m);
+}
+
+static void init_summary(plan_calib_summary *sum)
+{
+    memset(sum, 0, sizeof *sum);
+    sum->median_abs_err = sum->max_abs_err = sum->mean_abs_err = NAN;
+    sum->loso_median_abs_err = sum->loso_mean_abs_err = sum->loso_max_abs_err = NAN;
+    sum->fit_median_abs_err = NAN;
+    sum->mem_median_abs_err = sum->mem_max_abs_err = NAN;
+    sum->n_params = (int)(NPARAMS < PLAN_CALIB_MAX_PARAMS ? NPARAMS : PLAN_CALIB_MAX_PARAMS);
+    for (int i = 0; i < sum->n_params; i++) {
+        plan_calib_param *p = &sum->params[i];
+        p->name = k_params[i].name, p->what = k_params[i].what;
+        p->prior = k_params[i].prior, p->lo = k_params[i].lo, p->hi = k_params[i].hi;
+        p->shipped = getp(plan_defaults_get(), (size_t)i);
+        p->fitted_all = p->fold_min = p->fold_max = NAN;
+    }
+}
+
+/* Everything after loading: score, fit on all, leave-one-source-out. */
+static void evaluate(dataset *ds, const plan_calib_opts *o, plan_calib_row *rows, plan_calib_summary *sum)
+{
+    score_shipped(ds, rows, sum);
+    if (o && o->loso && ds->n > 0) {
+        plan_defaults k;
+        fit(ds, -1, &k);
+        double *e = cp_xcalloc((size_t)ds->n, sizeof *e);
+        int ne = 0;
+        for (int i = 0; i < ds->n; i++) {
+            double fig, v = calib_predict(&ds->cases[i], &k, &fig, NULL);
+            if (!isnan(v) && !isnan(rows[ds->cases[i].row].err)) e[ne++] = fabs(v);
+        }
+        sum->fit_median_abs_err = calib_median(e, ne);
+        free(e);
+        for (int i = 0; i < sum->n_params; i++) sum->params[i].fitted_all = getp(&k, (size_t)i);
+        loso(ds, rows, sum);
+    }
+    summarise(ds, rows, sum);
+}
+
+int plan_calib_mem(const char *data, size_t len, const char *name, const plan_calib_opts *o, plan_calib_row *rows,
+                   int cap, plan_calib_summary *sum, char *err, int errsz)
+{
+    init_summary(sum);
+    dataset ds = {0};
+    int own = rows == NULL;
+    if (own) rows = cp_xcalloc(PLAN_CALIB_MAX_ROWS, sizeof *rows), cap = PLAN_CALIB_MAX_ROWS;
+    int rc = load(data, len, name, 0, &ds, rows, cap, sum, err, errsz);
+    if (rc == 0) evaluate(&ds, o, rows, sum);
+    free(ds.cases);
+    if (own) free(rows);
+    return rc;
+}
+
+int plan_calib_files(const char *const *paths, int n, const plan_calib_opts *o, plan_calib_row *rows, int cap,
+                     plan_calib_summary *sum, char *err, int errsz)
+{
+    init_summary(sum);
+    if (n < 1 || n > PLAN_CALIB_MAX_FILES) {
+        snprintf(err, (size_t)errsz, "between 1 and %d CSV files", PLAN_CALIB_MAX_FILES);
         return -1;
     }
-    int rc = plan_calib_mem(buf.data ? buf.data : "", buf.len, path, rows, cap, sum, err, errsz);
-    cp_buf_free(&buf);
+    dataset ds = {0};
+    int own = rows == NULL;
+    if (own) rows = cp_xcalloc(PLAN_CALIB_MAX_ROWS, sizeof *rows), cap = PLAN_CALIB_MAX_ROWS;
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        cp_buf buf = CP_BUF_INIT;
+        cp_error e;
+        cp_error_clear(&e);
+        if (cp_src_read_all(paths[i], &buf, PLAN_CALIB_MAX_BYTES, &e) < 0) {
+            cp_error_format(&e, err, (size_t)errsz);
+            rc = -1;
+        } else {
+            rc = load(buf.data ? buf.data : "", buf.len, paths[i], i, &ds, rows, cap, sum, err, errsz);
+        }
+        cp_buf_free(&buf);
+    }
+    if (rc == 0) evaluate(&ds, o, rows, sum);
+    free(ds.cases);
+    if (own) free(rows);
     return rc;
 }

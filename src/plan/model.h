@@ -36,15 +36,37 @@ typedef enum plan_recompute {
 } plan_recompute;
 
 typedef enum plan_attn {
-    PLAN_ATTN_FLASH = 0, /* fused (FlashAttention-style): causal skip, no s^2 buffers */
+    PLAN_ATTN_FLASH = 0, /* the architecture's own fused kernel (FA2 on Ampere, cuDNN/FA3 on
+                            Hopper, cuDNN on Blackwell): causal skip, no s^2 buffers */
     PLAN_ATTN_UNFUSED,   /* materialised scores (Megatron 2021): full s^2 work and memory */
+    PLAN_ATTN_FA2,       /* FlashAttention-2 wherever it runs (PyTorch SDPA, flash-attn 2):
+                            on Hopper and later it cannot use the new tensor-core path */
+    PLAN_ATTN_TRITON,    /* FlashAttention in Triton (flash_attn_triton, the FA1-era kernel with
+                            an additive bias, e.g. ALiBi): FA2 is 1.3-1.5x faster forward and
+                            about 2x faster backward (Dao 2023, arXiv:2307.08691 sec. 4.1) */
 } plan_attn;
+
+typedef enum plan_fp8_recipe {
+    PLAN_FP8_TENSOR = 0, /* one scale per tensor (delayed or current scaling) */
+    PLAN_FP8_BLOCK,      /* 1x128 / 128x128 block scales (DeepSeek-V3 style), software-scaled GEMMs */
+    PLAN_FP8_MXFP8,      /* 32-element micro-scaling, hardware-scaled GEMMs (Blackwell) */
+} plan_fp8_recipe;
+
+/* How the framework launches the layer's elementwise work. */
+typedef enum plan_stack {
+    PLAN_STACK_FUSED = 0, /* fused kernels (Megatron/TE, XLA): norms, bias-activation, rotary fused */
+    PLAN_STACK_EAGER,     /* PyTorch eager: one kernel per elementwise op, Python dispatch per op */
+} plan_stack;
+
+typedef struct plan_defaults plan_defaults;
 
 typedef struct plan_inputs {
     plan_shape shape;
     /* layout; 0 means "derive" for dp and "1" for the other degrees */
     int gpus, gpus_per_node;
     int tp, pp, dp, cp, ep, vpp;
+    int etp;                   /* expert tensor parallel; 0 = tp (Megatron-Core's default).
+                                  EP x ETP folds over TP x CP x DP (parallel folding) */
     bool sp;                   /* sequence parallelism (with TP) */
     int micro_batch;           /* samples per micro-batch */
     int global_batch;          /* samples per step; 0 = dp * micro_batch */
@@ -52,9 +74,16 @@ typedef struct plan_inputs {
     int recompute_layers;      /* FULL: layers per stage recomputed; 0 = all */
     int zero;                  /* 0..3 (DeepSpeed ZeRO stages) */
     bool fsdp;                 /* PyTorch FSDP2: ZeRO-3 sharding, per-block units */
-    bool offload;              /* optimizer state in host memory */
+    bool fsdp_keep;            /* FSDP without resharding after the forward (SHARD_GRAD_OP,
+                                  reshard_after_forward=False): one gather per micro-batch */
+    bool offload;              /* optimizer state (and its step) in host memory */
+    int act_offload_layers;    /* layers per stage whose activations live in host memory */
     bool fp8;                  /* FP8 GEMMs (weights/optimizer as BF16 mixed) */
+    plan_fp8_recipe fp8_recipe;
     plan_attn attn;
+    bool tp_overlap;           /* TP collectives pipelined with the GEMMs (TE userbuffers) */
+    plan_stack stack;          /* fused (default) or eager elementwise kernels */
+    int grad_reduce_bytes;     /* bytes per gradient element in the DP reduction; 0 = 4 (fp32) */
     /* hardware; 0 / negative = catalog default */
     const hw_gpu *gpu;
     double hbm_bytes;
@@ -69,38 +98,48 @@ typedef struct plan_inputs {
     double ckpt_every_s;       /* 0 = no checkpoints */
     bool ckpt_async;
     double data_stall_ms;      /* per step */
+    /* the model's constants; NULL = plan_defaults_get() (the calibration
+     * passes trial sets here) */
+    const plan_defaults *k;
 } plan_inputs;
 
-/* The one set of model constants (see plan_defaults_get()). */
-typedef struct plan_defaults {
-    double gemm_eff_fallback;  /* GEMM eff when the catalog has no MAMF figure */
+/* The one set of model constants (see plan_defaults_get()). The first
+ * group is what the calibration fits across sources (physical quantities
+ * with physical bounds, plan_calib_param_*); the rest are fixed facts or
+ * documented framework defaults. */
+struct plan_defaults {
+    /* fitted across sources */
     double gemm_sustain;       /* sustained / burst (MAMF) matmul rate in long runs */
-    double attn_eff;           /* flash attention fwd vs GEMM efficiency */
-    double attn_bwd_factor;    /* flash bwd / fwd work */
+    double attn_frac;          /* native fused attention forward: achieved / dense peak */
     double mem_eff;            /* achieved / peak HBM bandwidth for elementwise */
-    double nvlink_eff;         /* NCCL busbw / NVLink per-direction rate */
-    double net_eff;            /* NCCL busbw / NIC line rate */
-    double a2a_eff;            /* all-to-all relative to ring collectives */
-    double lat_intra_s;        /* per ring step */
-    double lat_inter_s;
+    double overlap_cost;       /* hidden communication still slows compute by this fraction of it */
+    double fp8_rel;            /* FP8 GEMM fraction of FP8 peak / BF16 GEMM fraction of BF16 peak */
     double kernel_s;           /* launch + tail per kernel */
-    double ew_h_bytes;         /* elementwise bytes per token per layer fwd, x hidden */
+    double ew_h_bytes;         /* elementwise bytes per token per layer fwd, x hidden (fused stack) */
+    double ew_eager_h_bytes;   /* the same for an eager stack (one kernel per op) */
+    double host_kernel_s;      /* host time to issue one kernel: a layer is never faster than its launches */
+    double net_train_eff;      /* busbw in a training job / nccl-tests busbw (fabric sharing) */
+    /* fixed */
+    double gemm_eff_fallback;  /* GEMM eff when the catalog has no MAMF figure */
+    double attn_bwd_factor;    /* flash bwd / fwd time */
+    double triton_fwd_slow;    /* Triton FlashAttention forward time / FA2's */
+    double triton_bwd_slow;    /* Triton FlashAttention backward time / FA2's */
     double ew_f_bytes;         /* elementwise bytes per token per layer fwd, x MLP width */
     double score_bytes;        /* unfused attention: bytes per score element fwd */
-    double fp8_speedup_cap;    /* realised FP8/BF16 GEMM speed ratio cap */
+    double fp8_cast_bytes;     /* bytes moved per GEMM-input element to quantize it */
+    double fp8_block_gemm;     /* block-scaled (software) FP8 GEMM rate / tensor-scaled */
     double power_exp;          /* tensor throughput ~ (power limit / TDP)^power_exp */
     double dp_overlap;         /* fraction of last-microbatch backward usable to hide DP */
     double fsdp_overlap;       /* fraction of compute usable to hide ZeRO-3/FSDP traffic */
     double z3_prefetch_params; /* DeepSpeed stage3_prefetch_bucket_size default */
-    double pp_p2p_exposed;     /* exposed fraction of steady-state P2P */
-    double overlap_cost;       /* hidden communication still slows compute by this fraction of it */
+    double pp_p2p_exposed;     /* exposed fraction of steady-state P2P without overlap */
     double moe_imbalance;      /* busiest expert GPU's load / average (balanced routing) */
     double step_overhead_s;    /* per-step host/logging/sync overhead */
     double storage_node_gbytes;/* checkpoint write GB/s per node */
     double ckpt_bytes_per_param;
     double overhead_bytes;     /* CUDA context, NCCL buffers, allocator slack */
     double hbm_usable;         /* usable fraction of the label capacity */
-} plan_defaults;
+};
 
 const plan_defaults *plan_defaults_get(void);
 
@@ -121,11 +160,12 @@ typedef struct plan_result {
     plan_breakdown breakdown;
     plan_memory memory;
     /* derived layout and counts */
-    int tp, pp, dp, cp, ep, vpp, micro_batch, global_batch, microbatches;
+    int tp, pp, dp, cp, ep, etp, vpp, micro_batch, global_batch, microbatches;
     double params_total, params_active;
     double model_flops_per_step, hw_flops_per_step;
     double peak_tflops;        /* dense BF16 peak per GPU */
     double gemm_eff;           /* large-GEMM efficiency used */
+    double attn_tflops;        /* fused attention forward rate used */
     double net_gbytes_per_gpu; /* scale-out per GPU, line rate */
     double nvlink_gbytes;
     double storage_gbytes;
@@ -154,9 +194,14 @@ double plan_params_active(const plan_shape *m);
 double plan_act_bytes_per_layer(const plan_shape *m, double s, double b, int tp, bool sp,
                                 plan_recompute rc, plan_attn attn);
 
-/* Collective times (seconds): bytes is the full buffer per rank; n ranks;
- * bw in bytes/s (bus bandwidth); lat per step. Best of ring and tree. */
-double plan_allreduce_s(double bytes, int n, double bw, double lat);
-double plan_allgather_s(double bytes, int n, double bw, double lat); /* also reduce-scatter */
+/* Format a message into err (size errsz; both may be NULL/0) and return
+ * -1: the plan layer's one way of failing. */
+int plan_errf(char *err, int errsz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* FlashAttention-2 forward rate as a fraction of the dense BF16 peak on
+ * gpu's architecture (measured; 0 when unknown: treated as native). */
+double plan_fa2_frac(const hw_gpu *gpu);
+/* "flash", "unfused", "fa2" or "triton" (the --attention spelling). */
+const char *plan_attn_name(plan_attn a);
 
 #endif

@@ -150,18 +150,19 @@ void plan_report_inputs(rep_report *r, rep_node *parent, const char *model_name,
     rep_bool(r, l, "fsdp", "FSDP", in->fsdp);
     rep_bool(r, l, "offload", "optimizer offload", in->offload);
     rep_str(r, l, "dtype", "GEMM dtype", in->fp8 ? "fp8" : "bf16");
-    rep_str(r, l, "attention", "attention kernel", in->attn == PLAN_ATTN_UNFUSED ? "unfused" : "flash");
+    rep_str(r, l, "attention", "attention kernel", plan_attn_name(in->attn));
 
     const plan_defaults *d = plan_defaults_get();
     rep_node *a = rep_obj(r, parent, "assumptions", "assumptions");
     rep_num(r, a, "gemm_efficiency", "large-GEMM efficiency (of peak)", res->gemm_eff, NULL);
-    rep_num(r, a, "attention_efficiency", "attention vs GEMM efficiency", d->attn_eff, NULL);
+    rep_num(r, a, "attention_efficiency", "fused attention forward (of peak)", res->attn_tflops / res->peak_tflops, NULL);
     rep_num(r, a, "hbm_efficiency", "elementwise HBM efficiency", d->mem_eff, NULL);
-    rep_num(r, a, "nvlink_efficiency", "NVLink busbw / link rate", d->nvlink_eff, NULL);
+    const collm_consts *cc = collm_consts_get();
+    rep_num(r, a, "nvlink_efficiency", "NVLink busbw / link rate", cc->nvlink_eff, NULL);
     rep_num(r, a, "net_efficiency", "network busbw / line rate",
-            in->net_efficiency > 0 ? in->net_efficiency : d->net_eff, NULL);
-    rep_num(r, a, "latency_intra_us", "collective step latency, intra-node", d->lat_intra_s * 1e6, "us");
-    rep_num(r, a, "latency_inter_us", "collective step latency, inter-node", d->lat_inter_s * 1e6, "us");
+            in->net_efficiency > 0 ? in->net_efficiency : cc->net_eff * d->net_train_eff, NULL);
+    rep_num(r, a, "latency_intra_us", "collective step latency, intra-node", collm_ring_step_us(false), "us");
+    rep_num(r, a, "latency_inter_us", "collective step latency, inter-node", collm_ring_step_us(true), "us");
     rep_num(r, a, "fsdp_overlap", "share of compute that hides ZeRO-3/FSDP traffic", d->fsdp_overlap, NULL);
     rep_num(r, a, "overlap_cost", "slowdown from hidden communication", d->overlap_cost, NULL);
     rep_num(r, a, "step_overhead_s", "fixed per-step overhead", d->step_overhead_s, "s");
@@ -199,5 +200,72 @@ void plan_report_delta(rep_report *r, rep_node *parent, const char *key, const c
         rep_cell_num(r, row, a);
         rep_cell_num(r, row, b);
         rep_cell_num(r, row, b - a);
+    }
+}
+
+static void coll_terms(rep_report *r, rep_node *o, const collm_result *res)
+{
+    rep_num(r, o, "time_us", "time", res->time_s * 1e6, "us");
+    rep_num(r, o, "algbw_gbps", "algorithm bandwidth", res->algbw_gbps, "GB/s");
+    rep_num(r, o, "busbw_gbps", "bus bandwidth (nccl-tests)", res->busbw_gbps, "GB/s");
+    rep_node *t = rep_obj(r, o, "terms", "latency + bandwidth terms");
+    rep_num(r, t, "latency_us", "latency term", res->latency_s * 1e6, "us");
+    rep_num(r, t, "bandwidth_us", "bandwidth term (bytes / peak algbw)", res->bandwidth_s * 1e6, "us");
+    rep_num(r, t, "peak_busbw_gbps", "large-message busbw of this algorithm", res->peak_busbw_gbps, "GB/s");
+    rep_num(r, t, "intra_busbw_gbps", "scale-up bound", res->intra_busbw_gbps, "GB/s");
+    rep_num(r, t, "net_busbw_gbps", "network bound", res->net_busbw_gbps, "GB/s");
+    rep_str(r, t, "bound", "limited by", res->bound ? res->bound : "none");
+    rep_int(r, t, "domains", "NVLink domains spanned", res->domains, NULL);
+}
+
+typedef struct coll_cand {
+    collm_result res;
+} coll_cand;
+
+void plan_report_collective(rep_report *r, rep_node *parent, const collm_query *q, const collm_topo *t,
+                            const collm_result *res)
+{
+    rep_node *o = rep_obj(r, parent, "collective", "collective");
+    rep_str(r, o, "op", "operation", coll_op_name(q->op));
+    rep_num(r, o, "bytes", "message size", q->bytes, "bytes")->digits = 0;
+    rep_int(r, o, "nodes", "nodes", q->nodes, NULL);
+    rep_int(r, o, "gpus_per_node", "GPUs per node", q->gpus_per_node, NULL);
+    rep_int(r, o, "ranks", "ranks", t->ranks, NULL);
+    rep_int(r, o, "ranks_per_domain", "ranks per NVLink domain", t->per_domain, NULL);
+    rep_str(r, o, "gpu", "GPU", q->gpu ? q->gpu->name : "");
+    rep_num(r, o, "intra_gbps", "scale-up line rate per GPU per direction", t->intra_gbps, "GB/s");
+    rep_str(r, o, "intra_link", "scale-up link", t->pcie ? "pcie" : (t->nvswitch ? "nvswitch" : "nvlink"));
+    rep_num(r, o, "net_gbps", "NIC line rate per NVLink domain", t->net_gbps > 0 ? t->net_gbps : NAN, "GB/s");
+    rep_bool(r, o, "sharp", "in-network reduction (SHARP)", t->sharp);
+    rep_str(r, o, "algo_requested", "algorithm asked", collm_algo_name(q->algo));
+    rep_str(r, o, "proto_requested", "protocol asked", collm_proto_name(q->proto));
+    rep_str(r, o, "algorithm", "algorithm", collm_algo_name(res->algo));
+    rep_str(r, o, "protocol", "protocol", collm_proto_name(res->proto));
+    coll_terms(r, o, res);
+    coll_cand c[COLLM_ALGO_N * COLLM_PROTO_N];
+    int n = 0;
+    for (int a = 0; a < COLLM_ALGO_N; a++)
+        for (int p = 0; p < COLLM_PROTO_N; p++)
+            if (collm_model(q->op, q->bytes, t, a, p, &c[n].res, NULL, 0) == 0 && t->ranks > 1) n++;
+    for (int i = 1; i < n; i++) /* insertion sort, fastest first */
+        for (int j = i; j > 0 && c[j].res.time_s < c[j - 1].res.time_s; j--) {
+            coll_cand tmp = c[j];
+            c[j] = c[j - 1];
+            c[j - 1] = tmp;
+        }
+    static const rep_col cols[] = {
+        {"algorithm", "algorithm", NULL, -1}, {"protocol", "protocol", NULL, -1},
+        {"time_us", "time", "us", 1},        {"busbw_gbps", "busbw", "GB/s", 1},
+        {"latency_us", "latency", "us", 1},  {"peak_busbw_gbps", "peak busbw", "GB/s", 1},
+    };
+    rep_node *tb = rep_table(r, o, "candidates", "what the tuner weighs (fastest first)", cols, 6);
+    for (int i = 0; i < n; i++) {
+        rep_node *row = rep_row(r, tb);
+        rep_cell_str(r, row, collm_algo_name(c[i].res.algo));
+        rep_cell_str(r, row, collm_proto_name(c[i].res.proto));
+        rep_cell_num(r, row, c[i].res.time_s * 1e6);
+        rep_cell_num(r, row, c[i].res.busbw_gbps);
+        rep_cell_num(r, row, c[i].res.latency_s * 1e6);
+        rep_cell_num(r, row, c[i].res.peak_busbw_gbps);
     }
 }

@@ -2,10 +2,10 @@
  *
  * `chainprof model` and `chainprof plan` render predictions only through the
  * report model (src/model/report.h), so text and JSON never disagree. These
- * helpers add the `chainprof.model/1` subtrees: model shape, hardware,
+ * helpers add the `chainprof.model/2` subtrees: model shape, hardware,
  * layout, headline figures, breakdown along the chain, memory and the
  * assumptions the model used. Key names and units are the documented schema
- * (docs/FORMATS.md "chainprof.model/1").
+ * (docs/FORMATS.md "chainprof.model/2").
  *
  * Ownership: nodes live in the report's arena; inputs are only read.
  */
@@ -13,6 +13,7 @@
 #define CP_PLAN_PLAN_REPORT_H
 
 #include "model/report.h"
+#include "model/collmodel.h"
 #include "plan/model.h"
 
 const char *plan_recompute_name(plan_recompute rc);
@@ -30,5 +31,13 @@ void plan_report_inputs(rep_report *r, rep_node *parent, const char *model_name,
 /* A what-if comparison object under parent: baseline vs changed. */
 void plan_report_delta(rep_report *r, rep_node *parent, const char *key, const char *changes,
                        const plan_result *base, const plan_result *alt);
+
+/* One modelled collective under parent as the `collective` object
+ * (docs/FORMATS.md): the query, the algorithm/protocol the model ran (the
+ * tuner's pick under auto), time_us, algbw_gbps, busbw_gbps and the
+ * latency/bandwidth terms, then every runnable (algorithm, protocol) pair
+ * as the `candidates` table, fastest first. */
+void plan_report_collective(rep_report *r, rep_node *parent, const collm_query *q, const collm_topo *t,
+                            const collm_result *res);
 
 #endif

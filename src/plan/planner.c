@@ -80,9 +80,13 @@ int plan_search(const plan_inputs *base, const plan_space *sp, plan_candidate *t
                 if (base->gpus % (tp * pp * cp) != 0) continue;
                 int dp = (int)(base->gpus / (tp * pp * cp));
                 for (int ep = 1; ep <= (m->experts > 0 ? m->experts : 1); ep++) {
-                    if (sp->ep > 0 ? ep != sp->ep : (ep > 1 && (m->experts % ep != 0 || (dp * cp) % ep != 0)))
+                    /* parallel folding: EP x ETP over TP x CP x DP */
+                    long long etp = sp->etp > 0 ? sp->etp : tp;
+                    if (sp->ep > 0 ? ep != sp->ep
+                                   : (ep > 1 && (m->experts % ep != 0 || (tp * cp * dp) % (ep * etp) != 0)))
                         continue;
-                    for (int vpp = 1; vpp <= 4; vpp++) {
+                    int vpp_lo = sp->vpp > 0 ? sp->vpp : 1, vpp_hi = sp->vpp > 0 ? sp->vpp : 4;
+                    for (int vpp = vpp_lo; vpp <= vpp_hi; vpp++) {
                         /* interleaving needs whole layers per chunk; a pinned pp may
                          * split unevenly (torchtitan does), a searched one may not */
                         if (sp->vpp > 0 ? vpp != sp->vpp
@@ -99,6 +103,7 @@ int plan_search(const plan_inputs *base, const plan_space *sp, plan_candidate *t
                                     plan_candidate c;
                                     c.in = *base;
                                     c.in.tp = (int)tp, c.in.pp = (int)pp, c.in.cp = (int)cp, c.in.ep = ep;
+                                    c.in.etp = sp->etp > 0 ? sp->etp : 0;
                                     c.in.vpp = vpp, c.in.dp = dp, c.in.micro_batch = mb;
                                     c.in.zero = zero;
                                     if (sp->zero < 0) c.in.fsdp = zero == 3;

@@ -18,6 +18,7 @@
 
 typedef struct plan_space {
     int tp, pp, cp, ep, vpp, micro_batch; /* > 0 pinned, 0 searched */
+    int etp;                              /* > 0 pinned; 0 = tp (Megatron-Core's default) */
     int zero;                             /* >= 0 pinned (base.fsdp kept), -1 searched over
                                              ZeRO-1 and FSDP2 */
     int recompute;                        /* >= 0 pinned (plan_recompute), -1 searched */

@@ -8,9 +8,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# headline keys of chainprof.model/1
+# headline keys of chainprof.model/2
 $CP model --preset llama3-8b --gpus 8 --gpu H100 --fsdp --micro-batch 1 --recompute full --format json >"$tmp/m.json" || fail "model exit $?"
-for k in '"schema": *"chainprof.model/1"' '"step_time_s"' '"tokens_per_s"' '"tflops_per_gpu"' '"mfu"' '"hfu"' \
+for k in '"schema": *"chainprof.model/2"' '"step_time_s"' '"tokens_per_s"' '"tflops_per_gpu"' '"mfu"' '"hfu"' \
          '"compute_s"' '"tp_comm_s"' '"cp_comm_s"' '"pp_bubble_s"' '"pp_p2p_s"' '"dp_comm_s"' '"ep_comm_s"' \
          '"optimizer_s"' '"data_s"' '"checkpoint_s"' '"params_bytes"' '"grads_bytes"' '"optimizer_bytes"' \
          '"activations_bytes"' '"total_bytes"' '"hbm_bytes"' '"fits"' '"assumptions"'; do
@@ -68,10 +68,36 @@ grep -q '"name": *"deepseek-v3"' "$tmp/l.json" || fail "list lacks deepseek-v3"
 $CP help model | grep -q "chainprof model" || fail "help model"
 $CP help plan | grep -q "chainprof plan" || fail "help plan"
 
-# validation against the published runs (skipped without the data)
+# one collective: the keys, NCCL's choice, a forced algorithm, what cannot run
+$CP model --collective all_reduce --bytes 8G --nodes 1 --gpus-per-node 8 --gpu H100 --json >"$tmp/c1.json" \
+  || fail "collective exit $?"
+for k in '"busbw_gbps"' '"algbw_gbps"' '"time_us"' '"algorithm": *"nvls"' '"latency_us"' '"bandwidth_us"' \
+         '"candidates"'; do
+  grep -q "$k" "$tmp/c1.json" || fail "collective JSON lacks $k"
+done
+$CP model --collective allgather --bytes 1M --nodes 4 --gpus-per-node 8 --gpu A100 --nic-gbps 200 \
+  --nics-per-node 8 --algo ring --json | grep -q '"algorithm": *"ring"' || fail "forced ring"
+$CP model --collective all_reduce --bytes 1G --gpus-per-node 8 --gpu A100 --algo nvls 2>"$tmp/err"
+[ $? -eq 2 ] || fail "nvls on A100 accepted"
+grep -q "Hopper" "$tmp/err" || fail "nvls message: $(cat "$tmp/err")"
+$CP model --collective all_reduce --gpu H100 2>/dev/null; [ $? -eq 2 ] || fail "--collective without --bytes"
+
+# the collective model against the project's published nccl-tests facts
+src=${CP_SOURCE_DIR:-$(dirname "$0")/../..}
+$CP model --validate "$src/docs/data/nccl_tests_published.csv" --max-median-error 15 --json >"$tmp/cv.json" \
+  || fail "collective validate exit $?"
+grep -q '"collective_validation"' "$tmp/cv.json" || fail "collective validate JSON"
+
+# validation against the published runs, leave-one-source-out (skipped without the data)
 csv="${CP_DATA_DIR:-}/model/published_runs.csv"
-if [ -f "$csv" ]; then
-  $CP model --validate "$csv" --max-median-error 10 --format json >"$tmp/v.json" || fail "validate exit $?"
-  grep -q '"median_abs_error_pct"' "$tmp/v.json" || fail "validate JSON"
+more="${CP_DATA_DIR:-}/model/published_runs_more.csv"
+if [ -f "$csv" ] && [ -f "$more" ]; then
+  $CP model --validate "$csv" --validate "$more" --validate "$src/docs/data/published_runs_nvidia.csv" \
+    --max-median-error 10 --format json >"$tmp/v.json" || fail "validate exit $?"
+  for k in '"median_abs_error_pct"' '"loso_median_abs_error_pct"' '"sources"' '"constants"' '"loso_error_pct"'; do
+    grep -q "$k" "$tmp/v.json" || fail "validate JSON lacks $k"
+  done
+  $CP model --validate "$csv" --validate "$src/docs/data/nccl_tests_published.csv" 2>/dev/null
+  [ $? -eq 2 ] || fail "mixed CSV kinds accepted"
 fi
 echo ok

@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static plan_calib_row rows[64];
     plan_calib_summary s;
     char err[256];
-    if (plan_calib_mem((const char *)data, size, "fuzz.csv", rows, 64, &s, err, sizeof err) == 0) {
+    if (plan_calib_mem((const char *)data, size, "fuzz.csv", NULL, rows, 64, &s, err, sizeof err) == 0) {
         for (int i = 0; i < s.rows && i < 64; i++)
             if (!rows[i].why[0] && !isfinite(rows[i].err)) abort();
         if (s.used + s.skipped != s.rows) abort();

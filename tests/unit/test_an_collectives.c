@@ -6,6 +6,7 @@
 #include "test_util.h"
 
 #include "verdict_job.h"
+#include "model/collmodel.h"
 
 #include <math.h>
 
@@ -64,7 +65,16 @@ static void test_busbw_wait_and_straggler(void **state)
     assert_int_equal(g->median_bytes, 100000000);
     assert_int_equal(g->count, 80);
     CP_ASSERT_NEAR(g->p50_busbw_gbps, 10.0, 0.01); /* 40 % of 25 GB/s, wait excluded */
-    CP_ASSERT_NEAR(g->expected_busbw_gbps, 25.0, 1e-9);
+    /* expected: the collective cost model for 100 MB over 2 nodes of 4 A100
+     * (their four 200 Gb/s NICs, NCCL's two-node tree), not one NIC's rate */
+    collm_query q;
+    collm_query_init(&q);
+    q.op = COLL_ALL_REDUCE, q.bytes = 1e8, q.nodes = 2, q.gpus_per_node = 4, q.gpu = hw_gpu_find("A100");
+    collm_result mr;
+    assert_int_equal(collm_estimate(&q, &mr, NULL, 0), 0);
+    CP_ASSERT_NEAR(g->expected_busbw_gbps, mr.busbw_gbps, 1e-9);
+    assert_true(g->expected_busbw_gbps > 4 * 25.0 * 0.5 && g->expected_busbw_gbps < 2 * 4 * 25.0);
+    CP_ASSERT_NEAR(cr->expected_inter_gbps, 25.0, 1e-9); /* the scope's line rate stays in the summary */
     CP_ASSERT_NEAR(cr->inter_busbw_gbps, 10.0, 0.01);
     /* the 7 fast ranks wait 3 ms per step for rank 5 */
     assert_int_equal(g->wait_ns, 7 * 10 * 3000000LL);

@@ -126,18 +126,6 @@ static void pipeline_bubble(void **state)
     }
 }
 
-static void collectives(void **state)
-{
-    (void)state;
-    /* ring: 2(n-1)/n * S / B for big messages */
-    CP_ASSERT_NEAR(plan_allreduce_s(1e9, 8, 100e9, 0), 2.0 * 7 / 8 * 1e9 / 100e9, 1e-12);
-    CP_ASSERT_NEAR(plan_allgather_s(1e9, 8, 100e9, 0), 7.0 / 8 * 1e9 / 100e9, 1e-12);
-    /* tiny message on many ranks: the tree's log2(n) latency wins */
-    double lat = 10e-6;
-    CP_ASSERT_NEAR(plan_allreduce_s(1024, 1024, 100e9, lat), 2.0 * 1024 / 100e9 + 2 * 10 * lat, 1e-12);
-    assert_true(plan_allreduce_s(1e6, 1, 1e9, lat) == 0);
-}
-
 static void knobs_move_the_right_way(void **state)
 {
     (void)state;
@@ -180,6 +168,17 @@ static void knobs_move_the_right_way(void **state)
     CP_ASSERT_NEAR(b.model_flops_per_step, a.model_flops_per_step, 1);
     assert_true(b.hfu > b.mfu * 1.2);
     assert_true(b.memory.activations_bytes < a.memory.activations_bytes);
+    /* attention kernels: FlashAttention in Triton is slower than FA2 by the
+     * published 1.4x forward / 2x backward; the gap grows with the sequence */
+    w = in;
+    w.shape.seq = 16384, w.global_batch = 64;
+    w.attn = PLAN_ATTN_FA2;
+    assert_int_equal(plan_model(&w, &a, NULL, 0), 0);
+    w.attn = PLAN_ATTN_TRITON;
+    assert_int_equal(plan_model(&w, &b, NULL, 0), 0);
+    assert_true(b.breakdown.compute_s > 1.2 * a.breakdown.compute_s);
+    assert_true(b.breakdown.compute_s < 1.9 * a.breakdown.compute_s);
+    assert_string_equal(plan_attn_name(PLAN_ATTN_TRITON), "triton");
 }
 
 static void memory_overflow_is_reported(void **state)
@@ -292,7 +291,6 @@ int main(void)
         cmocka_unit_test(korthikanti_activations),
         cmocka_unit_test(zero_partitioning),
         cmocka_unit_test(pipeline_bubble),
-        cmocka_unit_test(collectives),
         cmocka_unit_test(knobs_move_the_right_way),
         cmocka_unit_test(memory_overflow_is_reported),
         cmocka_unit_test(bad_layouts_are_errors),
