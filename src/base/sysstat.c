@@ -512,6 +512,7 @@ static void cpu_delta(const cp_ss_sample *a, const cp_ss_sample *b, cp_ss_delta 
     double busy = dpos(cp_ss_cpu_busy_ticks(x), cp_ss_cpu_busy_ticks(y));
     o->busy_pct = busy / ticks * 100;
     o->busy_cpu_s = busy / CP_SS_USER_HZ;
+    o->cpu_s = ticks / CP_SS_USER_HZ;
     o->n_cpus = (int)b->n_cpus;
 }
 
@@ -562,7 +563,7 @@ void cp_ss_delta_of(const cp_ss_sample *a, const cp_ss_sample *b, cp_ss_delta *o
 {
     memset(o, 0, sizeof *o);
     double *nan_fields[] = { &o->user_pct, &o->system_pct, &o->iowait_pct, &o->steal_pct, &o->idle_pct,
-                             &o->busy_pct, &o->busy_cpu_s, &o->self_cpu_s, &o->disk_read_bytes,
+                             &o->busy_pct, &o->cpu_s, &o->busy_cpu_s, &o->self_cpu_s, &o->self_user_cpu_s, &o->disk_read_bytes,
                              &o->disk_write_bytes, &o->disk_queue_avg, &o->self_read_bytes, &o->self_write_bytes,
                              &o->net_rx_bytes, &o->net_tx_bytes, &o->freq_min_mhz, &o->freq_max_mhz };
     for (size_t i = 0; i < CP_ARRAY_LEN(nan_fields); i++)
@@ -577,6 +578,7 @@ void cp_ss_delta_of(const cp_ss_sample *a, const cp_ss_sample *b, cp_ss_delta *o
         const cp_ss_self *x = &a->self, *y = &b->self;
         o->self_cpu_s = (dpos(x->utime, y->utime) + dpos(x->stime, y->stime) + dpos(x->cutime, y->cutime) +
                          dpos(x->cstime, y->cstime)) / CP_SS_USER_HZ;
+        o->self_user_cpu_s = (dpos(x->utime, y->utime) + dpos(x->cutime, y->cutime)) / CP_SS_USER_HZ;
         if (x->read_bytes >= 0 && y->read_bytes >= 0) {
             o->self_read_bytes = dpos((uint64_t)x->read_bytes, (uint64_t)y->read_bytes);
             o->self_write_bytes = dpos((uint64_t)x->write_bytes, (uint64_t)y->write_bytes);

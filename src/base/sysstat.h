@@ -179,8 +179,10 @@ typedef struct cp_ss_delta {
     int n_cpus;
     /* percent of all CPUs' time (ticks of the "cpu" line) */
     double user_pct, system_pct, iowait_pct, steal_pct, idle_pct, busy_pct;
-    double busy_cpu_s; /* CPU-seconds of work on all CPUs */
-    double self_cpu_s; /* of which this process (threads + reaped children) */
+    double cpu_s;      /* CPU-seconds that passed on all CPUs (the "cpu" line's ticks) */
+    double busy_cpu_s; /* of which work (user, nice, system, irq, softirq) */
+    double self_cpu_s; /* this process's (threads + reaped children), user + system */
+    double self_user_cpu_s; /* of which user */
     /* whole, non-virtual disks and non-virtual interfaces, summed */
     double disk_read_bytes, disk_write_bytes, disk_queue_avg; /* queue: mean requests in flight */
     double self_read_bytes, self_write_bytes;

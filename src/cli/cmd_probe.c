@@ -156,7 +156,7 @@ int cmd_probe(cli_ctx *ctx)
         cli_get_long(ctx, O_STREAMS, 0, 0, 1024, &streams) < 0 ||
         cli_get_long(ctx, O_ITERS, 0, 0, 1000000, &iters) < 0 ||
         cli_get_long(ctx, O_WARMUP, 0, 0, 1000000, &warmup) < 0 ||
-        cli_get_long(ctx, O_ROUNDS, 1, 1, PROBE_MAX_ROUNDS, &rounds) < 0)
+        cli_get_long(ctx, O_ROUNDS, 0, 1, PROBE_MAX_ROUNDS, &rounds) < 0)
         return CLI_EXIT_USAGE;
     long ib_port, gid_index, qps;
     if (cli_get_long(ctx, O_IB_PORT, 0, 0, 255, &ib_port) < 0 ||

@@ -49,6 +49,7 @@ enum {
     GPU_LT_PREF_MAX_WORKSPACE_BYTES = 1,  /* CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES */
     GPU_ATTR_CC_MAJOR = 75,               /* cudaDevAttrComputeCapabilityMajor */
     GPU_ATTR_CC_MINOR = 76,               /* cudaDevAttrComputeCapabilityMinor */
+    GPU_ATTR_L2_CACHE_SIZE = 38,          /* cudaDevAttrL2CacheSize (bytes) */
     GPU_ERR_NOT_READY = 600,              /* cudaErrorNotReady */
     GPU_NCCL_FLOAT32 = 7,                 /* ncclDataType_t ncclFloat32 */
     GPU_NCCL_SUM = 0,                     /* ncclRedOp_t ncclSum */

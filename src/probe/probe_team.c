@@ -189,37 +189,3 @@ void probe_team_free(probe_team *t)
     free(t->threads);
     free(t);
 }
-
-uint64_t probe_llc_bytes(void)
-{
-    uint64_t best = 0;
-#ifdef CP_HAVE_HWLOC
-    hwloc_topology_t topo;
-    if (hwloc_topology_init(&topo) == 0) {
-        if (hwloc_topology_load(topo) == 0) {
-            static const hwloc_obj_type_t levels[] = { HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L2CACHE };
-            for (size_t l = 0; l < CP_ARRAY_LEN(levels) && !best; l++) {
-                int n = hwloc_get_nbobjs_by_type(topo, levels[l]);
-                for (int i = 0; i < n; i++) /* all instances: the arrays must exceed the sum */
-                    best += hwloc_get_obj_by_type(topo, levels[l], (unsigned)i)->attr->cache.size;
-            }
-        }
-        hwloc_topology_destroy(topo);
-    }
-#endif
-    if (!best) {
-        for (int idx = 3; idx >= 0 && !best; idx--) {
-            char path[96];
-            snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", idx);
-            FILE *f = fopen(path, "r");
-            if (!f)
-                continue;
-            unsigned long v = 0;
-            char unit = 0;
-            if (fscanf(f, "%lu%c", &v, &unit) >= 1)
-                best = (uint64_t)v * (unit == 'K' ? 1024u : unit == 'M' ? 1048576u : 1u);
-            fclose(f);
-        }
-    }
-    return best;
-}

@@ -13,7 +13,7 @@ P() { "$CHAINPROF" "$@"; }
 fail() { echo "FAIL: $*"; exit 1; }
 
 # 1. quick pass: every layer that applies has rows; keys of every row
-P probe --dir "$tmp" --db "$db" --json -o "$tmp/probe.txt" > "$tmp/q.json" || fail "quick probe exit $?"
+P probe --dir "$tmp" --size 16M --db "$db" --json -o "$tmp/probe.txt" > "$tmp/q.json" || fail "quick probe exit $?"
 [ -s "$tmp/probe.txt" ] || fail "-o probe.txt not written"
 python3 - "$tmp/q.json" <<'PY' || fail "quick JSON check"
 import json, sys
@@ -21,7 +21,9 @@ d = json.load(open(sys.argv[1]))
 assert d["schema"] == "chainprof.probe/1", d["schema"]
 assert isinstance(d["topology"], dict)
 keys = ["probe", "layer", "metric", "value", "unit", "peak", "efficiency", "method", "op", "size_bytes",
-        "time_us", "algbw_gbps", "busbw_gbps", "in_place", "wrong", "buffers"]
+        "time_us", "algbw_gbps", "busbw_gbps", "in_place", "wrong", "buffers",
+        "stat", "rounds", "median", "min", "max", "p10", "p90", "cv_pct", "rounds_rejected", "impossible",
+        "impossible_value"]
 layers = {r["layer"] for r in d["results"]}
 for r in d["results"]:
     assert list(r.keys()) == keys, r.keys()

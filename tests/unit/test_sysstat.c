@@ -11,11 +11,12 @@
 #include <math.h>
 #include <unistd.h>
 
+/* A captured tree of tests/fixtures/fsroot as the root. */
 static void fixture(cp_fsroot *fs, const char *name)
 {
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s/fsroot/%s", CP_FIXTURES, name);
-    cp_fsroot_init(fs, dir);
+    char rel[64], dir[1024];
+    snprintf(rel, sizeof rel, "fsroot/%s", name);
+    cp_fsroot_init(fs, cp_test_fixture(rel, dir, sizeof dir));
 }
 
 static void test_fsroot(void **state)
@@ -158,6 +159,7 @@ static void test_vm_delta(void **state)
     CP_ASSERT_NEAR(d.idle_pct, 145.0 / 317 * 100, 1e-9);
     CP_ASSERT_NEAR(d.steal_pct, 0.0, 1e-12);
     CP_ASSERT_NEAR(d.busy_cpu_s, 1.71, 1e-9);
+    CP_ASSERT_NEAR(d.cpu_s, 3.17, 1e-9);
     /* vda: 168 sectors read, 65552 written (the 32 MiB dd), weighted ms +87 */
     CP_ASSERT_NEAR(d.disk_read_bytes, 168.0 * 512, 1e-9);
     CP_ASSERT_NEAR(d.disk_write_bytes, 65552.0 * 512, 1e-9);
