@@ -136,3 +136,52 @@ ssize_t cp_fsroot_readlink(const cp_fsroot *fs, const char *path, char *buf, siz
     buf[n] = 0;
     return n;
 }
+
+/* Fold "." and ".." of an absolute path in place. */
+static void fold_dots(char *p)
+{
+    char *out = p, *seg = p;
+    while (*seg) {
+        while (*seg == '/')
+            seg++;
+        char *end = seg + strcspn(seg, "/");
+        size_t len = (size_t)(end - seg);
+        if (len == 0)
+            break;
+        if (len == 1 && seg[0] == '.') {
+            /* nothing */
+        } else if (len == 2 && seg[0] == '.' && seg[1] == '.') {
+            while (out > p && *--out != '/')
+                ;
+        } else {
+            *out++ = '/';
+            memmove(out, seg, len);
+            out += len;
+        }
+        seg = end;
+    }
+    if (out == p)
+        *out++ = '/';
+    *out = 0;
+}
+
+const char *cp_fsroot_resolve(const cp_fsroot *fs, const char *path, char *buf, size_t size)
+{
+    if (!cp_fsroot_exists(fs, path))
+        return NULL;
+    char target[2048];
+    ssize_t n = cp_fsroot_readlink(fs, path, target, sizeof target);
+    int w;
+    if (n < 0) {
+        w = snprintf(buf, size, "%s", path);
+    } else if (target[0] == '/') {
+        w = snprintf(buf, size, "%s", target);
+    } else {
+        const char *slash = strrchr(path, '/');
+        w = snprintf(buf, size, "%.*s/%s", (int)(slash - path), path, target);
+    }
+    if (w < 0 || (size_t)w >= size)
+        return NULL;
+    fold_dots(buf);
+    return buf;
+}

@@ -63,4 +63,11 @@ bool cp_fsroot_exists(const cp_fsroot *fs, const char *path);
  * is not a link. */
 ssize_t cp_fsroot_readlink(const cp_fsroot *fs, const char *path, char *buf, size_t size);
 
+/* The path a sysfs link points at, as an absolute path inside the tree:
+ * "/sys/dev/block/254:1" -> "/sys/devices/pci0000:00/.../vda/vda1" (its
+ * target joined to the link's directory, "." and ".." folded; only the last
+ * component is followed, which is all sysfs needs). A path that is not a
+ * link is returned as it is. NULL when it does not fit or does not exist. */
+const char *cp_fsroot_resolve(const cp_fsroot *fs, const char *path, char *buf, size_t size);
+
 #endif

@@ -277,33 +277,6 @@ double probe_efficiency(double value, double peak)
     return value / peak;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double probe_percentile(double *v, size_t n, double p)
-{
-    if (n == 0)
-        return NAN;
-    qsort(v, n, sizeof *v, cmp_double);
-    if (p <= 0)
-        return v[0];
-    if (p >= 100)
-        return v[n - 1];
-    /* linear interpolation between closest ranks (numpy's default) */
-    double pos = p / 100.0 * (double)(n - 1);
-    size_t lo = (size_t)pos;
-    double frac = pos - (double)lo;
-    return lo + 1 < n ? v[lo] + frac * (v[lo + 1] - v[lo]) : v[lo];
-}
-
-double probe_median(double *v, size_t n)
-{
-    return probe_percentile(v, n, 50);
-}
-
 /* stat .. impossible_value of one results[] row. */
 static void stats_cells(rep_report *r, rep_node *row, const probe_row *w)
 {

@@ -219,9 +219,6 @@ struct gpu_rt *probe_gpu(probe_ctx *ctx);
 
 /* Shared helpers for probes. */
 double probe_efficiency(double value, double peak); /* value/peak or NaN */
-/* Summary statistics over v[n] (sorted in place). p in [0,100]. */
-double probe_percentile(double *v, size_t n, double p);
-double probe_median(double *v, size_t n);
 
 #define X(name, layer, summary)                                                  \
     bool probe_##name##_applies(probe_ctx *ctx, char *why, size_t why_size);     \

@@ -103,9 +103,12 @@ static void stream_phase(void *arg, int tid, int nthreads, int phase)
             a[i] = b[i] + scalar * c[i];
         break;
     case PHASE_SWEEP: /* the triad, repeated: a depends on b and c only, so values stay put */
-        for (uint64_t r = 0; r < s->inner; r++)
+        for (uint64_t r = 0; r < s->inner; r++) {
             for (uint64_t i = lo; i < hi; i++)
                 a[i] = b[i] + scalar * c[i];
+            /* each pass must happen: without this the compiler may keep one of identical passes */
+            __asm__ volatile("" ::: "memory");
+        }
         break;
     default:
         break;
@@ -502,24 +505,21 @@ static int gpu_memory(probe_ctx *ctx, gpu_rt *g, int d, cp_error *err)
     probe_find_plateau(pts, np, &pl);
     int rounds = probe_rounds(ctx, 3, 10);
     double v[PROBE_MAX_ROUNDS];
-    for (int r = 0; r < rounds; r++) {
-        v[r] = gpu_copy_gbps(g, d, GPU_D2D, false, bytes, 1, why, sizeof why);
-        if (isnan(v[r]))
-            return cp_error_set(err, CP_ERR_IO, NULL, 0, 0, -1, "gpu %d device copy: %s", d, why);
-    }
+    if (isnan(gpu_copy_gbps_rounds(g, d, GPU_D2D, false, bytes, rounds, v, why, sizeof why)))
+        return cp_error_set(err, CP_ERR_IO, NULL, 0, 0, -1, "gpu %d device copy: %s", d, why);
     snprintf(metric, sizeof metric, "gpu%d_device_copy_bandwidth", d);
     /* the sweep's verdict with its numbers */
     if (pl.found)
         snprintf(method, sizeof method,
                  "cudaMemcpy device to device of %zu MiB (at least 4 x the %d MiB L2), read + write counted, median "
-                 "of %d rounds (each after a warm-up copy); copy sizes 1 MiB to %zu MiB flat from %llu MiB at "
+                 "of %d rounds after a warm-up copy; copy sizes 1 MiB to %zu MiB flat from %llu MiB at "
                  "%.0f GB/s%s; peak = bus width/8 x max memory clock x 2 (NVML)",
                  bytes >> 20, l2 >> 20, rounds, bytes >> 20, (unsigned long long)(pl.start_bytes / 2 >> 20), pl.gbps,
                  pl.cache_bytes ? " (faster below: the L2)" : "");
     else
         snprintf(method, sizeof method,
                  "cudaMemcpy device to device of %zu MiB (at least 4 x the %d MiB L2), read + write counted, median "
-                 "of %d rounds (each after a warm-up copy); the copy rate was still changing at %zu MiB (no "
+                 "of %d rounds after a warm-up copy; the copy rate was still changing at %zu MiB (no "
                  "plateau); peak = bus width/8 x max memory clock x 2 (NVML)",
                  bytes >> 20, l2 >> 20, rounds, bytes >> 20);
     probe_emit_rounds(ctx, metric, v, (size_t)rounds, PROBE_STAT_MEDIAN, "GB/s", gpu_mem_peak_gbps(g, d), method);

@@ -1,11 +1,37 @@
 /* probe_stats.c - statistics of a probe's rounds (see probe_stats.h). */
 #include "probe_stats.h"
-#include "probe.h"
 #include "../base/util.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double probe_percentile(double *v, size_t n, double p)
+{
+    if (n == 0)
+        return NAN;
+    qsort(v, n, sizeof *v, cmp_double);
+    if (p <= 0)
+        return v[0];
+    if (p >= 100)
+        return v[n - 1];
+    /* linear interpolation between closest ranks (numpy's default) */
+    double pos = p / 100.0 * (double)(n - 1);
+    size_t lo = (size_t)pos;
+    double frac = pos - (double)lo;
+    return lo + 1 < n ? v[lo] + frac * (v[lo + 1] - v[lo]) : v[lo];
+}
+
+double probe_median(double *v, size_t n)
+{
+    return probe_percentile(v, n, 50);
+}
 
 const char *probe_stat_name(probe_stat s)
 {
@@ -41,6 +67,13 @@ void probe_stats_of(const double *v, size_t n, probe_stats *out)
         out->max = s[k - 1];
     }
     free(s);
+}
+
+void probe_stats_scale(probe_stats *st, double k)
+{
+    double *f[] = { &st->median, &st->mean, &st->min, &st->max, &st->p10, &st->p90, &st->p99 };
+    for (size_t i = 0; i < CP_ARRAY_LEN(f); i++)
+        *f[i] *= k;
 }
 
 double probe_stats_pick(const probe_stats *st, probe_stat s)

@@ -45,8 +45,16 @@ typedef struct probe_stats {
     double cv;       /* stdev / mean; NaN for n < 2 or mean 0 */
 } probe_stats;
 
+/* Percentile p in [0,100] of v[n] (sorted in place), linear interpolation
+ * between the closest ranks (numpy's default); NaN for n = 0. */
+double probe_percentile(double *v, size_t n, double p);
+double probe_median(double *v, size_t n);
+
 /* Statistics of v[n] (not modified). All NaN with n = 0. */
 void probe_stats_of(const double *v, size_t n, probe_stats *out);
+/* Every figure of st multiplied by k > 0 (a unit change, RTT -> one-way);
+ * cv does not change. */
+void probe_stats_scale(probe_stats *st, double k);
 /* The statistic s of out (SINGLE: the median, which for one sample is it). */
 double probe_stats_pick(const probe_stats *st, probe_stat s);
 

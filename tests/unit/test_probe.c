@@ -136,8 +136,8 @@ static void test_history(void **state)
     hist_metrics_add(&b, "storage/fsync_latency_p99", 1040, "us");
     char *argv[] = { "chainprof", "probe" };
     int64_t ida, idb;
-    assert_int_equal(hist_record(db, "probe", 2, argv, &a, &ida, &err), 0);
-    assert_int_equal(hist_record(db, "probe", 2, argv, &b, &idb, &err), 0);
+    assert_int_equal(hist_record(db, "probe", 2, argv, &a, NULL, &ida, &err), 0);
+    assert_int_equal(hist_record(db, "probe", 2, argv, &b, NULL, &idb, &err), 0);
     assert_true(idb > ida);
     int64_t id;
     assert_int_equal(hist_resolve(db, "last", &id, &err), 0);

@@ -51,6 +51,12 @@ static void test_fsroot(void **state)
     assert_true(cp_fsroot_exists(&fs, "/sys/class/net/eth0"));
     assert_false(cp_fsroot_exists(&fs, "/proc/pressure/cpu"));
     assert_true(cp_fsroot_read(&fs, "/proc/nothing", buf, sizeof buf) < 0);
+    /* links resolve inside the tree */
+    assert_string_equal(cp_fsroot_resolve(&fs, "/sys/dev/block/259:1", buf, sizeof buf),
+                        "/sys/devices/pci0000:00/0000:00:01.0/nvme/nvme0/nvme0n1/nvme0n1p1");
+    assert_string_equal(cp_fsroot_resolve(&fs, "/sys/block/./dm-0", buf, sizeof buf), "/sys/devices/virtual/block/dm-0");
+    assert_string_equal(cp_fsroot_resolve(&fs, "/proc/stat", buf, sizeof buf), "/proc/stat");
+    assert_null(cp_fsroot_resolve(&fs, "/sys/dev/block/1:1", buf, sizeof buf));
 }
 
 static void test_metal(void **state)
