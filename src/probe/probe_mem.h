@@ -21,8 +21,9 @@ const char *probe_stream_name(probe_stream_kernel k);
  * larger of 4 x cache_bytes (the largest cache found: the sweep's or the
  * OS's, STREAM's rule) and the floor (quick 64 MiB, full 256 MiB), at most
  * cap_bytes (what memory allows; 0 = no bound). *capped (may be NULL) is set
- * when the bound left the arrays below 4 x cache_bytes. Rounded down to a
- * multiple of 64 bytes. */
+ * when the arrays are below 4 x cache_bytes (the bound or an explicit size
+ * made them so: they may hold cache hits). Rounded down to a multiple of 64
+ * bytes. */
 uint64_t probe_stream_array_bytes(uint64_t explicit_bytes, uint64_t cache_bytes, int quick, uint64_t cap_bytes,
                                   bool *capped);
 

@@ -35,6 +35,7 @@
 #include "../base/sysstat.h"
 #include "../base/util.h"
 #include "../gpu/gpu.h"
+#include "../model/catalog.h"
 
 #include <errno.h>
 #include <math.h>
@@ -309,7 +310,7 @@ static void sweep_report(probe_ctx *ctx, const sweep_result *sw, const probe_cac
     else
         rep_null(r, m, "plateau_start_bytes", "plateau from", "bytes");
     rep_int(r, m, "stream_array_bytes", "STREAM array size", (int64_t)array_bytes, "bytes");
-    rep_bool(r, m, "stream_arrays_capped", "arrays capped below 4 x the cache found", capped);
+    rep_bool(r, m, "stream_arrays_below_4x_cache", "STREAM arrays below 4 x the cache found", capped);
     static const rep_col ccols[] = { { "level", "level", NULL, -1 }, { "instance_bytes", "size", "bytes", -1 },
                                      { "instances", "instances", NULL, -1 }, { "total_bytes", "total", "bytes", -1 } };
     rep_node *ct = rep_table(r, m, "os_caches", "caches the OS reports", ccols, CP_ARRAY_LEN(ccols));
@@ -387,7 +388,7 @@ static void emit_stream(probe_ctx *ctx, double sec[][PROBE_MAX_ROUNDS + 1], int 
                  "STREAM-style %s, 3 arrays x %llu MiB (the largest cache found: %llu MiB, %s)%s, best of %d rounds "
                  "after the first (STREAM's convention; median and spread beside it), %s; peak: %s",
                  kernel_names[k], (unsigned long long)(array_bytes >> 20), (unsigned long long)(cache_found >> 20),
-                 cache_src, capped ? ", arrays capped below 4 x that by free memory: may include cache hits" : "",
+                 cache_src, capped ? ", arrays below 4 x that (free memory or --size): may include cache hits" : "",
                  rounds, probe_team_placement(team), peak_src);
         probe_emit_rounds(ctx, metric, bw, (size_t)rounds, PROBE_STAT_BEST_MAX, "GB/s", peak, method);
     }
@@ -484,6 +485,26 @@ static int host_memory(probe_ctx *ctx, cp_error *err)
 
 /* ---- GPU device memory ---- */
 
+/* The device's memory peak: NVML's bus width and clock, else the catalog
+ * row its name resolves to; the source into src. */
+static double gpu_hbm_peak(gpu_rt *g, int d, char *src, size_t size)
+{
+    double peak = gpu_mem_peak_gbps(g, d);
+    if (peak > 0) {
+        snprintf(src, size, "bus width/8 x max memory clock x 2 (NVML)");
+        return peak;
+    }
+    char name[128];
+    gpu_name(g, d, name, sizeof name);
+    const hw_gpu *spec = hw_gpu_find(name);
+    if (spec && spec->hbm_gbps > 0) {
+        snprintf(src, size, "the catalog's %s (%s)", spec->name, spec->source);
+        return spec->hbm_gbps;
+    }
+    snprintf(src, size, "unknown (no NVML, and the device name is not in the catalog)");
+    return NAN;
+}
+
 static int gpu_memory(probe_ctx *ctx, gpu_rt *g, int d, cp_error *err)
 {
     char metric[64], method[640], why[256];
@@ -503,6 +524,8 @@ static int gpu_memory(probe_ctx *ctx, gpu_rt *g, int d, cp_error *err)
     }
     probe_plateau pl;
     probe_find_plateau(pts, np, &pl);
+    char peak_src[300];
+    double peak = gpu_hbm_peak(g, d, peak_src, sizeof peak_src);
     int rounds = probe_rounds(ctx, 3, 10);
     double v[PROBE_MAX_ROUNDS];
     if (isnan(gpu_copy_gbps_rounds(g, d, GPU_D2D, false, bytes, rounds, v, why, sizeof why)))
@@ -513,16 +536,16 @@ static int gpu_memory(probe_ctx *ctx, gpu_rt *g, int d, cp_error *err)
         snprintf(method, sizeof method,
                  "cudaMemcpy device to device of %zu MiB (at least 4 x the %d MiB L2), read + write counted, median "
                  "of %d rounds after a warm-up copy; copy sizes 1 MiB to %zu MiB flat from %llu MiB at "
-                 "%.0f GB/s%s; peak = bus width/8 x max memory clock x 2 (NVML)",
+                 "%.0f GB/s%s; peak: %s",
                  bytes >> 20, l2 >> 20, rounds, bytes >> 20, (unsigned long long)(pl.start_bytes / 2 >> 20), pl.gbps,
-                 pl.cache_bytes ? " (faster below: the L2)" : "");
+                 pl.cache_bytes ? " (faster below: the L2)" : "", peak_src);
     else
         snprintf(method, sizeof method,
                  "cudaMemcpy device to device of %zu MiB (at least 4 x the %d MiB L2), read + write counted, median "
                  "of %d rounds after a warm-up copy; the copy rate was still changing at %zu MiB (no "
-                 "plateau); peak = bus width/8 x max memory clock x 2 (NVML)",
-                 bytes >> 20, l2 >> 20, rounds, bytes >> 20);
-    probe_emit_rounds(ctx, metric, v, (size_t)rounds, PROBE_STAT_MEDIAN, "GB/s", gpu_mem_peak_gbps(g, d), method);
+                 "plateau); peak: %s",
+                 bytes >> 20, l2 >> 20, rounds, bytes >> 20, peak_src);
+    probe_emit_rounds(ctx, metric, v, (size_t)rounds, PROBE_STAT_MEDIAN, "GB/s", peak, method);
     if (ctx->rep) {
         rep_node *gm = rep_child(ctx->rep->root, "gpu_memory");
         if (!gm)

@@ -124,17 +124,14 @@ uint64_t probe_stream_array_bytes(uint64_t explicit_bytes, uint64_t cache_bytes,
                                   bool *capped)
 {
     uint64_t b = explicit_bytes;
-    if (capped)
-        *capped = false;
     if (!b) {
         uint64_t floor = (quick ? 64ull : 256ull) << 20;
         b = 4 * cache_bytes > floor ? 4 * cache_bytes : floor;
-        if (cap_bytes && b > cap_bytes) {
+        if (cap_bytes && b > cap_bytes)
             b = cap_bytes;
-            if (capped)
-                *capped = b < 4 * cache_bytes;
-        }
     }
+    if (capped) /* by the memory bound, or by the user's --size */
+        *capped = b < 4 * cache_bytes;
     return b / 64 * 64;
 }
 

@@ -46,6 +46,8 @@ static void test_stream_sizes(void **state)
     /* explicit size wins; default is max(4 x the cache found, floor), bounded by memory */
     bool capped = true;
     assert_int_equal(probe_stream_array_bytes(1000, 1u << 30, 0, 0, &capped), 960);
+    assert_true(capped); /* an explicit size below 4 x the cache is said to be */
+    assert_int_equal(probe_stream_array_bytes(1u << 30, 1u << 20, 0, 0, &capped), 1u << 30);
     assert_false(capped);
     assert_int_equal(probe_stream_array_bytes(0, 32u << 20, 0, 0, NULL), 256ull << 20);
     assert_int_equal(probe_stream_array_bytes(0, 100u << 20, 0, 0, NULL), 400ull << 20);
