@@ -95,11 +95,13 @@ static const char *method_with_notes(probe_ctx *ctx, const probe_row *r)
     int n = snprintf(buf, sizeof buf, "%s", r->method ? r->method : "");
     if (n < 0 || (size_t)n >= sizeof buf)
         n = (int)strlen(buf);
-    if (r->impossible)
+    if (r->impossible && isfinite(r->peak))
         snprintf(buf + n, sizeof buf - (size_t)n,
                  "; IMPOSSIBLE: %.4g %s is above the peak %.4g %s, so it is not a measurement (a cache, "
                  "clock or timer effect); value left null",
                  r->impossible_value, r->unit ? r->unit : "", r->peak, r->unit ? r->unit : "");
+    else if (r->impossible)
+        snprintf(buf + n, sizeof buf - (size_t)n, "; value left null (the figure is in impossible_value)");
     else
         snprintf(buf + n, sizeof buf - (size_t)n, "; %zu of %zu rounds above the peak %.4g %s left out",
                  r->stats.rejected, r->stats.rejected + r->stats.n, r->peak, r->unit ? r->unit : "");
@@ -117,10 +119,14 @@ void probe_emit(probe_ctx *ctx, const probe_row *row)
         r->row.impossible = true;
         r->row.impossible_value = row->value;
     }
-    if (r->row.impossible)
+    if (r->row.impossible) { /* nothing of it is shown as a measurement, its spread neither */
         r->row.value = NAN;
-    else
+        size_t rejected = r->row.stats.rejected;
+        probe_stats_of(NULL, 0, &r->row.stats);
+        r->row.stats.rejected = rejected;
+    } else {
         r->row.impossible_value = NAN;
+    }
     r->row.metric = dup_or_null(ctx, row->metric);
     r->row.unit = dup_or_null(ctx, row->unit);
     r->row.method = method_with_notes(ctx, &r->row);

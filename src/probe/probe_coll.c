@@ -76,6 +76,14 @@ static void emit_sweep(probe_ctx *ctx, comm *c, const coll_nccl *nx, const coll_
             .time_us = res[i].time_us, .algbw_gbps = res[i].algbw_gbps, .busbw_gbps = res[i].busbw_gbps,
             .in_place = res[i].in_place, .wrong = res[i].wrong, .buffers = nx ? "device" : "host",
         };
+        if (comm_size(c) == 1 && res[i].in_place) {
+            /* one rank in place: not a byte moves, and bytes over the time of
+             * nothing is no bandwidth (nccl-tests prints one; we keep it aside) */
+            snprintf(method + strlen(method), sizeof method - strlen(method),
+                     "; one rank in place: no data moves, so this is not a bandwidth");
+            r.impossible = true;
+            r.impossible_value = res[i].busbw_gbps;
+        }
         probe_emit_samples(ctx, &r, res[i].round_busbw_gbps, (size_t)res[i].n_rounds, PROBE_STAT_MEDIAN);
     }
 }
