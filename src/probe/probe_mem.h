@@ -62,6 +62,13 @@ uint64_t probe_llc_bytes(const cp_fsroot *fs);
 /* "64K", "1024K", "32M" as sysfs writes cache sizes -> bytes; 0 when bad. */
 uint64_t probe_parse_cache_size(const char *s);
 
+/* The DRAM peak the DMI memory devices allow (type 17 under
+ * /sys/firmware/dmi/entries, root only): the sum over populated devices of
+ * configured MT/s (else rated) x data width / 8, in GB/s; an upper bound,
+ * since devices sharing a channel do not add up. NaN when none is readable;
+ * *dimms gets the devices counted. */
+double probe_dmi_mem_peak_gbps(const cp_fsroot *fs, int *dimms);
+
 /* ---- the working-set sweep ---- */
 
 /* One working set: the three arrays of a triad together, ws_bytes in all. */

@@ -169,41 +169,6 @@ bool probe_memory_applies(probe_ctx *ctx, char *why, size_t why_size)
 
 /* ---- the peak ---- */
 
-/* DMI type 17 (memory device) of the SMBIOS spec: data width (bits) at
- * 0x0A, size at 0x0C (0 = empty slot), speed (MT/s) at 0x15, configured
- * speed at 0x20. Sum over populated devices of MT/s x width / 8: an upper
- * bound, since DIMMs that share a channel do not add up. NaN when the
- * entries are absent or unreadable (they need root). */
-static double dmi_peak_gbps(const cp_fsroot *fs, int *dimms)
-{
-    double sum = 0;
-    *dimms = 0;
-    for (int i = 0; i < 1024; i++) {
-        char path[96];
-        unsigned char raw[0x60];
-        snprintf(path, sizeof path, "/sys/firmware/dmi/entries/17-%d/raw", i);
-        int fd = cp_fsroot_open(fs, path);
-        if (fd < 0)
-            break;
-        ssize_t n = read(fd, raw, sizeof raw);
-        close(fd);
-        if (n < 0x17 || raw[0] != 17 || raw[1] < 0x17)
-            continue;
-        unsigned width = raw[0x0A] | raw[0x0B] << 8, size = raw[0x0C] | raw[0x0D] << 8;
-        unsigned speed = raw[0x15] | raw[0x16] << 8;
-        if (raw[1] >= 0x22 && n >= 0x22) {
-            unsigned conf = raw[0x20] | raw[0x21] << 8;
-            if (conf && conf != 0xFFFF)
-                speed = conf;
-        }
-        if (size == 0 || width == 0 || width == 0xFFFF || speed == 0 || speed == 0xFFFF)
-            continue;
-        sum += (double)speed * 1e6 * width / 8 / 1e9;
-        (*dimms)++;
-    }
-    return *dimms ? sum : NAN;
-}
-
 /* The theoretical DRAM bandwidth and where it came from. */
 static double mem_peak_gbps(const probe_ctx *ctx, char *src, size_t size)
 {
@@ -214,7 +179,7 @@ static double mem_peak_gbps(const probe_ctx *ctx, char *src, size_t size)
         return peak;
     }
     int dimms;
-    peak = dmi_peak_gbps(&ctx->fs, &dimms);
+    peak = probe_dmi_mem_peak_gbps(&ctx->fs, &dimms);
     if (peak > 0) {
         snprintf(src, size, "DMI: %d memory device%s, configured MT/s x width summed (an upper bound)", dimms,
                  dimms == 1 ? "" : "s");

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 uint64_t probe_parse_cache_size(const char *s)
 {
@@ -118,6 +119,41 @@ uint64_t probe_llc_bytes(const cp_fsroot *fs)
     probe_cache c[8];
     size_t n = probe_caches(fs, c, 8);
     return n ? c[n - 1].total_bytes : 0;
+}
+
+/* DMI type 17 (memory device) of the SMBIOS spec: data width (bits) at
+ * 0x0A, size at 0x0C (0 = empty slot), speed (MT/s) at 0x15, configured
+ * speed at 0x20. Sum over populated devices of MT/s x width / 8: an upper
+ * bound, since DIMMs that share a channel do not add up. NaN when the
+ * entries are absent or unreadable (they need root). */
+double probe_dmi_mem_peak_gbps(const cp_fsroot *fs, int *dimms)
+{
+    double sum = 0;
+    *dimms = 0;
+    for (int i = 0; i < 1024; i++) {
+        char path[96];
+        unsigned char raw[0x60];
+        snprintf(path, sizeof path, "/sys/firmware/dmi/entries/17-%d/raw", i);
+        int fd = cp_fsroot_open(fs, path);
+        if (fd < 0)
+            break;
+        ssize_t n = read(fd, raw, sizeof raw);
+        close(fd);
+        if (n < 0x17 || raw[0] != 17 || raw[1] < 0x17)
+            continue;
+        unsigned width = raw[0x0A] | raw[0x0B] << 8, size = raw[0x0C] | raw[0x0D] << 8;
+        unsigned speed = raw[0x15] | raw[0x16] << 8;
+        if (raw[1] >= 0x22 && n >= 0x22) {
+            unsigned conf = raw[0x20] | raw[0x21] << 8;
+            if (conf && conf != 0xFFFF)
+                speed = conf;
+        }
+        if (size == 0 || width == 0 || width == 0xFFFF || speed == 0 || speed == 0xFFFF)
+            continue;
+        sum += (double)speed * 1e6 * width / 8 / 1e9;
+        (*dimms)++;
+    }
+    return *dimms ? sum : NAN;
 }
 
 uint64_t probe_stream_array_bytes(uint64_t explicit_bytes, uint64_t cache_bytes, int quick, uint64_t cap_bytes,

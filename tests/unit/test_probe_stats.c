@@ -180,6 +180,12 @@ static void test_caches(void **state)
     assert_int_equal(c[1].instances, 4);
     assert_int_equal(c[1].total_bytes, 8ull << 20);
     assert_int_equal(probe_llc_bytes(&fs), 16ull << 20);
+    /* two DDR5 DIMMs configured at 4800 MT/s x 64 bits, one empty slot: 2 x 38.4 GB/s */
+    int dimms;
+    CP_ASSERT_NEAR(probe_dmi_mem_peak_gbps(&fs, &dimms), 76.8, 1e-9);
+    assert_int_equal(dimms, 2);
+    fixture(&fs, "vm-a"); /* no DMI in the guest */
+    assert_true(isnan(probe_dmi_mem_peak_gbps(&fs, &dimms)));
     cp_fsroot_init(&fs, "/nonexistent");
     assert_int_equal(probe_llc_bytes(&fs), 0);
     assert_int_equal(probe_parse_cache_size("1024K\n"), 1u << 20);
