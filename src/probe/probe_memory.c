@@ -6,7 +6,8 @@
  *
  * 1. Sweep (probe_memsweep.c): the triad a = b + s*c over working sets from
  *    64 KiB (three arrays together) upwards in 2x steps, each point the
- *    median of its repetitions (a repetition runs the kernel enough times to
+ *    median of its repetitions (5 quick, 7 full; 2 fewer from 256 MiB on,
+ *    where one lasts long enough to be steady; a repetition runs the kernel enough times to
  *    last a few ms, so small sets are not timed by the barrier), until the
  *    large end is flat (probe_sweep_settled) or the memory bound is reached
  *    (half of MemAvailable, at most 4 GiB quick / 16 GiB full, or 3 x
@@ -236,7 +237,8 @@ static void run_sweep(probe_team *t, stream_arrays *s, uint64_t max_ws, uint64_t
         uint64_t n = ws / probe_stream_bytes(PROBE_TRIAD, 1);
         if (n > s->cap)
             break;
-        sw->pts[sw->n++] = sweep_point(t, s, n, reps);
+        /* past 256 MiB a repetition is long enough to be steady: fewer of them */
+        sw->pts[sw->n++] = sweep_point(t, s, n, ws >= (256ull << 20) && reps > 3 ? reps - 2 : reps);
         if (probe_sweep_settled(sw->pts, sw->n, os_llc, min_settle)) {
             sw->settled = true;
             break;
