@@ -1,5 +1,6 @@
 /* fsroot.c - procfs/sysfs paths under a movable root (see fsroot.h). */
 #include "fsroot.h"
+#include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -91,6 +92,38 @@ ssize_t cp_fsroot_read(const cp_fsroot *fs, const char *path, char *buf, size_t 
     }
     close(fd);
     buf[len] = 0;
+    return (ssize_t)len;
+}
+
+ssize_t cp_fsroot_slurp(const cp_fsroot *fs, const char *path, char **buf, size_t *cap)
+{
+    int fd = cp_fsroot_open(fs, path);
+    if (fd < 0)
+        return -1;
+    size_t len = 0;
+    for (;;) {
+        if (len + 4096 + 1 > *cap) {
+            size_t want = *cap ? *cap * 2 : 16384;
+            while (want < len + 4096 + 1)
+                want *= 2;
+            *buf = cp_xrealloc(*buf, want);
+            *cap = want;
+        }
+        ssize_t r = read(fd, *buf + len, *cap - 1 - len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int e = errno;
+            close(fd);
+            errno = e;
+            return -1;
+        }
+        if (r == 0)
+            break;
+        len += (size_t)r;
+    }
+    close(fd);
+    (*buf)[len] = 0;
     return (ssize_t)len;
 }
 

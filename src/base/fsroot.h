@@ -51,6 +51,12 @@ DIR *cp_fsroot_opendir(const cp_fsroot *fs, const char *path);
 /* A whole (small) file into buf, NUL-terminated and cut at size - 1 bytes.
  * Returns its length, or -1 (errno set) when it cannot be read. */
 ssize_t cp_fsroot_read(const cp_fsroot *fs, const char *path, char *buf, size_t size);
+/* A whole file of any size into *buf (grown with realloc as needed; *cap
+ * its size; both may start 0/NULL and are the caller's to free), NUL-
+ * terminated. Returns its length, or -1 (errno set). For files that may
+ * outgrow a fixed buffer (/proc/stat of many CPUs, diskstats of many
+ * devices) read again and again by a sampler: the buffer is reused. */
+ssize_t cp_fsroot_slurp(const cp_fsroot *fs, const char *path, char **buf, size_t *cap);
 /* The first line without its newline; false when unreadable or empty. */
 bool cp_fsroot_read_line(const cp_fsroot *fs, const char *path, char *buf, size_t size);
 /* A file holding one integer (sysfs style, e.g. "2048\n"); false when

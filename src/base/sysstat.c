@@ -351,19 +351,16 @@ static bool sysfs_virtual(const cp_fsroot *fs, const char *dir, const char *name
     return strstr(target, "/virtual/") != NULL;
 }
 
-/* Big enough for /proc/stat of 1024 CPUs (~100 bytes a line) and a
- * diskstats with hundreds of loop devices. */
-#define SS_BUF_BYTES (256u * 1024)
-
 typedef int (*text_parser)(const char *text, void *out);
 
-/* Read path and parse it; 1 when read and parsed, 0 when absent, <0 when
- * malformed (err set). */
-static int read_parse(const cp_fsroot *fs, const char *path, char *buf, text_parser parse, void *out, cp_error *err)
+/* Read path into the sample's text buffer and parse it; 1 when read and
+ * parsed, 0 when absent, <0 when malformed (err set). */
+static int read_parse(const cp_fsroot *fs, const char *path, cp_ss_sample *s, text_parser parse, void *out,
+                      cp_error *err)
 {
-    if (cp_fsroot_read(fs, path, buf, SS_BUF_BYTES) < 0)
+    if (cp_fsroot_slurp(fs, path, &s->text, &s->cap_text) < 0)
         return 0;
-    if (parse(buf, out) < 0)
+    if (parse(s->text, out) < 0)
         return cp_error_set(err, CP_ERR_FORMAT, path, 0, 0, -1, "not the kernel's format");
     return 1;
 }
@@ -379,7 +376,7 @@ static int p_sstat(const char *t, void *o) { return cp_ss_parse_self_stat(t, o);
 static int p_sio(const char *t, void *o) { return cp_ss_parse_self_io(t, o); }
 
 /* cpufreq of every CPU /proc/stat listed (or cpu0.. when it was not read). */
-static int take_freq(const cp_fsroot *fs, cp_ss_sample *s, char *buf, cp_error *err)
+static int take_freq(const cp_fsroot *fs, cp_ss_sample *s, cp_error *err)
 {
     s->n_freqs = 0;
     s->freq_source = CP_SS_FREQ_NONE;
@@ -398,7 +395,7 @@ static int take_freq(const cp_fsroot *fs, cp_ss_sample *s, char *buf, cp_error *
         s->freq_source = CP_SS_FREQ_CPUFREQ;
         return 1;
     }
-    int rc = read_parse(fs, "/proc/cpuinfo", buf, p_mhz, s, err);
+    int rc = read_parse(fs, "/proc/cpuinfo", s, p_mhz, s, err);
     if (rc > 0 && s->n_freqs)
         s->freq_source = CP_SS_FREQ_CPUINFO;
     return rc < 0 ? rc : s->n_freqs > 0;
@@ -406,7 +403,6 @@ static int take_freq(const cp_fsroot *fs, cp_ss_sample *s, char *buf, cp_error *
 
 int cp_ss_take(const cp_fsroot *fs, unsigned what, cp_ss_sample *s, cp_error *err)
 {
-    char *buf = cp_xmalloc(SS_BUF_BYTES);
     s->have = 0;
     s->mono_ns = cp_now_ns();
     int rc, worst = 0;
@@ -418,15 +414,15 @@ int cp_ss_take(const cp_fsroot *fs, unsigned what, cp_ss_sample *s, cp_error *er
         else if (rc < 0)       \
             worst = rc;        \
     }
-    TAKE(CP_SS_STAT, read_parse(fs, "/proc/stat", buf, p_stat, s, err))
-    TAKE(CP_SS_LOADAVG, read_parse(fs, "/proc/loadavg", buf, p_load, &s->load, err))
+    TAKE(CP_SS_STAT, read_parse(fs, "/proc/stat", s, p_stat, s, err))
+    TAKE(CP_SS_LOADAVG, read_parse(fs, "/proc/loadavg", s, p_load, &s->load, err))
     if (what & CP_SS_PSI) {
         bool all = true;
         for (int r = 0; r < CP_SS_PSI_N; r++) {
             char path[64];
             snprintf(path, sizeof path, "/proc/pressure/%s", cp_ss_psi_name(r));
             memset(&s->psi[r], 0, sizeof s->psi[r]);
-            rc = read_parse(fs, path, buf, p_psi, &s->psi[r], err);
+            rc = read_parse(fs, path, s, p_psi, &s->psi[r], err);
             if (rc < 0)
                 worst = rc;
             all &= rc > 0;
@@ -434,12 +430,12 @@ int cp_ss_take(const cp_fsroot *fs, unsigned what, cp_ss_sample *s, cp_error *er
         if (all)
             s->have |= CP_SS_PSI;
     }
-    TAKE(CP_SS_CPUFREQ, take_freq(fs, s, buf, err))
-    TAKE(CP_SS_MEMINFO, read_parse(fs, "/proc/meminfo", buf, p_mem, &s->mem, err))
-    TAKE(CP_SS_DISKSTATS, read_parse(fs, "/proc/diskstats", buf, p_disk, s, err))
+    TAKE(CP_SS_CPUFREQ, take_freq(fs, s, err))
+    TAKE(CP_SS_MEMINFO, read_parse(fs, "/proc/meminfo", s, p_mem, &s->mem, err))
+    TAKE(CP_SS_DISKSTATS, read_parse(fs, "/proc/diskstats", s, p_disk, s, err))
     for (size_t i = 0; (s->have & CP_SS_DISKSTATS) && i < s->n_disks; i++)
         s->disks[i].virt = sysfs_virtual(fs, "/sys/block", s->disks[i].name, &s->disks[i].whole);
-    TAKE(CP_SS_NETDEV, read_parse(fs, "/proc/net/dev", buf, p_net, s, err))
+    TAKE(CP_SS_NETDEV, read_parse(fs, "/proc/net/dev", s, p_net, s, err))
     for (size_t i = 0; (s->have & CP_SS_NETDEV) && i < s->n_nets; i++) {
         bool exists;
         bool virt = sysfs_virtual(fs, "/sys/class/net", s->nets[i].name, &exists);
@@ -449,17 +445,16 @@ int cp_ss_take(const cp_fsroot *fs, unsigned what, cp_ss_sample *s, cp_error *er
     if (what & CP_SS_SELF) {
         memset(&s->self, 0, sizeof s->self);
         s->self.read_bytes = s->self.write_bytes = -1;
-        rc = read_parse(fs, "/proc/self/stat", buf, p_sstat, &s->self, err);
+        rc = read_parse(fs, "/proc/self/stat", s, p_sstat, &s->self, err);
         if (rc < 0)
             worst = rc;
         if (rc > 0)
             s->have |= CP_SS_SELF;
         cp_ss_self io = s->self;
-        if (read_parse(fs, "/proc/self/io", buf, p_sio, &io, NULL) > 0) /* unreadable in some containers */
+        if (read_parse(fs, "/proc/self/io", s, p_sio, &io, NULL) > 0) /* unreadable in some containers */
             s->self = io;
     }
 #undef TAKE
-    free(buf);
     return worst;
 }
 
@@ -469,6 +464,7 @@ void cp_ss_sample_free(cp_ss_sample *s)
     free(s->disks);
     free(s->nets);
     free(s->freqs);
+    free(s->text);
     memset(s, 0, sizeof *s);
 }
 
@@ -489,6 +485,8 @@ void cp_ss_sample_copy(cp_ss_sample *dst, const cp_ss_sample *src)
     dst->disks = dup_array(src->disks, src->n_disks, sizeof *src->disks, &dst->cap_disks);
     dst->nets = dup_array(src->nets, src->n_nets, sizeof *src->nets, &dst->cap_nets);
     dst->freqs = dup_array(src->freqs, src->n_freqs, sizeof *src->freqs, &dst->cap_freqs);
+    dst->text = NULL; /* a scratch buffer: not copied */
+    dst->cap_text = 0;
 }
 
 /* ---- deltas ---- */

@@ -29,9 +29,10 @@
  * Built for reuse: the probes' quietness check takes a sample before and
  * after each probe; `chainprof monitor` samples on a period and turns the
  * counters into rates (cp_ss_delta) or Prometheus counters (the raw
- * fields). A sample owns growable arrays that are reused by the next
- * cp_ss_take on the same struct, so periodic sampling allocates nothing
- * once the device lists are sized. The cp_ss_parse_* functions take a
+ * fields). A sample owns growable arrays and the text buffer its files are
+ * read into, all reused by the next cp_ss_take on the same struct, so
+ * periodic sampling allocates nothing once they are sized (and no file is
+ * cut short: /proc/stat of a thousand CPUs is 100 KB). The cp_ss_parse_* functions take a
  * file's text and are what the unit tests check against captured trees
  * (tests/fixtures/fsroot).
  *
@@ -144,6 +145,8 @@ typedef struct cp_ss_sample {
     size_t n_freqs, cap_freqs;
     int freq_source; /* CP_SS_FREQ_* */
     cp_ss_self self;
+    char *text;      /* the file being parsed (reused, grown as files need) */
+    size_t cap_text;
 } cp_ss_sample;
 
 /* Read the sources in `what` into s (its arrays are reused). Returns 0, or

@@ -124,8 +124,10 @@ static void test_metal(void **state)
 
     /* the sample's arrays are reused: a second take allocates nothing more */
     cp_ss_disk *before = s.disks;
+    char *text = s.text;
     assert_int_equal(cp_ss_take(&fs, CP_SS_DISKSTATS, &s, &err), 0);
     assert_ptr_equal(s.disks, before);
+    assert_ptr_equal(s.text, text);
     assert_int_equal(s.have, CP_SS_DISKSTATS);
     cp_ss_sample_free(&s);
 }
