@@ -65,50 +65,22 @@ DIR *cp_fsroot_opendir(const cp_fsroot *fs, const char *path)
     return opendir(p);
 }
 
-ssize_t cp_fsroot_read(const cp_fsroot *fs, const char *path, char *buf, size_t size)
+/* Read fd to its end into *buf, NUL-terminated: grown as needed when grow,
+ * else cut at *cap - 1 bytes. Closes fd. Length, or -1 with errno. procfs
+ * files are generated per read() call, so it reads until EOF. */
+static ssize_t read_to_end(int fd, char **buf, size_t *cap, bool grow)
 {
-    if (size == 0)
-        return -1;
-    buf[0] = 0;
-    int fd = cp_fsroot_open(fs, path);
-    if (fd < 0)
-        return -1;
-    /* procfs files are generated per read() call: read until EOF */
-    size_t len = 0;
-    while (len + 1 < size) {
-        ssize_t r = read(fd, buf + len, size - 1 - len);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            int e = errno;
-            close(fd);
-            errno = e;
-            buf[0] = 0;
-            return -1;
-        }
-        if (r == 0)
-            break;
-        len += (size_t)r;
-    }
-    close(fd);
-    buf[len] = 0;
-    return (ssize_t)len;
-}
-
-ssize_t cp_fsroot_slurp(const cp_fsroot *fs, const char *path, char **buf, size_t *cap)
-{
-    int fd = cp_fsroot_open(fs, path);
-    if (fd < 0)
-        return -1;
     size_t len = 0;
     for (;;) {
-        if (len + 4096 + 1 > *cap) {
+        if (grow && len + 4096 + 1 > *cap) {
             size_t want = *cap ? *cap * 2 : 16384;
             while (want < len + 4096 + 1)
                 want *= 2;
             *buf = cp_xrealloc(*buf, want);
             *cap = want;
         }
+        if (len + 1 >= *cap)
+            break;
         ssize_t r = read(fd, *buf + len, *cap - 1 - len);
         if (r < 0 && errno == EINTR)
             continue;
@@ -125,6 +97,27 @@ ssize_t cp_fsroot_slurp(const cp_fsroot *fs, const char *path, char **buf, size_
     close(fd);
     (*buf)[len] = 0;
     return (ssize_t)len;
+}
+
+ssize_t cp_fsroot_read(const cp_fsroot *fs, const char *path, char *buf, size_t size)
+{
+    if (size == 0)
+        return -1;
+    buf[0] = 0;
+    int fd = cp_fsroot_open(fs, path);
+    if (fd < 0)
+        return -1;
+    char *b = buf;
+    ssize_t n = read_to_end(fd, &b, &size, false);
+    if (n < 0)
+        buf[0] = 0;
+    return n;
+}
+
+ssize_t cp_fsroot_slurp(const cp_fsroot *fs, const char *path, char **buf, size_t *cap)
+{
+    int fd = cp_fsroot_open(fs, path);
+    return fd < 0 ? -1 : read_to_end(fd, buf, cap, true);
 }
 
 bool cp_fsroot_read_line(const cp_fsroot *fs, const char *path, char *buf, size_t size)
