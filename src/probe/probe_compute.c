@@ -180,9 +180,12 @@ double probe_cpu_ghz(const cp_fsroot *fs)
  * below what the FMA kernel measures. */
 double probe_cpu_ghz_measured(void)
 {
-    const uint64_t iters = 50u * 1000 * 1000; /* 4 dependent adds each: ~0.06 s at 3 GHz */
+    /* many short repetitions, the best kept: on a shared machine a long one
+     * is preempted (it read 0.58 GHz on a loaded 2.6 GHz VM, and a peak from
+     * it made real FMA rounds look impossible); 10 ms slices mostly are not */
+    const uint64_t iters = 8u * 1000 * 1000; /* 4 dependent adds each: ~0.01 s at 3 GHz */
     double best = NAN;
-    for (int rep = 0; rep < 3; rep++) {
+    for (int rep = 0; rep < 15; rep++) {
         uint64_t x = 0;
         int64_t t0 = cp_now_ns();
         for (uint64_t i = 0; i < iters; i++) {
@@ -315,33 +318,42 @@ int probe_compute_run(probe_ctx *ctx, cp_error *err)
     isa_kernels k = pick_isa();
     int cores = ctx->opts.threads > 0 ? ctx->opts.threads : cp_cpu_count();
     double nominal_ghz = probe_cpu_ghz(&ctx->fs), measured_ghz = probe_cpu_ghz_measured();
-    /* the peak uses the faster of the two: a peak below the measured rate
-     * would report efficiencies above 100 % */
-    double ghz = !(nominal_ghz >= measured_ghz) ? measured_ghz : nominal_ghz;
     double target = ctx->opts.seconds > 0 ? ctx->opts.seconds / 4 : ctx->opts.quick ? 0.1 : 0.5;
     int rounds = probe_rounds(ctx, 3, 5);
     struct {
         const char *prec;
         fma_kernel fn;
         int lanes;
-    } precs[] = { { "fp64", k.f64, k.lanes_f64 }, { "fp32", k.f32, k.lanes_f64 * 2 } };
-    double v[PROBE_MAX_ROUNDS];
+        int n1, nall; /* rounds measured (0: a thread failed to start) */
+        double one[PROBE_MAX_ROUNDS], all[PROBE_MAX_ROUNDS];
+    } precs[] = { { "fp64", k.f64, k.lanes_f64, 0, 0, { 0 }, { 0 } },
+                  { "fp32", k.f32, k.lanes_f64 * 2, 0, 0, { 0 }, { 0 } } };
+    for (size_t p = 0; p < CP_ARRAY_LEN(precs); p++) {
+        precs[p].n1 = measure(precs[p].fn, precs[p].lanes, 1, target, rounds, precs[p].one) == 0 ? rounds : 0;
+        precs[p].nall = measure(precs[p].fn, precs[p].lanes, cores, target, rounds, precs[p].all) == 0 ? rounds : 0;
+    }
+    /* the clock again after the kernels (turbo may have settled, a neighbour
+     * may have left); the peak uses the fastest of the three readings: a peak
+     * below the measured rate would report efficiencies above 100 % and
+     * reject real rounds as impossible */
+    double after_ghz = probe_cpu_ghz_measured();
+    if (!(measured_ghz >= after_ghz))
+        measured_ghz = after_ghz;
+    double ghz = !(nominal_ghz >= measured_ghz) ? measured_ghz : nominal_ghz;
     for (size_t p = 0; p < CP_ARRAY_LEN(precs); p++) {
         char metric[64], method[256];
-        int n = measure(precs[p].fn, precs[p].lanes, 1, target, rounds, v) == 0 ? rounds : 0;
         snprintf(metric, sizeof metric, "cpu_%s_gflops_1core", precs[p].prec);
         snprintf(method, sizeof method,
                  "%s FMA kernel, %d independent chains, 1 thread, median of %d rounds; peak = 1 core x %.2f GHz x %d "
                  "FMA x %d lanes x 2",
                  k.isa, CP_FMA_CHAINS, rounds, ghz, k.fma_units, precs[p].lanes);
-        probe_emit_rounds(ctx, metric, v, (size_t)n, PROBE_STAT_MEDIAN, "GFLOP/s",
+        probe_emit_rounds(ctx, metric, precs[p].one, (size_t)precs[p].n1, PROBE_STAT_MEDIAN, "GFLOP/s",
                           probe_cpu_peak_gflops(1, ghz, k.fma_units, precs[p].lanes), method);
-        n = measure(precs[p].fn, precs[p].lanes, cores, target, rounds, v) == 0 ? rounds : 0;
         snprintf(metric, sizeof metric, "cpu_%s_gflops_all", precs[p].prec);
         snprintf(method, sizeof method,
                  "%s FMA kernel, %d threads, median of %d rounds; peak = %d cores x %.2f GHz x %d FMA x %d lanes x 2",
                  k.isa, cores, rounds, cores, ghz, k.fma_units, precs[p].lanes);
-        probe_emit_rounds(ctx, metric, v, (size_t)n, PROBE_STAT_MEDIAN, "GFLOP/s",
+        probe_emit_rounds(ctx, metric, precs[p].all, (size_t)precs[p].nall, PROBE_STAT_MEDIAN, "GFLOP/s",
                           probe_cpu_peak_gflops(cores, ghz, k.fma_units, precs[p].lanes), method);
     }
     gpu_rt *g = probe_gpu(ctx);

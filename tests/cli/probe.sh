@@ -30,7 +30,7 @@ for r in d["results"]:
     assert r["layer"] in ("compute", "memory", "intra", "inter", "storage")
     assert r["buffers"] in (("host", "device") if r["busbw_gbps"] is not None else (None,)), r
     assert r["value"] is None or r["value"] >= 0, r
-    if r["peak"] is None: assert r["efficiency"] is None
+    if r["peak"] is None or r["value"] is None: assert r["efficiency"] is None
     else: assert abs(r["efficiency"] - r["value"] / r["peak"]) < 1e-9
 ran = {p["probe"] for p in d["probes"]}
 for need in ("compute", "memory", "storage"):
