@@ -107,8 +107,12 @@ int cli_emit(const cli_ctx *ctx, const rep_report *r, char *const *inputs, size_
  * NULL = every number of the report; db_path NULL = the default database.
  * Failures are warnings. */
 struct hist_metrics;
+struct hist_run_info;
 void cli_history_record(const cli_ctx *ctx, const rep_report *r, const struct hist_metrics *metrics,
                         const char *db_path, bool no_history);
+/* The same with what the run says about itself (its quietness; NULL: nothing). */
+void cli_history_record_info(const cli_ctx *ctx, const rep_report *r, const struct hist_metrics *metrics,
+                             const struct hist_run_info *info, const char *db_path, bool no_history);
 
 /* Help and manuals. */
 void cli_print_opts_help(const cli_ctx *ctx);

@@ -13,6 +13,12 @@
 void cli_history_record(const cli_ctx *ctx, const rep_report *r, const hist_metrics *metrics, const char *db_path,
                         bool no_history)
 {
+    cli_history_record_info(ctx, r, metrics, NULL, db_path, no_history);
+}
+
+void cli_history_record_info(const cli_ctx *ctx, const rep_report *r, const hist_metrics *metrics,
+                             const hist_run_info *info, const char *db_path, bool no_history)
+{
     if (no_history || getenv("CHAINPROF_NO_HISTORY"))
         return;
     hist_metrics flat = { 0 };
@@ -25,7 +31,7 @@ void cli_history_record(const cli_ctx *ctx, const rep_report *r, const hist_metr
     cp_error_clear(&err);
     int64_t id = 0;
     if (hist_open(db_path, &db, &err) == 0) {
-        hist_record(db, ctx->cmd, ctx->argc, ctx->argv, metrics, &id, &err);
+        hist_record(db, ctx->cmd, ctx->argc, ctx->argv, metrics, info, &id, &err);
         hist_close(db);
     }
     if (err.code) {

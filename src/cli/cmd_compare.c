@@ -1,8 +1,11 @@
 /* cmd_compare.c - `chainprof compare RUN_A RUN_B`: two recorded runs side
- * by side, metric by metric, with the change in percent; a change in the
- * bad direction beyond --threshold is flagged as a regression. Which
- * direction is bad comes from the unit (throughputs should not fall,
- * durations should not rise; see hist_unit_direction). With
+ * by side, metric by metric, with the change in percent and a verdict
+ * (hist_judge): a difference inside the noise of both runs (their p10-p90
+ * bands overlap) is "no change", with the bands; otherwise a change in the
+ * bad direction beyond --threshold is a regression. Which direction is bad
+ * comes from the unit (throughputs should not fall, durations should not
+ * rise; see hist_unit_direction). A run recorded as not quiet is said so
+ * in the header and the summary, with the probe's numbers. With
  * --fail-on-regression a flagged metric makes the exit status 4.
  * Metrics pair by path only: a collective's path carries its buffer kind
  * (host or device, hist_coll_path), so an MPI all-reduce on host memory and
@@ -32,6 +35,26 @@ static void run_header(rep_report *rep, const char *key, const hist_run *r)
     rep_str(rep, o, "host", "host", r->host);
     rep_str(rep, o, "command", "command", r->command);
     rep_str(rep, o, "argv", "command line", r->argv);
+    if (r->quiet >= 0)
+        rep_bool(rep, o, "quiet", "quiet", r->quiet);
+    else
+        rep_null(rep, o, "quiet", "quiet", NULL);
+    if (r->quiet_verdict[0])
+        rep_str(rep, o, "quiet_verdict", "quietness", r->quiet_verdict);
+    else
+        rep_null(rep, o, "quiet_verdict", "quietness", NULL);
+}
+
+/* The p10/p90 cells of one side: null without a spread. */
+static void band_cells(rep_report *rep, rep_node *row, const hist_metric *m)
+{
+    bool has = m && m->spread.rounds >= 2;
+    rep_cell_num(rep, row, has ? m->spread.p10 : NAN);
+    rep_cell_num(rep, row, has ? m->spread.p90 : NAN);
+    if (m && m->spread.rounds > 0)
+        rep_cell_int(rep, row, m->spread.rounds);
+    else
+        rep_cell_null(rep, row);
 }
 
 int cmd_compare(cli_ctx *ctx)
@@ -68,9 +91,13 @@ int cmd_compare(cli_ctx *ctx)
         { "metric", "metric", NULL, -1 }, { "unit", "unit", NULL, -1 },       { "a", "run A", NULL, 3 },
         { "b", "run B", NULL, 3 },        { "change_pct", "change", "%", 1 }, { "regression", "regression", NULL, -1 },
         { "buffers", "buffers", NULL, -1 },
+        /* the noise each side measured (schema 3 history; null before) */
+        { "verdict", "verdict", NULL, -1 }, { "a_p10", "A p10", NULL, 3 }, { "a_p90", "A p90", NULL, 3 },
+        { "a_rounds", "A rounds", NULL, -1 }, { "b_p10", "B p10", NULL, 3 }, { "b_p90", "B p90", NULL, 3 },
+        { "b_rounds", "B rounds", NULL, -1 }, { "why", "why", NULL, -1 },
     };
     rep_node *t = rep_table(rep, rep->root, "metrics", "metrics", cols, CP_ARRAY_LEN(cols));
-    size_t i = 0, k = 0, n_reg = 0, n_both = 0;
+    size_t i = 0, k = 0, n_reg = 0, n_both = 0, n_noise = 0, n_better = 0;
     /* both lists are sorted by path: merge them */
     while (i < ma.n || k < mb.n) {
         int c = i >= ma.n ? 1 : k >= mb.n ? -1 : strcmp(ma.v[i].path, mb.v[k].path);
@@ -80,15 +107,20 @@ int cmd_compare(cli_ctx *ctx)
         rep_cell_str(rep, row, a && a->unit ? a->unit : b && b->unit ? b->unit : "");
         rep_cell_num(rep, row, a ? a->value : NAN);
         rep_cell_num(rep, row, b ? b->value : NAN);
+        char why[400] = "";
+        hist_verdict v = HIST_V_UNKNOWN;
         if (a && b) {
-            bool reg = hist_is_regression(a->value, b->value, a->unit, threshold);
+            v = hist_judge(a, b, threshold, why, sizeof why);
             rep_cell_num(rep, row, hist_change_pct(a->value, b->value));
-            rep_cell_bool(rep, row, reg);
-            n_reg += reg;
+            rep_cell_bool(rep, row, v == HIST_V_REGRESSION);
+            n_reg += v == HIST_V_REGRESSION;
+            n_noise += v == HIST_V_NO_CHANGE;
+            n_better += v == HIST_V_IMPROVEMENT;
             n_both++;
         } else {
             rep_cell_null(rep, row);
             rep_cell_null(rep, row);
+            snprintf(why, sizeof why, "only in run %s", a ? "A" : "B");
         }
         /* the kind is part of the path, so a paired row has one kind */
         const char *kind = a && a->buffers ? a->buffers : b ? b->buffers : NULL;
@@ -96,12 +128,23 @@ int cmd_compare(cli_ctx *ctx)
             rep_cell_str(rep, row, kind);
         else
             rep_cell_null(rep, row);
+        rep_cell_str(rep, row, hist_verdict_name(v));
+        band_cells(rep, row, a);
+        band_cells(rep, row, b);
+        rep_cell_str(rep, row, why);
         i += c <= 0;
         k += c >= 0;
     }
     rep_node *sum = rep_obj(rep, rep->root, "summary", "summary");
     rep_int(rep, sum, "compared", "metrics in both runs", (int64_t)n_both, NULL);
     rep_int(rep, sum, "regressions", "regressions beyond the threshold", (int64_t)n_reg, NULL);
+    rep_int(rep, sum, "no_change_in_noise", "differences inside the noise of both runs", (int64_t)n_noise, NULL);
+    rep_int(rep, sum, "improvements", "improvements beyond the threshold", (int64_t)n_better, NULL);
+    if (ra.quiet == 0 || rb.quiet == 0)
+        rep_str(rep, sum, "note", "note",
+                ra.quiet == 0 && rb.quiet == 0 ? "neither run was quiet: their figures say as much about the load"
+                : ra.quiet == 0 ? "run A was not quiet: see run_a.quiet_verdict"
+                                : "run B was not quiet: see run_b.quiet_verdict");
     rc = cli_emit(ctx, rep, NULL, 0);
     if (!rc && n_reg && cli_has(ctx, O_FAIL)) {
         cp_error_set(&err, CP_ERR_CHECK, NULL, 0, 0, -1, "%zu metric%s regressed by more than %g %%", n_reg,

@@ -1,5 +1,6 @@
 /* cmd_history.c - `chainprof history`: list the runs recorded in the
- * history database, newest first (see src/history/history.h). */
+ * history database, newest first (see src/history/history.h), with whether
+ * the machine was quiet while a probe run measured it. */
 #include "cli.h"
 #include "../base/util.h"
 #include "../history/history.h"
@@ -50,6 +51,7 @@ int cmd_history(cli_ctx *ctx)
         { "id", "run", NULL, -1 },         { "time", "time (UTC)", NULL, -1 }, { "host", "host", NULL, -1 },
         { "command", "command", NULL, -1 }, { "version", "version", NULL, -1 }, { "metrics", "metrics", NULL, -1 },
         { "argv", "command line", NULL, -1 }, { "buffers", "coll buffers", NULL, -1 },
+        { "quiet", "quiet", NULL, -1 },
     };
     rep_node *t = rep_table(rep, rep->root, "runs", "runs", cols, CP_ARRAY_LEN(cols));
     for (size_t i = 0; i < runs.n; i++) {
@@ -65,6 +67,10 @@ int cmd_history(cli_ctx *ctx)
         rep_cell_str(rep, row, runs.v[i].argv);
         if (runs.v[i].buffers[0])
             rep_cell_str(rep, row, runs.v[i].buffers);
+        else
+            rep_cell_null(rep, row);
+        if (runs.v[i].quiet >= 0) /* null: not checked (analyze, or recorded before schema 3) */
+            rep_cell_bool(rep, row, runs.v[i].quiet);
         else
             rep_cell_null(rep, row);
     }

@@ -35,7 +35,8 @@ static const cli_opt opts[] = {
     { "full", 0, NULL, O_FULL, 0, "full measurements even when no probe is named" },
     { "dir", 0, "DIR", O_DIR, 0, "storage: directory to test (default: the current directory)" },
     { "size", 0, "BYTES", O_SIZE, 0, "memory/storage working size, e.g. 512M, 4G (default: per probe)" },
-    { "rounds", 0, "N", O_ROUNDS, 0, "storage: run the sequential tests N times, report the median (default 1)" },
+    { "rounds", 0, "N", O_ROUNDS, 0,
+      "rounds of every measurement, reported with their median and spread (default: per probe, 3-10)" },
     { "seconds", 0, "S", O_SECONDS, 0, "time budget per measurement (default: per probe)" },
     { "listen", 0, "[ADDR:]PORT", O_LISTEN, 0, "net: serve a peer on this address" },
     { "connect", 0, "HOST:PORT", O_CONNECT, 0, "net: measure towards a peer serving with --listen" },
@@ -92,27 +93,47 @@ static int size_opt(cli_ctx *ctx, int id, uint64_t *out)
     return 0;
 }
 
+/* The spread of a row for history (none for a single figure). */
+static void row_spread(const probe_row *w, hist_spread *sp)
+{
+    hist_spread_none(sp);
+    snprintf(sp->stat, sizeof sp->stat, "%s", probe_stat_name(w->stat));
+    if (w->stats.n == 0)
+        return;
+    sp->rounds = (int64_t)w->stats.n;
+    sp->median = w->stats.median;
+    sp->p10 = w->stats.p10;
+    sp->p90 = w->stats.p90;
+    sp->min = w->stats.min;
+    sp->max = w->stats.max;
+    sp->cv = w->stats.cv;
+}
+
 /* History paths: "probe/metric"; a collective row adds what tells it apart,
  * the buffer kind included (hist_coll_path):
- * "coll/busbw/all_reduce/host/1048576/out_of_place/busbw_gbps" (and time_us). */
+ * "coll/busbw/all_reduce/host/1048576/out_of_place/busbw_gbps" (and time_us).
+ * Each keeps the spread of its rounds, so compare can tell noise from a
+ * change; an impossible figure is stored as unknown (NULL), never as a value. */
 static void history_metrics(const probe_ctx *pc, hist_metrics *m)
 {
     char path[512];
     for (size_t i = 0; i < pc->n_results; i++) {
         const probe_result *r = &pc->results[i];
+        hist_spread sp;
+        row_spread(&r->row, &sp);
         if (!r->row.is_coll) {
             if (r->row.size_bytes) /* a sweep (RDMA): one path per size */
                 snprintf(path, sizeof path, "%s/%s/%llu", r->probe, r->row.metric,
                          (unsigned long long)r->row.size_bytes);
             else
                 snprintf(path, sizeof path, "%s/%s", r->probe, r->row.metric);
-            hist_metrics_add(m, path, r->row.value, r->row.unit);
+            hist_metrics_add_spread(m, path, r->row.value, r->row.unit, NULL, &sp);
             continue;
         }
         const char *kind = r->row.buffers ? r->row.buffers : "unknown";
         if (hist_coll_path(path, sizeof path, r->probe, r->row.metric, r->row.op, kind, r->row.size_bytes,
                            r->row.in_place, "busbw_gbps") >= 0)
-            hist_metrics_add_kind(m, path, r->row.busbw_gbps, "GB/s", kind);
+            hist_metrics_add_spread(m, path, r->row.impossible ? NAN : r->row.busbw_gbps, "GB/s", kind, &sp);
         if (hist_coll_path(path, sizeof path, r->probe, r->row.metric, r->row.op, kind, r->row.size_bytes,
                            r->row.in_place, "time_us") >= 0)
             hist_metrics_add_kind(m, path, r->row.time_us, "us", kind);
@@ -156,7 +177,7 @@ int cmd_probe(cli_ctx *ctx)
         cli_get_long(ctx, O_STREAMS, 0, 0, 1024, &streams) < 0 ||
         cli_get_long(ctx, O_ITERS, 0, 0, 1000000, &iters) < 0 ||
         cli_get_long(ctx, O_WARMUP, 0, 0, 1000000, &warmup) < 0 ||
-        cli_get_long(ctx, O_ROUNDS, 1, 1, PROBE_MAX_ROUNDS, &rounds) < 0)
+        cli_get_long(ctx, O_ROUNDS, 0, 1, PROBE_MAX_ROUNDS, &rounds) < 0)
         return CLI_EXIT_USAGE;
     long ib_port, gid_index, qps;
     if (cli_get_long(ctx, O_IB_PORT, 0, 0, 255, &ib_port) < 0 ||
@@ -216,7 +237,10 @@ int cmd_probe(cli_ctx *ctx)
     if (!rc && pc.n_results && comm_rank(cm) == 0) {
         hist_metrics hm = { 0 };
         history_metrics(&pc, &hm);
-        cli_history_record(ctx, rep, &hm, cli_get(ctx, O_DB), cli_has(ctx, O_NO_HISTORY));
+        char verdict[2048];
+        bool quiet = probe_quiet_verdict(&pc.quiet, verdict, sizeof verdict);
+        hist_run_info info = { pc.quiet.n ? quiet : -1, verdict };
+        cli_history_record_info(ctx, rep, &hm, &info, cli_get(ctx, O_DB), cli_has(ctx, O_NO_HISTORY));
         hist_metrics_free(&hm);
     }
 

@@ -189,6 +189,12 @@ static double fail(gpu_rt *rt, int e, const char *what, char *why, size_t why_si
 
 double gpu_copy_gbps(gpu_rt *rt, int dev, int kind, bool pinned, size_t bytes, int reps, char *why, size_t why_size)
 {
+    return gpu_copy_gbps_rounds(rt, dev, kind, pinned, bytes, reps, NULL, why, why_size);
+}
+
+double gpu_copy_gbps_rounds(gpu_rt *rt, int dev, int kind, bool pinned, size_t bytes, int reps, double *out, char *why,
+                            size_t why_size)
+{
     int e;
     if ((e = rt->SetDevice(dev)) != 0)
         return fail(rt, e, "cudaSetDevice", why, why_size);
@@ -223,6 +229,8 @@ double gpu_copy_gbps(gpu_rt *rt, int dev, int kind, bool pinned, size_t bytes, i
         }
         double s = (double)(cp_now_ns() - t0) / 1e9;
         double gbps = (double)bytes * (kind == GPU_D2D ? 2.0 : 1.0) / s / 1e9;
+        if (r > 0 && out)
+            out[r - 1] = gbps;
         if (r > 0 && (isnan(best) || gbps > best)) /* the first copy warms up */
             best = gbps;
     }
@@ -241,6 +249,12 @@ out:
 }
 
 double gpu_p2p_gbps(gpu_rt *rt, int src, int dst, size_t bytes, int reps, char *why, size_t why_size)
+{
+    return gpu_p2p_gbps_rounds(rt, src, dst, bytes, reps, NULL, why, why_size);
+}
+
+double gpu_p2p_gbps_rounds(gpu_rt *rt, int src, int dst, size_t bytes, int reps, double *out, char *why,
+                           size_t why_size)
 {
     int e, can = 0;
     void *a = NULL, *b = NULL;
@@ -267,6 +281,8 @@ double gpu_p2p_gbps(gpu_rt *rt, int src, int dst, size_t bytes, int reps, char *
             goto out;
         }
         double gbps = (double)bytes / ((double)(cp_now_ns() - t0) / 1e9) / 1e9;
+        if (r > 0 && out)
+            out[r - 1] = gbps;
         if (r > 0 && (isnan(best) || gbps > best))
             best = gbps;
     }
@@ -381,6 +397,12 @@ static void fill_random_operand(void *host, size_t n_elem, gpu_gemm_prec p)
 
 double gpu_gemm_tflops(gpu_rt *rt, int dev, gpu_gemm_prec p, uint64_t n, int reps, char *why, size_t why_size)
 {
+    return gpu_gemm_tflops_rounds(rt, dev, p, n, reps, NULL, why, why_size);
+}
+
+double gpu_gemm_tflops_rounds(gpu_rt *rt, int dev, gpu_gemm_prec p, uint64_t n, int reps, double *out, char *why,
+                              size_t why_size)
+{
     if (!gpu_gemm_available(rt)) {
         snprintf(why, why_size, "%s", rt->cublaslt_why);
         return NAN;
@@ -481,6 +503,8 @@ double gpu_gemm_tflops(gpu_rt *rt, int dev, gpu_gemm_prec p, uint64_t n, int rep
         }
         double s = (double)(cp_now_ns() - t0) / 1e9;
         double tflops = 2.0 * (double)n * (double)n * (double)n * batch / s / 1e12;
+        if (r > 0 && out)
+            out[r - 1] = tflops;
         if (r > 0 && (isnan(best) || tflops > best))
             best = tflops;
     }

@@ -49,6 +49,7 @@ enum {
     GPU_LT_PREF_MAX_WORKSPACE_BYTES = 1,  /* CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES */
     GPU_ATTR_CC_MAJOR = 75,               /* cudaDevAttrComputeCapabilityMajor */
     GPU_ATTR_CC_MINOR = 76,               /* cudaDevAttrComputeCapabilityMinor */
+    GPU_ATTR_L2_CACHE_SIZE = 38,          /* cudaDevAttrL2CacheSize (bytes) */
     GPU_ERR_NOT_READY = 600,              /* cudaErrorNotReady */
     GPU_NCCL_FLOAT32 = 7,                 /* ncclDataType_t ncclFloat32 */
     GPU_NCCL_SUM = 0,                     /* ncclRedOp_t ncclSum */
@@ -154,8 +155,14 @@ double gpu_pcie_gbps(unsigned generation, unsigned width);
  * why on failure. kind is GPU_H2D, GPU_D2H or GPU_D2D; pinned picks
  * cudaMallocHost host memory. D2D counts read + write (2 x bytes). */
 double gpu_copy_gbps(gpu_rt *rt, int dev, int kind, bool pinned, size_t bytes, int reps, char *why, size_t why_size);
+/* The same, with each timed copy's GB/s in out[reps] (the first, warm-up
+ * copy is not one of them); returns the best. */
+double gpu_copy_gbps_rounds(gpu_rt *rt, int dev, int kind, bool pinned, size_t bytes, int reps, double *out, char *why,
+                            size_t why_size);
 /* Peer copy src -> dst, GB/s; NaN with why on failure. */
 double gpu_p2p_gbps(gpu_rt *rt, int src, int dst, size_t bytes, int reps, char *why, size_t why_size);
+double gpu_p2p_gbps_rounds(gpu_rt *rt, int src, int dst, size_t bytes, int reps, double *out, char *why,
+                           size_t why_size);
 
 /* Compute capability of dev as major*10 + minor (90 for sm_90); -1 when
  * the runtime cannot say. */
@@ -174,6 +181,9 @@ bool gpu_gemm_available(gpu_rt *rt);
  * device dev, best of reps timed batches of `batch` GEMMs; NaN with why
  * (for a precision the device cannot run, why starts with "needs"). */
 double gpu_gemm_tflops(gpu_rt *rt, int dev, gpu_gemm_prec p, uint64_t n, int reps, char *why, size_t why_size);
+/* The same, with each timed batch's TFLOP/s in out[reps]; returns the best. */
+double gpu_gemm_tflops_rounds(gpu_rt *rt, int dev, gpu_gemm_prec p, uint64_t n, int reps, double *out, char *why,
+                              size_t why_size);
 
 /* ---- NCCL ----
  * Load libnccl on first use (needs gpu_open first); false with

@@ -1,9 +1,15 @@
 /* history.c - the run history database (see history.h for the contract).
  *
- * Schema (version 2, in PRAGMA user_version):
- *   runs(id INTEGER PRIMARY KEY, time_ns, host, command, version, argv)
+ * Schema (version 3, in PRAGMA user_version):
+ *   runs(id INTEGER PRIMARY KEY, time_ns, host, command, version, argv,
+ *        quiet, quiet_verdict)
  *   metrics(run_id REFERENCES runs ON DELETE CASCADE, path, value, unit,
- *           buffers, PRIMARY KEY(run_id, path))
+ *           buffers, stat, rounds, median, p10, p90, min, max, cv,
+ *           PRIMARY KEY(run_id, path))
+ * Version 3 added the spread of a probe figure's rounds (stat says which
+ * statistic value is; NULL rounds: none) and the run's quietness; a
+ * version-2 file gets the columns, its rows none of them (NULL), so compare
+ * judges them by the threshold alone.
  * Version 1 had no buffers column and collective paths without the buffer
  * kind (coll/busbw/OP/SIZE/PLACE/STAT). Opening a version-1 database
  * migrates it in one IMMEDIATE transaction (a second process opening it at
@@ -90,9 +96,20 @@ static int make_parent_dirs(const char *path, cp_error *err)
 
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS runs(id INTEGER PRIMARY KEY, time_ns INTEGER NOT NULL, host TEXT NOT NULL,"
-    " command TEXT NOT NULL, version TEXT NOT NULL, argv TEXT NOT NULL);"
+    " command TEXT NOT NULL, version TEXT NOT NULL, argv TEXT NOT NULL, quiet INTEGER, quiet_verdict TEXT);"
     "CREATE TABLE IF NOT EXISTS metrics(run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-    " path TEXT NOT NULL, value REAL, unit TEXT, buffers TEXT, PRIMARY KEY(run_id, path)) WITHOUT ROWID;";
+    " path TEXT NOT NULL, value REAL, unit TEXT, buffers TEXT, stat TEXT, rounds INTEGER, median REAL, p10 REAL,"
+    " p90 REAL, min REAL, max REAL, cv REAL, PRIMARY KEY(run_id, path)) WITHOUT ROWID;";
+
+/* Columns added after version 1: a database of an older version gets the
+ * ones it lacks (CREATE TABLE IF NOT EXISTS leaves an old table as it is). */
+static const struct { const char *table, *column, *type; } added_cols[] = {
+    { "metrics", "buffers", "TEXT" }, /* version 2 */
+    { "metrics", "stat", "TEXT" },    { "metrics", "rounds", "INTEGER" }, { "metrics", "median", "REAL" },
+    { "metrics", "p10", "REAL" },     { "metrics", "p90", "REAL" },       { "metrics", "min", "REAL" },
+    { "metrics", "max", "REAL" },     { "metrics", "cv", "REAL" },        { "runs", "quiet", "INTEGER" },
+    { "runs", "quiet_verdict", "TEXT" }, /* version 3 */
+};
 
 static int read_int(void *ctx, int n, char **vals, char **names)
 {
@@ -146,28 +163,45 @@ typedef struct legacy_row {
     const char *kind; /* static */
 } legacy_row;
 
+/* Add the columns of added_cols the file lacks. 0, or -1 with *msg set. */
+static int add_columns(hist_db *db, char **msg)
+{
+    for (size_t i = 0; i < CP_ARRAY_LEN(added_cols); i++) {
+        int has = 0;
+        char sql[256];
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM pragma_table_info('%s') WHERE name = '%s'", added_cols[i].table,
+                 added_cols[i].column);
+        if (sqlite3_exec(db->db, sql, read_int, &has, msg) != SQLITE_OK)
+            return -1;
+        snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN %s %s", added_cols[i].table, added_cols[i].column,
+                 added_cols[i].type);
+        if (!has && sqlite3_exec(db->db, sql, NULL, NULL, msg) != SQLITE_OK)
+            return -1;
+    }
+    return 0;
+}
+
 /* Bring the schema to HIST_SCHEMA_VERSION (see the top). 0, or -1 with
  * *msg set (sqlite3_free it). */
 static int upgrade(hist_db *db, char **msg)
 {
-    _Static_assert(HIST_SCHEMA_VERSION == 2, "the PRAGMA below sets version 2");
+    _Static_assert(HIST_SCHEMA_VERSION == 3, "the PRAGMA below sets version 3");
     if (sqlite3_exec(db->db, "BEGIN IMMEDIATE", NULL, NULL, msg) != SQLITE_OK)
         return -1;
-    int version = -1, has_col = 0, rc = 0;
+    int version = -1, rc = 0;
     legacy_row *rows = NULL;
     size_t n = 0, cap = 0;
     sqlite3_stmt *st = NULL;
     if (sqlite3_exec(db->db, "PRAGMA user_version", read_int, &version, msg) != SQLITE_OK ||
-        sqlite3_exec(db->db, schema_sql, NULL, NULL, msg) != SQLITE_OK ||
-        sqlite3_exec(db->db, "SELECT count(*) FROM pragma_table_info('metrics') WHERE name = 'buffers'", read_int,
-                     &has_col, msg) != SQLITE_OK ||
-        (!has_col && sqlite3_exec(db->db, "ALTER TABLE metrics ADD COLUMN buffers TEXT", NULL, NULL, msg) != SQLITE_OK))
+        sqlite3_exec(db->db, schema_sql, NULL, NULL, msg) != SQLITE_OK || add_columns(db, msg) < 0)
         goto fail;
     if (version >= HIST_SCHEMA_VERSION) { /* another process upgraded it meanwhile */
         if (sqlite3_exec(db->db, "COMMIT", NULL, NULL, msg) != SQLITE_OK)
             goto fail;
         goto out;
     }
+    if (version == 2) /* the columns were all it needed */
+        goto done;
     if (sqlite3_prepare_v2(db->db,
                            "SELECT m.run_id, m.path, r.argv FROM metrics m JOIN runs r ON r.id = m.run_id"
                            " WHERE m.path LIKE 'coll/%' AND m.buffers IS NULL",
@@ -203,7 +237,8 @@ static int upgrade(hist_db *db, char **msg)
         if (sqlite3_step(st) != SQLITE_DONE)
             goto fail_db;
     }
-    if (sqlite3_exec(db->db, "PRAGMA user_version = 2; COMMIT", NULL, NULL, msg) != SQLITE_OK)
+done:
+    if (sqlite3_exec(db->db, "PRAGMA user_version = 3; COMMIT", NULL, NULL, msg) != SQLITE_OK)
         goto fail;
     goto out;
 fail_db:
@@ -274,8 +309,37 @@ static void join_argv(int argc, char **argv, char *buf, size_t size)
         len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? " " : "", argv[i]);
 }
 
-int hist_record(hist_db *db, const char *command, int argc, char **argv, const hist_metrics *m, int64_t *run_id,
-                cp_error *err)
+/* A number or NULL (NaN is unknown, never 0). */
+static void bind_num(sqlite3_stmt *st, int col, double v)
+{
+    if (isfinite(v))
+        sqlite3_bind_double(st, col, v);
+    else
+        sqlite3_bind_null(st, col);
+}
+
+static void bind_text(sqlite3_stmt *st, int col, const char *s)
+{
+    if (s && *s)
+        sqlite3_bind_text(st, col, s, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, col);
+}
+
+static void bind_spread(sqlite3_stmt *st, const hist_spread *sp)
+{
+    bind_text(st, 6, sp->stat);
+    if (sp->rounds > 0)
+        sqlite3_bind_int64(st, 7, sp->rounds);
+    else
+        sqlite3_bind_null(st, 7);
+    const double v[] = { sp->median, sp->p10, sp->p90, sp->min, sp->max, sp->cv };
+    for (int k = 0; k < 6; k++)
+        bind_num(st, 8 + k, sp->rounds > 0 ? v[k] : NAN);
+}
+
+int hist_record(hist_db *db, const char *command, int argc, char **argv, const hist_metrics *m,
+                const hist_run_info *info, int64_t *run_id, cp_error *err)
 {
     char host[256] = "";
     if (gethostname(host, sizeof host - 1) < 0)
@@ -290,10 +354,14 @@ int hist_record(hist_db *db, const char *command, int argc, char **argv, const h
         return db_fail(db, err, "cannot start a transaction");
     sqlite3_stmt *run = NULL, *met = NULL;
     int rc = 0;
-    if (sqlite3_prepare_v2(db->db, "INSERT INTO runs(time_ns, host, command, version, argv) VALUES(?,?,?,?,?)", -1,
-                           &run, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db->db, "INSERT OR REPLACE INTO metrics(run_id, path, value, unit, buffers) VALUES(?,?,?,?,?)", -1,
-                           &met, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(db->db,
+                           "INSERT INTO runs(time_ns, host, command, version, argv, quiet, quiet_verdict)"
+                           " VALUES(?,?,?,?,?,?,?)",
+                           -1, &run, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db->db,
+                           "INSERT OR REPLACE INTO metrics(run_id, path, value, unit, buffers, stat, rounds, median,"
+                           " p10, p90, min, max, cv) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           -1, &met, NULL) != SQLITE_OK) {
         rc = db_fail(db, err, "cannot prepare an insert");
         goto out;
     }
@@ -302,6 +370,11 @@ int hist_record(hist_db *db, const char *command, int argc, char **argv, const h
     sqlite3_bind_text(run, 3, command, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(run, 4, CHAINPROF_VERSION, -1, SQLITE_STATIC);
     sqlite3_bind_text(run, 5, args, -1, SQLITE_TRANSIENT);
+    if (info && info->quiet >= 0)
+        sqlite3_bind_int(run, 6, info->quiet);
+    else
+        sqlite3_bind_null(run, 6);
+    bind_text(run, 7, info ? info->quiet_verdict : NULL);
     if (sqlite3_step(run) != SQLITE_DONE) {
         rc = db_fail(db, err, "cannot insert the run");
         goto out;
@@ -314,18 +387,10 @@ int hist_record(hist_db *db, const char *command, int argc, char **argv, const h
         sqlite3_reset(met);
         sqlite3_bind_int64(met, 1, id);
         sqlite3_bind_text(met, 2, m->v[i].path, -1, SQLITE_STATIC);
-        if (isfinite(m->v[i].value))
-            sqlite3_bind_double(met, 3, m->v[i].value);
-        else
-            sqlite3_bind_null(met, 3);
-        if (m->v[i].unit)
-            sqlite3_bind_text(met, 4, m->v[i].unit, -1, SQLITE_STATIC);
-        else
-            sqlite3_bind_null(met, 4);
-        if (m->v[i].buffers)
-            sqlite3_bind_text(met, 5, m->v[i].buffers, -1, SQLITE_STATIC);
-        else
-            sqlite3_bind_null(met, 5);
+        bind_num(met, 3, m->v[i].value);
+        bind_text(met, 4, m->v[i].unit);
+        bind_text(met, 5, m->v[i].buffers);
+        bind_spread(met, &m->v[i].spread);
         if (sqlite3_step(met) != SQLITE_DONE) {
             rc = db_fail(db, err, "cannot insert a metric");
             goto out;
@@ -343,6 +408,11 @@ out:
     if (rc)
         sqlite3_exec(db->db, "ROLLBACK", NULL, NULL, NULL);
     return rc;
+}
+
+static double col_num(sqlite3_stmt *st, int col)
+{
+    return sqlite3_column_type(st, col) == SQLITE_NULL ? NAN : sqlite3_column_double(st, col);
 }
 
 static char *col_dup(sqlite3_stmt *st, int col)
@@ -382,11 +452,14 @@ static void fill_run(sqlite3_stmt *st, hist_run *r)
     r->n_metrics = sqlite3_column_int64(st, 6);
     r->buffers = col_dup(st, 7);
     sort_kinds(r->buffers);
+    r->quiet = sqlite3_column_type(st, 8) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 8);
+    r->quiet_verdict = col_dup(st, 9);
 }
 
 #define RUN_COLS "r.id, r.time_ns, r.host, r.command, r.version, r.argv, " \
                  "(SELECT count(*) FROM metrics m WHERE m.run_id = r.id), " \
-                 "(SELECT group_concat(DISTINCT m.buffers) FROM metrics m WHERE m.run_id = r.id)"
+                 "(SELECT group_concat(DISTINCT m.buffers) FROM metrics m WHERE m.run_id = r.id), " \
+                 "r.quiet, r.quiet_verdict"
 
 int hist_list(hist_db *db, const char *command, size_t limit, hist_runs *out, cp_error *err)
 {
@@ -419,6 +492,7 @@ void hist_run_free(hist_run *r)
     free(r->version);
     free(r->argv);
     free(r->buffers);
+    free(r->quiet_verdict);
     memset(r, 0, sizeof *r);
 }
 
@@ -479,16 +553,27 @@ int hist_metrics_of(hist_db *db, int64_t run_id, hist_metrics *out, cp_error *er
 {
     memset(out, 0, sizeof *out);
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db->db, "SELECT path, value, unit, buffers FROM metrics WHERE run_id = ? ORDER BY path", -1, &st,
-                           NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(db->db,
+                           "SELECT path, value, unit, buffers, stat, rounds, median, p10, p90, min, max, cv"
+                           " FROM metrics WHERE run_id = ? ORDER BY path",
+                           -1, &st, NULL) != SQLITE_OK)
         return db_fail(db, err, "cannot read metrics");
     sqlite3_bind_int64(st, 1, run_id);
     int s;
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
         const unsigned char *unit = sqlite3_column_text(st, 2), *buffers = sqlite3_column_text(st, 3);
-        hist_metrics_add_kind(out, (const char *)sqlite3_column_text(st, 0),
-                              sqlite3_column_type(st, 1) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 1),
-                              (const char *)unit, (const char *)buffers);
+        hist_spread sp;
+        hist_spread_none(&sp);
+        const unsigned char *stat = sqlite3_column_text(st, 4);
+        snprintf(sp.stat, sizeof sp.stat, "%s", stat ? (const char *)stat : "");
+        if (sqlite3_column_type(st, 5) != SQLITE_NULL) {
+            sp.rounds = sqlite3_column_int64(st, 5);
+            double *v[] = { &sp.median, &sp.p10, &sp.p90, &sp.min, &sp.max, &sp.cv };
+            for (int k = 0; k < 6; k++)
+                *v[k] = col_num(st, 6 + k);
+        }
+        hist_metrics_add_spread(out, (const char *)sqlite3_column_text(st, 0), col_num(st, 1), (const char *)unit,
+                                (const char *)buffers, &sp);
     }
     sqlite3_finalize(st);
     if (s != SQLITE_DONE)
@@ -496,11 +581,28 @@ int hist_metrics_of(hist_db *db, int64_t run_id, hist_metrics *out, cp_error *er
     return 0;
 }
 
-void hist_metrics_add_kind(hist_metrics *m, const char *path, double value, const char *unit, const char *buffers)
+void hist_spread_none(hist_spread *s)
+{
+    memset(s, 0, sizeof *s);
+    s->median = s->p10 = s->p90 = s->min = s->max = s->cv = NAN;
+}
+
+void hist_metrics_add_spread(hist_metrics *m, const char *path, double value, const char *unit, const char *buffers,
+                             const hist_spread *spread)
 {
     cp_xgrow((void **)&m->v, &m->cap, m->n + 1, sizeof *m->v);
-    m->v[m->n++] = (hist_metric){ cp_xstrdup(path ? path : "?"), value, unit ? cp_xstrdup(unit) : NULL,
-                                  buffers ? cp_xstrdup(buffers) : NULL };
+    hist_metric *x = &m->v[m->n++];
+    *x = (hist_metric){ cp_xstrdup(path ? path : "?"), value, unit ? cp_xstrdup(unit) : NULL,
+                        buffers ? cp_xstrdup(buffers) : NULL, { .rounds = 0 } };
+    if (spread)
+        x->spread = *spread;
+    else
+        hist_spread_none(&x->spread);
+}
+
+void hist_metrics_add_kind(hist_metrics *m, const char *path, double value, const char *unit, const char *buffers)
+{
+    hist_metrics_add_spread(m, path, value, unit, buffers, NULL);
 }
 
 void hist_metrics_add(hist_metrics *m, const char *path, double value, const char *unit)
@@ -597,4 +699,79 @@ int hist_is_regression(double a, double b, const char *unit, double threshold_pc
     default:
         return 0;
     }
+}
+
+bool hist_noise_band(const hist_metric *m, double *lo, double *hi)
+{
+    const hist_spread *s = &m->spread;
+    if (s->rounds >= 2 && isfinite(s->p10) && isfinite(s->p90)) {
+        *lo = s->p10;
+        *hi = s->p90;
+        /* the reported value may be a best round outside p10..p90: the band holds it too */
+        if (isfinite(m->value)) {
+            *lo = fmin(*lo, m->value);
+            *hi = fmax(*hi, m->value);
+        }
+        return true;
+    }
+    if (!isfinite(m->value))
+        return false;
+    *lo = *hi = m->value;
+    return true;
+}
+
+bool hist_bands_overlap(double lo_a, double hi_a, double lo_b, double hi_b)
+{
+    return isfinite(lo_a) && isfinite(hi_a) && isfinite(lo_b) && isfinite(hi_b) && lo_a <= hi_b && lo_b <= hi_a;
+}
+
+const char *hist_verdict_name(hist_verdict v)
+{
+    switch (v) {
+    case HIST_V_NO_CHANGE: return "no change";
+    case HIST_V_WITHIN: return "within threshold";
+    case HIST_V_REGRESSION: return "regression";
+    case HIST_V_IMPROVEMENT: return "improvement";
+    default: return "unknown";
+    }
+}
+
+static bool has_spread(const hist_metric *m)
+{
+    return m->spread.rounds >= 2 && isfinite(m->spread.p10) && isfinite(m->spread.p90);
+}
+
+hist_verdict hist_judge(const hist_metric *a, const hist_metric *b, double threshold_pct, char *why, size_t size)
+{
+    why[0] = 0;
+    if (!isfinite(a->value) || !isfinite(b->value)) {
+        snprintf(why, size, "no value on %s", !isfinite(a->value) ? "side A" : "side B");
+        return HIST_V_UNKNOWN;
+    }
+    double la, ha, lb, hb;
+    const char *unit = a->unit ? a->unit : "";
+    if ((has_spread(a) || has_spread(b)) && hist_noise_band(a, &la, &ha) && hist_noise_band(b, &lb, &hb) &&
+        hist_bands_overlap(la, ha, lb, hb)) {
+        snprintf(why, size, "inside the noise of both runs: A %.4g-%.4g, B %.4g-%.4g %s (p10-p90 of %lld and %lld rounds)",
+                 la, ha, lb, hb, unit, (long long)a->spread.rounds, (long long)b->spread.rounds);
+        return HIST_V_NO_CHANGE;
+    }
+    double c = hist_change_pct(a->value, b->value);
+    if (hist_is_regression(a->value, b->value, a->unit, threshold_pct)) {
+        if (has_spread(a) && has_spread(b))
+            snprintf(why, size, "%+.1f %%, outside the noise of both runs (A %.4g-%.4g, B %.4g-%.4g %s)", c, la, ha, lb,
+                     hb, unit);
+        else
+            snprintf(why, size, "%+.1f %%, beyond the %g %% threshold (no spread recorded)", c, threshold_pct);
+        return HIST_V_REGRESSION;
+    }
+    hist_dir dir = hist_unit_direction(a->unit);
+    if (isfinite(c) && ((dir == HIST_DIR_HIGHER_BETTER && c > threshold_pct) ||
+                        (dir == HIST_DIR_LOWER_BETTER && c < -threshold_pct))) {
+        snprintf(why, size, "%+.1f %%, beyond the %g %% threshold", c, threshold_pct);
+        return HIST_V_IMPROVEMENT;
+    }
+    if (isfinite(c))
+        snprintf(why, size, "%+.1f %%", c);
+    return HIST_V_WITHIN;
 }

@@ -32,12 +32,22 @@
 
 typedef struct hist_db hist_db;
 
+/* The spread of the rounds behind a probe figure (schema 3): rounds 0
+ * means none (a single figure, an analyze number, or a run recorded before
+ * schema 3) and the numbers are then NaN. */
+typedef struct hist_spread {
+    char stat[16];   /* which statistic `value` is: "median", "best", "p99", ... ("" unknown) */
+    int64_t rounds;
+    double median, p10, p90, min, max, cv;
+} hist_spread;
+
 typedef struct hist_metric {
     char *path;  /* owned in lists; borrowed when passed to hist_record */
     double value;
     char *unit;  /* may be NULL */
     char *buffers; /* collective metrics: "host", "device", or "unknown" (recorded
                       before schema 2 without --backend); NULL for the others */
+    hist_spread spread;
 } hist_metric;
 
 typedef struct hist_metrics {
@@ -51,7 +61,15 @@ typedef struct hist_run {
     char *host, *command, *version, *argv;
     int64_t n_metrics;
     char *buffers;     /* buffer kinds of its collective metrics, sorted, comma-separated; "" = none */
+    int quiet;         /* 1 quiet, 0 not, -1 not checked (analyze, or before schema 3) */
+    char *quiet_verdict; /* the probe's words, with its numbers; "" when not checked */
 } hist_run;
+
+/* What a run says about itself besides its metrics (NULL: nothing). */
+typedef struct hist_run_info {
+    int quiet;                 /* as hist_run.quiet */
+    const char *quiet_verdict;
+} hist_run_info;
 
 typedef struct hist_runs {
     hist_run *v;
@@ -66,9 +84,9 @@ int hist_open(const char *path, hist_db **out, cp_error *err);
 void hist_close(hist_db *db);
 
 /* Record one run with its metrics in one transaction; *run_id set on success.
- * argv is joined with spaces. */
+ * argv is joined with spaces; info may be NULL. */
 int hist_record(hist_db *db, const char *command, int argc, char **argv, const hist_metrics *m,
-                int64_t *run_id, cp_error *err);
+                const hist_run_info *info, int64_t *run_id, cp_error *err);
 
 /* Runs, newest first; limit 0 = all; command NULL = any. */
 int hist_list(hist_db *db, const char *command, size_t limit, hist_runs *out, cp_error *err);
@@ -81,12 +99,17 @@ void hist_run_free(hist_run *r);
 /* Metrics of a run, sorted by path. */
 int hist_metrics_of(hist_db *db, int64_t run_id, hist_metrics *out, cp_error *err);
 
-/* Metric lists. _kind also sets the buffer kind (NULL = none). */
+/* Metric lists. _kind also sets the buffer kind (NULL = none); _spread
+ * also the spread (NULL = none). */
 void hist_metrics_add(hist_metrics *m, const char *path, double value, const char *unit);
 void hist_metrics_add_kind(hist_metrics *m, const char *path, double value, const char *unit, const char *buffers);
+void hist_metrics_add_spread(hist_metrics *m, const char *path, double value, const char *unit, const char *buffers,
+                             const hist_spread *spread);
+/* A spread with no rounds (every number NaN). */
+void hist_spread_none(hist_spread *s);
 
 /* The schema version hist_open leaves in PRAGMA user_version. */
-#define HIST_SCHEMA_VERSION 2
+#define HIST_SCHEMA_VERSION 3
 
 /* The path (identity) of a collective metric:
  * PROBE/METRIC/OP/BUFFERS/SIZE/in_place|out_of_place/STAT, e.g.
@@ -109,5 +132,27 @@ hist_dir hist_unit_direction(const char *unit);
 double hist_change_pct(double a, double b);
 /* Whether the change from a to b is a regression beyond threshold_pct. */
 int hist_is_regression(double a, double b, const char *unit, double threshold_pct);
+
+/* The noise band of a recorded figure: [p10, p90] of its rounds, or the
+ * value alone when it has no spread. false when there is neither. */
+bool hist_noise_band(const hist_metric *m, double *lo, double *hi);
+/* Whether two bands overlap (a difference inside the noise of both). */
+bool hist_bands_overlap(double lo_a, double hi_a, double lo_b, double hi_b);
+
+/* What compare concludes about one metric in two runs:
+ *   NO_CHANGE    the bands overlap: inside the noise of both runs (needs a
+ *                spread on at least one side), never a regression
+ *   REGRESSION   beyond the threshold in the bad direction, bands apart
+ *   IMPROVEMENT  beyond the threshold in the good direction, bands apart
+ *   WITHIN       a change, but within the threshold (or of a unit with no
+ *                better direction)
+ *   UNKNOWN      a value missing on either side */
+typedef enum hist_verdict {
+    HIST_V_UNKNOWN, HIST_V_NO_CHANGE, HIST_V_WITHIN, HIST_V_REGRESSION, HIST_V_IMPROVEMENT
+} hist_verdict;
+const char *hist_verdict_name(hist_verdict v); /* "no change", "within threshold", "regression", ... */
+/* The verdict, and in why the numbers it rests on ("inside the noise of
+ * both runs: A 38.2-45.1, B 36.0-44.9 GB/s (p10-p90)"). */
+hist_verdict hist_judge(const hist_metric *a, const hist_metric *b, double threshold_pct, char *why, size_t size);
 
 #endif

@@ -9,6 +9,7 @@
  * send-recv out of place by nature, so each has one row per size.
  */
 #include "coll_bench.h"
+#include "probe_stats.h"
 
 #include "../base/util.h"
 
@@ -156,19 +157,27 @@ static int measure(comm *c, const coll_engine *eng, const coll_cfg *cfg, coll_op
         rc = launch(c, eng, op, in_place, b, err);
     if (rc == 0 && eng)
         rc = eng->wait(eng->self, err);
-    if (rc == 0)
+    int rounds = cfg->rounds > 0 ? (cfg->rounds < COLL_MAX_ROUNDS ? cfg->rounds : COLL_MAX_ROUNDS) : 1;
+    double sec_r[COLL_MAX_ROUNDS];
+    for (int k = 0; k < rounds && rc == 0; k++) {
         rc = comm_barrier(c, err);
-    double t0 = now_s();
-    for (int i = 0; i < cfg->iters && rc == 0; i++)
-        rc = launch(c, eng, op, in_place, b, err);
-    if (rc == 0 && eng) /* device work is asynchronous: the span ends when it is done */
-        rc = eng->wait(eng->self, err);
-    double t[1] = {(now_s() - t0) / cfg->iters};
-    if (rc == 0)
-        rc = comm_allreduce_f64(c, t, 1, COMM_SUM, err);
+        double t0 = now_s();
+        for (int i = 0; i < cfg->iters && rc == 0; i++)
+            rc = launch(c, eng, op, in_place, b, err);
+        if (rc == 0 && eng) /* device work is asynchronous: the span ends when it is done */
+            rc = eng->wait(eng->self, err);
+        double t[1] = {(now_s() - t0) / cfg->iters};
+        if (rc == 0)
+            rc = comm_allreduce_f64(c, t, 1, COMM_SUM, err);
+        sec_r[k] = t[0] / (double)b->n; /* mean over ranks */
+    }
     if (rc < 0)
         return rc;
-    double sec = t[0] / (double)b->n; /* mean over ranks */
+    r->size_bytes = (size_t)coll_bytes(op, b->count, sizeof(float));
+    r->n_rounds = rounds;
+    for (int k = 0; k < rounds; k++)
+        r->round_busbw_gbps[k] = coll_busbw_gbps(op, (int)b->n, (double)r->size_bytes, sec_r[k]);
+    double sec = probe_median(sec_r, (size_t)rounds); /* sorts sec_r: the busbw rounds are taken */
     int64_t wrong[1] = {-1};
     if (cfg->check) {
         b->rs_off = eng && eng->rs_in_place_at_block && in_place ? (size_t)b->rank * (b->count / b->n) : 0;
@@ -182,7 +191,6 @@ static int measure(comm *c, const coll_engine *eng, const coll_cfg *cfg, coll_op
     }
     r->op = op;
     r->count = b->count;
-    r->size_bytes = (size_t)coll_bytes(op, b->count, sizeof(float));
     r->in_place = in_place;
     r->time_us = sec * 1e6;
     r->algbw_gbps = coll_algbw_gbps((double)r->size_bytes, sec);

@@ -3,7 +3,8 @@
  * coll_sweep runs every selected collective over a message-size sweep on a
  * comm (local or MPI) in the nccl-tests way: for each size, `warmup` untimed
  * calls, then `iters` timed calls between two barriers; the time per call is
- * averaged over the ranks (nccl-tests' default -a 1); then one more call on
+ * averaged over the ranks (nccl-tests' default -a 1). That batch is one
+ * round; `rounds` of them give the row its median and spread. Then one more call on
  * freshly filled buffers is checked element by element and the mismatches
  * summed over the ranks (#wrong). Out-of-place and in-place runs are separate
  * rows. Bandwidths follow the nccl-tests conventions of model/vocab.h.
@@ -34,17 +35,22 @@ typedef struct coll_cfg {
     size_t min_bytes, max_bytes; /* sweep bounds (per-op byte count, coll_bytes) */
     double factor;               /* size multiplier, > 1 */
     int warmup, iters;
+    int rounds;                  /* timed batches of `iters` per row; the row is their median (0 = 1) */
     unsigned ops_mask;           /* bit (1u << coll_op); 0 = every op */
     bool check;                  /* run the correctness check */
     size_t p2p_bytes;            /* point-to-point message size */
     int p2p_iters;
 } coll_cfg;
 
+#define COLL_MAX_ROUNDS 100
+
 typedef struct coll_result {
     coll_op op;
     size_t size_bytes, count;    /* count: float32 elements, nccl-tests "count" */
     bool in_place;
-    double time_us, algbw_gbps, busbw_gbps;
+    double time_us, algbw_gbps, busbw_gbps; /* of the median batch */
+    double round_busbw_gbps[COLL_MAX_ROUNDS]; /* each batch's busbw (its mean time, as nccl-tests) */
+    int n_rounds;
     int64_t wrong;               /* -1: not checked */
 } coll_result;
 

@@ -346,6 +346,14 @@ static void close_all(int *fds, int n)
             close(fds[i]);
 }
 
+/* The median of the rounds so far (v is not reordered). */
+static double round_median(const double *v, int n)
+{
+    probe_stats st;
+    probe_stats_of(v, (size_t)n, &st);
+    return st.median;
+}
+
 int net_serve(int lfd, const net_cfg *cfg_in, net_result *res, cp_error *err)
 {
     net_cfg cfg = *cfg_in;
@@ -417,7 +425,9 @@ int net_serve(int lfd, const net_cfg *cfg_in, net_result *res, cp_error *err)
         rc = net_io_full(cfd, rep, 16, true, cfg.timeout_s, "phase report", res->peer, err);
         if (phase == 'U') {
             res->oneway_bytes = rx;
-            res->oneway_gbps = (double)rx / (t_end - t0) / 1e9;
+            if (res->n_oneway < NET_MAX_ROUNDS)
+                res->oneway_round_gbps[res->n_oneway++] = (double)rx / (t_end - t0) / 1e9;
+            res->oneway_gbps = round_median(res->oneway_round_gbps, res->n_oneway);
         }
     }
 out:
@@ -456,11 +466,15 @@ static int client_phase(int cfd, char phase, const net_cfg *cfg, const char *pee
     double srv_s = (double)get_u64(rep + 8) * 1e-9, cli_s = t_end - t0;
     if (phase == 'U') {
         res->oneway_bytes = srv_bytes;
-        res->oneway_gbps = srv_s > 0 ? (double)srv_bytes / srv_s / 1e9 : NAN;
+        if (res->n_oneway < NET_MAX_ROUNDS)
+            res->oneway_round_gbps[res->n_oneway++] = srv_s > 0 ? (double)srv_bytes / srv_s / 1e9 : NAN;
+        res->oneway_gbps = round_median(res->oneway_round_gbps, res->n_oneway);
     } else {
         res->bidir_bytes = srv_bytes + rx;
         double s = srv_s > cli_s ? srv_s : cli_s;
-        res->bidir_gbps = s > 0 ? (double)res->bidir_bytes / s / 1e9 : NAN;
+        if (res->n_bidir < NET_MAX_ROUNDS)
+            res->bidir_round_gbps[res->n_bidir++] = s > 0 ? (double)res->bidir_bytes / s / 1e9 : NAN;
+        res->bidir_gbps = round_median(res->bidir_round_gbps, res->n_bidir);
     }
     return 0;
 }
@@ -498,6 +512,7 @@ int net_client(const net_cfg *cfg_in, net_result *res, cp_error *err)
         rtt[i] = (now_s() - t) * 1e6;
     }
     if (rc == 0) {
+        probe_stats_of(rtt, (size_t)cfg.ping_count, &res->rtt_stats);
         qsort(rtt, (size_t)cfg.ping_count, sizeof *rtt, cmp_dbl);
         res->rtt_min_us = rtt[0];
         res->rtt_max_us = rtt[cfg.ping_count - 1];
@@ -505,10 +520,12 @@ int net_client(const net_cfg *cfg_in, net_result *res, cp_error *err)
         res->rtt_p99_us = probe_percentile(rtt, (size_t)cfg.ping_count, 99);
     }
     free(rtt);
-    if (rc == 0)
+    int rounds = cfg.rounds > 0 ? (cfg.rounds < NET_MAX_ROUNDS ? cfg.rounds : NET_MAX_ROUNDS) : 1;
+    for (int r = 0; r < rounds && rc == 0; r++) {
         rc = client_phase(cfd, 'U', &cfg, res->peer, res, err);
-    if (rc == 0)
-        rc = client_phase(cfd, 'B', &cfg, res->peer, res, err);
+        if (rc == 0)
+            rc = client_phase(cfd, 'B', &cfg, res->peer, res, err);
+    }
     if (rc == 0 && cfg.extra) /* sends its own phase code ('R') when it has something to run */
         rc = cfg.extra(cfd, false, res->peer, cfg.timeout_s, cfg.extra_arg, err);
     if (rc == 0 && net_io_full(cfd, "Q", 1, true, cfg.timeout_s, "quit", res->peer, NULL) < 0 && !cfg.extra)

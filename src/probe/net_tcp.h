@@ -17,6 +17,8 @@
  *           the client's hook sends 'R' itself when it has something to
  *           run; the server calls its hook on 'R'
  *   'Q'     done
+ * A client measuring rounds sends 'U' and 'B' that many times; a server of
+ * any version answers each, so rounds need no change of the protocol.
  * Every wait is bounded by timeout_s: connect and accept poll with it, reads
  * and writes use SO_RCVTIMEO/SO_SNDTIMEO. A refused port, an unreachable
  * peer and a peer killed mid-test each give a cp_error naming the peer and
@@ -29,6 +31,7 @@
 #define CP_PROBE_NET_TCP_H
 
 #include "../base/error.h"
+#include "probe_stats.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -41,6 +44,7 @@ typedef struct net_cfg {
     double seconds;     /* per bandwidth phase (default 2) */
     size_t msg_bytes;   /* write size (default 128 KiB) */
     int ping_count;     /* latency round trips (default 1000) */
+    int rounds;         /* client: 'U' then 'B' this many times (default 1); a server serves what it is sent */
     double timeout_s;   /* every wait (default 10) */
     /* Extra phase on the control connection after the TCP phases (NULL =
      * none). Returns < 0 only when the control connection broke; its own
@@ -49,10 +53,15 @@ typedef struct net_cfg {
     void *extra_arg;
 } net_cfg;
 
+#define NET_MAX_ROUNDS 100
+
 typedef struct net_result {
-    double oneway_gbps, bidir_gbps;   /* GB/s, 1e9 B/s */
-    uint64_t oneway_bytes, bidir_bytes;
+    double oneway_gbps, bidir_gbps;   /* GB/s, 1e9 B/s: the median of the rounds */
+    uint64_t oneway_bytes, bidir_bytes; /* of the last round */
+    double oneway_round_gbps[NET_MAX_ROUNDS], bidir_round_gbps[NET_MAX_ROUNDS];
+    int n_oneway, n_bidir;             /* rounds measured (a server sees only one-way ones) */
     double rtt_p50_us, rtt_p99_us, rtt_min_us, rtt_max_us;
+    probe_stats rtt_stats;             /* of every round trip (us) */
     int streams;
     char peer[128];                    /* "addr:port" of the other end */
 } net_result;

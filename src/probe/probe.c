@@ -61,6 +61,8 @@ void probe_ctx_init(probe_ctx *ctx, const probe_opts *opts, rep_report *rep)
     if (opts)
         ctx->opts = *opts;
     ctx->rep = rep;
+    cp_fsroot_init(&ctx->fs, NULL);
+    probe_quiet_init(&ctx->quiet, &ctx->fs);
     cp_arena_init(&ctx->arena);
     if (rep)
         ctx->topology = rep_obj(rep, rep->root, "topology", "topology");
@@ -73,6 +75,7 @@ void probe_ctx_free(probe_ctx *ctx)
         free(ctx->gpu);
     }
     cp_arena_free(&ctx->arena);
+    probe_quiet_free(&ctx->quiet);
     free(ctx->results);
     memset(ctx, 0, sizeof *ctx);
 }
@@ -82,6 +85,29 @@ static const char *dup_or_null(probe_ctx *ctx, const char *s)
     return s ? cp_arena_strdup(&ctx->arena, s) : NULL;
 }
 
+/* The method with what the statistics found appended: rounds left out
+ * above the peak, or the figure's impossibility. */
+static const char *method_with_notes(probe_ctx *ctx, const probe_row *r)
+{
+    if (!r->impossible && !r->stats.rejected)
+        return dup_or_null(ctx, r->method);
+    char buf[1400];
+    int n = snprintf(buf, sizeof buf, "%s", r->method ? r->method : "");
+    if (n < 0 || (size_t)n >= sizeof buf)
+        n = (int)strlen(buf);
+    if (r->impossible && isfinite(r->peak))
+        snprintf(buf + n, sizeof buf - (size_t)n,
+                 "; IMPOSSIBLE: %.4g %s is above the peak %.4g %s, so it is not a measurement (a cache, "
+                 "clock or timer effect); value left null",
+                 r->impossible_value, r->unit ? r->unit : "", r->peak, r->unit ? r->unit : "");
+    else if (r->impossible)
+        snprintf(buf + n, sizeof buf - (size_t)n, "; value left null (the figure is in impossible_value)");
+    else
+        snprintf(buf + n, sizeof buf - (size_t)n, "; %zu of %zu rounds above the peak %.4g %s left out",
+                 r->stats.rejected, r->stats.rejected + r->stats.n, r->peak, r->unit ? r->unit : "");
+    return cp_arena_strdup(&ctx->arena, buf);
+}
+
 void probe_emit(probe_ctx *ctx, const probe_row *row)
 {
     cp_xgrow((void **)&ctx->results, &ctx->cap_results, ctx->n_results + 1, sizeof *ctx->results);
@@ -89,11 +115,49 @@ void probe_emit(probe_ctx *ctx, const probe_row *row)
     r->probe = ctx->current ? ctx->current->name : "?";
     r->layer = ctx->current ? ctx->current->layer : PROBE_L_COMPUTE;
     r->row = *row;
+    if (!row->impossible && probe_above_peak(row->value, row->peak)) {
+        r->row.impossible = true;
+        r->row.impossible_value = row->value;
+    }
+    if (r->row.impossible) { /* nothing of it is shown as a measurement, its spread neither */
+        r->row.value = NAN;
+        size_t rejected = r->row.stats.rejected;
+        probe_stats_of(NULL, 0, &r->row.stats);
+        r->row.stats.rejected = rejected;
+    } else {
+        r->row.impossible_value = NAN;
+    }
     r->row.metric = dup_or_null(ctx, row->metric);
     r->row.unit = dup_or_null(ctx, row->unit);
-    r->row.method = dup_or_null(ctx, row->method);
+    r->row.method = method_with_notes(ctx, &r->row);
     r->row.op = dup_or_null(ctx, row->op);
     r->row.buffers = dup_or_null(ctx, row->buffers);
+}
+
+void probe_emit_samples(probe_ctx *ctx, const probe_row *row, const double *v, size_t n, probe_stat stat)
+{
+    probe_row r = *row;
+    double *kept = cp_xmalloc((n ? n : 1) * sizeof *kept);
+    size_t k = probe_drop_impossible(v, n, row->peak, kept);
+    r.stat = stat;
+    if (k == 0 && n > 0) { /* every round above the peak: what they gave, marked */
+        probe_stats all;
+        probe_stats_of(v, n, &all);
+        r.impossible = true;
+        r.impossible_value = probe_stats_pick(&all, stat);
+    }
+    probe_stats_of(kept, k, &r.stats);
+    r.stats.rejected = n - k;
+    r.value = probe_stats_pick(&r.stats, stat);
+    free(kept);
+    probe_emit(ctx, &r);
+}
+
+void probe_emit_rounds(probe_ctx *ctx, const char *metric, const double *v, size_t n, probe_stat stat,
+                       const char *unit, double peak, const char *method)
+{
+    probe_row r = { .metric = metric, .unit = unit, .peak = peak, .method = method, .wrong = -1 };
+    probe_emit_samples(ctx, &r, v, n, stat);
 }
 
 void probe_emit_value(probe_ctx *ctx, const char *metric, double value, const char *unit, double peak,
@@ -101,6 +165,12 @@ void probe_emit_value(probe_ctx *ctx, const char *metric, double value, const ch
 {
     probe_row r = { .metric = metric, .value = value, .unit = unit, .peak = peak, .method = method, .wrong = -1 };
     probe_emit(ctx, &r);
+}
+
+int probe_rounds(const probe_ctx *ctx, int def_quick, int def_full)
+{
+    int n = ctx->opts.rounds > 0 ? ctx->opts.rounds : ctx->opts.quick ? def_quick : def_full;
+    return n < 1 ? 1 : n > PROBE_MAX_ROUNDS ? PROBE_MAX_ROUNDS : n;
 }
 
 int probe_select(const char *const *names, size_t n_names, bool *sel, cp_error *err)
@@ -128,9 +198,24 @@ int probe_select(const char *const *names, size_t n_names, bool *sel, cp_error *
     return 0;
 }
 
+/* What a probe's own work shows in the counters (not judged in its window):
+ * storage its disk traffic, the network layer its packets; CPU pressure is
+ * ours in every window. */
+static unsigned own_traffic(const probe_def *p)
+{
+    return PROBE_OWN_CPU_PSI | (p->layer == PROBE_L_STORAGE ? PROBE_OWN_DISK : 0) |
+           (p->layer == PROBE_L_INTER ? PROBE_OWN_NET : 0);
+}
+
+/* The idle wait before the first probe: long enough for 100 Hz ticks on
+ * every CPU to say something, short enough for the quick pass. */
+#define QUIET_BASELINE_QUICK_S 0.5
+#define QUIET_BASELINE_FULL_S 1.0
+
 size_t probe_run_selected(probe_ctx *ctx, const bool *sel, probe_outcome *out)
 {
     size_t failed = 0;
+    bool watched = false;
     for (size_t i = 0; i < CP_ARRAY_LEN(probes); i++) {
         probe_outcome *o = &out[i];
         memset(o, 0, sizeof *o);
@@ -142,13 +227,19 @@ size_t probe_run_selected(probe_ctx *ctx, const bool *sel, probe_outcome *out)
                 strcpy(o->reason, "does not apply to this machine");
             continue;
         }
+        if (!watched) {
+            probe_quiet_baseline(&ctx->quiet, ctx->opts.quick ? QUIET_BASELINE_QUICK_S : QUIET_BASELINE_FULL_S);
+            watched = true;
+        }
         ctx->current = &probes[i];
         cp_error err;
         cp_error_clear(&err);
+        probe_quiet_start(&ctx->quiet);
         int64_t t0 = cp_now_ns();
         o->ran = true;
         o->status = probes[i].run(ctx, &err);
         o->seconds = (double)(cp_now_ns() - t0) / 1e9;
+        probe_quiet_end(&ctx->quiet, probes[i].name, own_traffic(&probes[i]));
         ctx->current = NULL;
         if (o->status < 0) {
             cp_error_format(&err, o->reason, sizeof o->reason);
@@ -192,31 +283,27 @@ double probe_efficiency(double value, double peak)
     return value / peak;
 }
 
-static int cmp_double(const void *a, const void *b)
+/* stat .. impossible_value of one results[] row. */
+static void stats_cells(rep_report *r, rep_node *row, const probe_row *w)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double probe_percentile(double *v, size_t n, double p)
-{
-    if (n == 0)
-        return NAN;
-    qsort(v, n, sizeof *v, cmp_double);
-    if (p <= 0)
-        return v[0];
-    if (p >= 100)
-        return v[n - 1];
-    /* linear interpolation between closest ranks (numpy's default) */
-    double pos = p / 100.0 * (double)(n - 1);
-    size_t lo = (size_t)pos;
-    double frac = pos - (double)lo;
-    return lo + 1 < n ? v[lo] + frac * (v[lo + 1] - v[lo]) : v[lo];
-}
-
-double probe_median(double *v, size_t n)
-{
-    return probe_percentile(v, n, 50);
+    rep_cell_str(r, row, probe_stat_name(w->stat));
+    const probe_stats *st = &w->stats;
+    if (st->n == 0) {
+        rep_cell_null(r, row); /* rounds */
+        for (int k = 0; k < 6; k++)
+            rep_cell_null(r, row);
+    } else {
+        rep_cell_int(r, row, (int64_t)st->n);
+        rep_cell_num(r, row, st->median);
+        rep_cell_num(r, row, st->min);
+        rep_cell_num(r, row, st->max);
+        rep_cell_num(r, row, st->p10);
+        rep_cell_num(r, row, st->p90);
+        rep_cell_num(r, row, st->cv * 100);
+    }
+    rep_cell_int(r, row, (int64_t)st->rejected);
+    rep_cell_bool(r, row, w->impossible);
+    rep_cell_num(r, row, w->impossible ? w->impossible_value : NAN);
 }
 
 void probe_report(probe_ctx *ctx, const probe_outcome *out, size_t n_out)
@@ -231,6 +318,13 @@ void probe_report(probe_ctx *ctx, const probe_outcome *out, size_t n_out)
         { "time_us", "time", "us", 2 },       { "algbw_gbps", "algbw", "GB/s", 2 },
         { "busbw_gbps", "busbw", "GB/s", 2 }, { "in_place", "in place", NULL, -1 },
         { "wrong", "wrong", NULL, -1 },       { "buffers", "buffers", NULL, -1 },
+        /* the statistics of the rounds (probe_stats.h), in the row's unit */
+        { "stat", "stat", NULL, -1 },         { "rounds", "rounds", NULL, -1 },
+        { "median", "median", NULL, 3 },      { "min", "min", NULL, 3 },
+        { "max", "max", NULL, 3 },            { "p10", "p10", NULL, 3 },
+        { "p90", "p90", NULL, 3 },            { "cv_pct", "cv", "%", 1 },
+        { "rounds_rejected", "rejected", NULL, -1 },
+        { "impossible", "impossible", NULL, -1 }, { "impossible_value", "impossible value", NULL, 3 },
     };
     rep_node *t = rep_table(r, r->root, "results", "results", cols, CP_ARRAY_LEN(cols));
     for (size_t i = 0; i < ctx->n_results; i++) {
@@ -276,6 +370,7 @@ void probe_report(probe_ctx *ctx, const probe_outcome *out, size_t n_out)
             for (int k = 0; k < 5; k++)
                 rep_cell_null(r, row);
         }
+        stats_cells(r, row, w);
     }
     static const rep_col skip_cols[] = { { "probe", "probe", NULL, -1 }, { "reason", "reason", NULL, -1 } };
     rep_node *sk = rep_table(r, r->root, "skipped", "skipped", skip_cols, 2);
@@ -299,4 +394,8 @@ void probe_report(probe_ctx *ctx, const probe_outcome *out, size_t n_out)
             rep_cell_str(r, row, o->reason);
         }
     }
+    /* the verdict early in the text: a reader meets it before the figures */
+    probe_quiet_report(&ctx->quiet, r, r->root);
+    if (!rep_move_after(r->root, "quiet", "mode"))
+        rep_move_after(r->root, "quiet", NULL);
 }

@@ -32,7 +32,10 @@
 
 #include "../base/arena.h"
 #include "../base/error.h"
+#include "../base/fsroot.h"
 #include "../model/report.h"
+#include "probe_quiet.h"
+#include "probe_stats.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -67,7 +70,7 @@ typedef struct probe_opts {
     uint64_t size_bytes;     /* memory/storage working size; 0 = probe default */
     double seconds;          /* time budget per measurement; 0 = probe default */
     int threads;             /* worker threads; 0 = all online CPUs */
-    int rounds;              /* storage: repeat the sequential tests, report the median; 0 = 1 */
+    int rounds;              /* rounds of every measurement (probe_stats.h); 0 = the probe's default */
     /* net / coll (filled and used by the net and coll probes) */
     const char *listen;      /* net: [ADDR:]PORT to accept on; NULL = not a server */
     const char *connect;     /* net: HOST:PORT to connect to; NULL = not a client */
@@ -111,6 +114,15 @@ typedef struct probe_row {
     int64_t wrong;           /* elements that failed the correctness check; <0 = not checked */
     const char *buffers;     /* collective rows: "host" (MPI / a copy) or "device" (GPU buffers, NCCL);
                                 part of the row's identity in history and compare */
+    /* statistics (probe_stats.h): set by probe_emit_samples; a row emitted
+     * with probe_emit alone is one figure (stat SINGLE, stats.n 0) */
+    probe_stat stat;         /* which statistic `value` is */
+    probe_stats stats;
+    /* set by probe_emit: the figure (or every round) was above `peak`, so
+     * `value` is NaN and the figure itself is kept here, never as a
+     * measurement */
+    bool impossible;
+    double impossible_value;
 } probe_row;
 
 typedef struct probe_ctx probe_ctx;
@@ -139,6 +151,8 @@ struct probe_ctx {
     cp_arena arena;
     probe_result *results;
     size_t n_results, cap_results;
+    cp_fsroot fs;             /* where /proc and /sys are read (CHAINPROF_FSROOT) */
+    probe_quiet quiet;        /* quietness windows: before the probes and one per probe */
     /* GPU runtime, opened once on first use by probe_gpu() */
     struct gpu_rt *gpu;
     int gpu_state;            /* 0 not tried, 1 available, -1 unavailable */
@@ -154,8 +168,23 @@ const probe_def *probe_find(const char *name);
 void probe_ctx_init(probe_ctx *ctx, const probe_opts *opts, rep_report *rep);
 void probe_ctx_free(probe_ctx *ctx);
 
-/* Append a row for ctx->current. Copies the strings. */
+/* Append a row for ctx->current. Copies the strings. A value above the
+ * row's peak (probe_above_peak) is not a measurement: the row is kept
+ * with value NaN, impossible set and the figure in impossible_value, and
+ * its method says so. */
 void probe_emit(probe_ctx *ctx, const probe_row *row);
+/* The same for a figure measured in rounds: v[n] are the rounds (or the
+ * samples of a distribution); rounds above the peak are left out and
+ * counted (stats.rejected), the rest give row.stats and `value` is their
+ * statistic `stat` (row->value is ignored). With every round above the
+ * peak the row is impossible, as above. n may be 0 (value NaN). */
+void probe_emit_samples(probe_ctx *ctx, const probe_row *row, const double *v, size_t n, probe_stat stat);
+/* Shorthand for a non-collective row measured in rounds. */
+void probe_emit_rounds(probe_ctx *ctx, const char *metric, const double *v, size_t n, probe_stat stat,
+                       const char *unit, double peak, const char *method);
+/* Rounds of a measurement: --rounds, else the probe's default for the
+ * mode (def_quick, def_full), at most PROBE_MAX_ROUNDS. */
+int probe_rounds(const probe_ctx *ctx, int def_quick, int def_full);
 /* Shorthand for the common non-collective row. */
 void probe_emit_value(probe_ctx *ctx, const char *metric, double value, const char *unit, double peak,
                       const char *method);
@@ -175,10 +204,12 @@ typedef struct probe_outcome {
 } probe_outcome;
 
 /* Run the selected probes in table order; out[] has one entry per table row.
+ * Before the first one the machine is watched idle for a moment (the
+ * `before` window of probe_quiet.h), and each probe is a window of its own.
  * Returns the number of probes that failed. */
 size_t probe_run_selected(probe_ctx *ctx, const bool *sel, probe_outcome *out);
 
-/* Render results[] (table), skipped[] and errors[] into ctx->rep. */
+/* Render results[] (table), skipped[], errors[] and quiet{} into ctx->rep. */
 void probe_report(probe_ctx *ctx, const probe_outcome *out, size_t n_out);
 
 /* The GPU runtime (src/gpu), or NULL when unavailable; the first call opens
@@ -188,9 +219,6 @@ struct gpu_rt *probe_gpu(probe_ctx *ctx);
 
 /* Shared helpers for probes. */
 double probe_efficiency(double value, double peak); /* value/peak or NaN */
-/* Summary statistics over v[n] (sorted in place). p in [0,100]. */
-double probe_percentile(double *v, size_t n, double p);
-double probe_median(double *v, size_t n);
 
 #define X(name, layer, summary)                                                  \
     bool probe_##name##_applies(probe_ctx *ctx, char *why, size_t why_size);     \

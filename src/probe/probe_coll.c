@@ -60,21 +60,31 @@ static void emit_sweep(probe_ctx *ctx, comm *c, const coll_nccl *nx, const coll_
         if (nx)
             snprintf(method, sizeof method,
                      "%s float32 on %d rank(s) (NCCL %s, GPU buffers, rank 0 on GPU %d), mean of %d iterations "
-                     "after %d warm-up until the stream drained, time averaged over ranks; busbw as nccl-tests",
-                     coll_nccl_call(nx, res[i].op), comm_size(c), nx->version, nx->dev, cfg->iters, cfg->warmup);
+                     "after %d warm-up until the stream drained, time averaged over ranks; busbw as nccl-tests; "
+                     "median of %d such batches",
+                     coll_nccl_call(nx, res[i].op), comm_size(c), nx->version, nx->dev, cfg->iters, cfg->warmup,
+                     res[i].n_rounds);
         else
             snprintf(method, sizeof method,
                      "%s float32 on %d rank(s) (%s comm, host buffers), mean of %d iterations after %d warm-up, "
-                     "time averaged over ranks; busbw as nccl-tests",
+                     "time averaged over ranks; busbw as nccl-tests; median of %d such batches",
                      strcmp(comm_backend(c), "mpi") ? "one-rank copy" : mpi_call(res[i].op), comm_size(c),
-                     comm_backend(c), cfg->iters, cfg->warmup);
+                     comm_backend(c), cfg->iters, cfg->warmup, res[i].n_rounds);
         probe_row r = {
             .metric = "busbw", .value = res[i].busbw_gbps, .unit = "GB/s", .peak = NAN, .method = method,
             .is_coll = true, .op = coll_op_name(res[i].op), .size_bytes = res[i].size_bytes,
             .time_us = res[i].time_us, .algbw_gbps = res[i].algbw_gbps, .busbw_gbps = res[i].busbw_gbps,
             .in_place = res[i].in_place, .wrong = res[i].wrong, .buffers = nx ? "device" : "host",
         };
-        probe_emit(ctx, &r);
+        if (comm_size(c) == 1 && res[i].in_place) {
+            /* one rank in place: not a byte moves, and bytes over the time of
+             * nothing is no bandwidth (nccl-tests prints one; we keep it aside) */
+            snprintf(method + strlen(method), sizeof method - strlen(method),
+                     "; one rank in place: no data moves, so this is not a bandwidth");
+            r.impossible = true;
+            r.impossible_value = res[i].busbw_gbps;
+        }
+        probe_emit_samples(ctx, &r, res[i].round_busbw_gbps, (size_t)res[i].n_rounds, PROBE_STAT_MEDIAN);
     }
 }
 
@@ -169,7 +179,7 @@ int probe_coll_run(probe_ctx *ctx, cp_error *err)
         comm_set_timeout_s(c, ctx->opts.timeout_s);
     coll_cfg cfg = {.min_bytes = ctx->opts.min_bytes, .max_bytes = ctx->opts.max_bytes,
                     .factor = ctx->opts.factor, .warmup = ctx->opts.warmup, .iters = ctx->opts.iters,
-                    .check = true};
+                    .rounds = probe_rounds(ctx, 3, 5), .check = true};
     coll_cfg_defaults(&cfg, ctx->opts.quick);
     int n = comm_size(c), me = comm_rank(c);
     bool use_nccl = false;

@@ -150,18 +150,13 @@ double probe_cpu_peak_gflops(int cores, double ghz, int fma_units, int lanes)
     return (double)cores * ghz * (double)fma_units * (double)lanes * 2.0;
 }
 
-double probe_cpu_ghz(void)
+double probe_cpu_ghz(const cp_fsroot *fs)
 {
     /* cpufreq's maximum first (kHz), then the nominal clock in cpuinfo */
-    FILE *f = fopen("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "r");
-    if (f) {
-        double khz = 0;
-        int ok = fscanf(f, "%lf", &khz);
-        fclose(f);
-        if (ok == 1 && khz > 0)
-            return khz / 1e6;
-    }
-    f = fopen("/proc/cpuinfo", "r");
+    int64_t khz;
+    if (cp_fsroot_read_i64(fs, "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", &khz) && khz > 0)
+        return (double)khz / 1e6;
+    FILE *f = cp_fsroot_fopen(fs, "/proc/cpuinfo");
     if (!f)
         return NAN;
     char line[512];
@@ -185,9 +180,12 @@ double probe_cpu_ghz(void)
  * below what the FMA kernel measures. */
 double probe_cpu_ghz_measured(void)
 {
-    const uint64_t iters = 50u * 1000 * 1000; /* 4 dependent adds each: ~0.06 s at 3 GHz */
+    /* many short repetitions, the best kept: on a shared machine a long one
+     * is preempted (it read 0.58 GHz on a loaded 2.6 GHz VM, and a peak from
+     * it made real FMA rounds look impossible); 10 ms slices mostly are not */
+    const uint64_t iters = 8u * 1000 * 1000; /* 4 dependent adds each: ~0.01 s at 3 GHz */
     double best = NAN;
-    for (int rep = 0; rep < 3; rep++) {
+    for (int rep = 0; rep < 15; rep++) {
         uint64_t x = 0;
         int64_t t0 = cp_now_ns();
         for (uint64_t i = 0; i < iters; i++) {
@@ -248,9 +246,10 @@ static double run_threads(fma_kernel fn, uint64_t iters, int nthreads)
     return started == nthreads ? s : NAN;
 }
 
-/* Calibrate iterations so one run lasts about `target_s`, then take the
- * best of `reps` runs (the least disturbed). Returns GFLOP/s. */
-static double measure(fma_kernel fn, int lanes, int nthreads, double target_s, int reps)
+/* Calibrate iterations so one run lasts about `target_s`, then time
+ * `rounds` runs into gflops[] (GFLOP/s each). Returns 0, or -1 when a run
+ * could not start every thread. */
+static int measure(fma_kernel fn, int lanes, int nthreads, double target_s, int rounds, double *gflops)
 {
     uint64_t iters = 1u << 16;
     double s;
@@ -261,18 +260,16 @@ static double measure(fma_kernel fn, int lanes, int nthreads, double target_s, i
         iters *= 4;
     }
     if (!(s > 0))
-        return NAN;
+        return -1;
     iters = (uint64_t)((double)iters * target_s / s) + 1;
-    double best = 0;
-    for (int r = 0; r < reps; r++) {
+    for (int r = 0; r < rounds; r++) {
         s = run_threads(fn, iters, nthreads);
         double flops = (double)iters * CP_FMA_CHAINS * lanes * 2.0 * nthreads;
         if (!(s > 0))
-            return NAN;
-        if (flops / s / 1e9 > best)
-            best = flops / s / 1e9;
+            return -1;
+        gflops[r] = flops / s / 1e9;
     }
-    return best;
+    return 0;
 }
 
 bool probe_compute_applies(probe_ctx *ctx, char *why, size_t why_size)
@@ -287,8 +284,9 @@ static void emit_gpu_gemm(probe_ctx *ctx, gpu_rt *g, int d, gpu_gemm_prec p)
 {
     char metric[64], method[640], why[256], dev_name[128], peak_src[192] = "";
     uint64_t n = ctx->opts.quick ? 4096 : 8192;
-    int greps = ctx->opts.quick ? 2 : 5;
-    double tf = gpu_gemm_tflops(g, d, p, n, greps, why, sizeof why);
+    int greps = probe_rounds(ctx, 3, 5);
+    double v[PROBE_MAX_ROUNDS];
+    double tf = gpu_gemm_tflops_rounds(g, d, p, n, greps, v, why, sizeof why);
     snprintf(metric, sizeof metric, "gpu%d_gemm_%s_tflops", d, gpu_gemm_prec_name(p));
     gpu_name(g, d, dev_name, sizeof dev_name);
     const hw_gpu *spec = hw_gpu_find(dev_name);
@@ -303,15 +301,15 @@ static void emit_gpu_gemm(probe_ctx *ctx, gpu_rt *g, int d, gpu_gemm_prec p)
     else if (p == GPU_GEMM_FP8)
         snprintf(method, sizeof method,
                  "cublasLtMatmul %llu^3, fp8 e4m3 inputs (TN, unit scales), bf16 output, fp32 accumulate, "
-                 "best of %d batches of 10, 2 n^3 FLOPs per GEMM%s",
+                 "median of %d batches of 10, 2 n^3 FLOPs per GEMM%s",
                  (unsigned long long)n, greps, peak_src);
     else
         snprintf(method, sizeof method,
-                 "cublasLtMatmul %llu^3, fp32 accumulate, best of %d batches of 10, 2 n^3 FLOPs per GEMM%s",
+                 "cublasLtMatmul %llu^3, fp32 accumulate, median of %d batches of 10, 2 n^3 FLOPs per GEMM%s",
                  (unsigned long long)n, greps, peak_src);
     if (isnan(tf) && strncmp(why, "needs ", 6) != 0)
         cp_log_warn("gpu %d %s GEMM not measured: %s", d, gpu_gemm_prec_name(p), why);
-    probe_emit_value(ctx, metric, tf, "TFLOP/s", peak, method);
+    probe_emit_rounds(ctx, metric, v, isnan(tf) ? 0 : (size_t)greps, PROBE_STAT_MEDIAN, "TFLOP/s", peak, method);
 }
 
 int probe_compute_run(probe_ctx *ctx, cp_error *err)
@@ -319,33 +317,44 @@ int probe_compute_run(probe_ctx *ctx, cp_error *err)
     (void)err;
     isa_kernels k = pick_isa();
     int cores = ctx->opts.threads > 0 ? ctx->opts.threads : cp_cpu_count();
-    double nominal_ghz = probe_cpu_ghz(), measured_ghz = probe_cpu_ghz_measured();
-    /* the peak uses the faster of the two: a peak below the measured rate
-     * would report efficiencies above 100 % */
-    double ghz = !(nominal_ghz >= measured_ghz) ? measured_ghz : nominal_ghz;
-    double target = ctx->opts.seconds > 0 ? ctx->opts.seconds / 4 : ctx->opts.quick ? 0.15 : 0.5;
-    int reps = ctx->opts.quick ? 2 : 3;
+    double nominal_ghz = probe_cpu_ghz(&ctx->fs), measured_ghz = probe_cpu_ghz_measured();
+    double target = ctx->opts.seconds > 0 ? ctx->opts.seconds / 4 : ctx->opts.quick ? 0.1 : 0.5;
+    int rounds = probe_rounds(ctx, 3, 5);
     struct {
         const char *prec;
         fma_kernel fn;
         int lanes;
-    } precs[] = { { "fp64", k.f64, k.lanes_f64 }, { "fp32", k.f32, k.lanes_f64 * 2 } };
+        int n1, nall; /* rounds measured (0: a thread failed to start) */
+        double one[PROBE_MAX_ROUNDS], all[PROBE_MAX_ROUNDS];
+    } precs[] = { { "fp64", k.f64, k.lanes_f64, 0, 0, { 0 }, { 0 } },
+                  { "fp32", k.f32, k.lanes_f64 * 2, 0, 0, { 0 }, { 0 } } };
+    for (size_t p = 0; p < CP_ARRAY_LEN(precs); p++) {
+        precs[p].n1 = measure(precs[p].fn, precs[p].lanes, 1, target, rounds, precs[p].one) == 0 ? rounds : 0;
+        precs[p].nall = measure(precs[p].fn, precs[p].lanes, cores, target, rounds, precs[p].all) == 0 ? rounds : 0;
+    }
+    /* the clock again after the kernels (turbo may have settled, a neighbour
+     * may have left); the peak uses the fastest of the three readings: a peak
+     * below the measured rate would report efficiencies above 100 % and
+     * reject real rounds as impossible */
+    double after_ghz = probe_cpu_ghz_measured();
+    if (!(measured_ghz >= after_ghz))
+        measured_ghz = after_ghz;
+    double ghz = !(nominal_ghz >= measured_ghz) ? measured_ghz : nominal_ghz;
     for (size_t p = 0; p < CP_ARRAY_LEN(precs); p++) {
         char metric[64], method[256];
-        double one = measure(precs[p].fn, precs[p].lanes, 1, target, reps);
         snprintf(metric, sizeof metric, "cpu_%s_gflops_1core", precs[p].prec);
         snprintf(method, sizeof method,
-                 "%s FMA kernel, %d independent chains, 1 thread; peak = 1 core x %.2f GHz x %d FMA x %d lanes x 2",
-                 k.isa, CP_FMA_CHAINS, ghz, k.fma_units, precs[p].lanes);
-        probe_emit_value(ctx, metric, one, "GFLOP/s", probe_cpu_peak_gflops(1, ghz, k.fma_units, precs[p].lanes),
-                         method);
-        double all = measure(precs[p].fn, precs[p].lanes, cores, target, reps);
+                 "%s FMA kernel, %d independent chains, 1 thread, median of %d rounds; peak = 1 core x %.2f GHz x %d "
+                 "FMA x %d lanes x 2",
+                 k.isa, CP_FMA_CHAINS, rounds, ghz, k.fma_units, precs[p].lanes);
+        probe_emit_rounds(ctx, metric, precs[p].one, (size_t)precs[p].n1, PROBE_STAT_MEDIAN, "GFLOP/s",
+                          probe_cpu_peak_gflops(1, ghz, k.fma_units, precs[p].lanes), method);
         snprintf(metric, sizeof metric, "cpu_%s_gflops_all", precs[p].prec);
         snprintf(method, sizeof method,
-                 "%s FMA kernel, %d threads; peak = %d cores x %.2f GHz x %d FMA x %d lanes x 2", k.isa, cores,
-                 cores, ghz, k.fma_units, precs[p].lanes);
-        probe_emit_value(ctx, metric, all, "GFLOP/s",
-                         probe_cpu_peak_gflops(cores, ghz, k.fma_units, precs[p].lanes), method);
+                 "%s FMA kernel, %d threads, median of %d rounds; peak = %d cores x %.2f GHz x %d FMA x %d lanes x 2",
+                 k.isa, cores, rounds, cores, ghz, k.fma_units, precs[p].lanes);
+        probe_emit_rounds(ctx, metric, precs[p].all, (size_t)precs[p].nall, PROBE_STAT_MEDIAN, "GFLOP/s",
+                          probe_cpu_peak_gflops(cores, ghz, k.fma_units, precs[p].lanes), method);
     }
     gpu_rt *g = probe_gpu(ctx);
     if (g && !gpu_gemm_available(g))

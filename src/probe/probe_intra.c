@@ -263,8 +263,9 @@ static int gpu_rows(probe_ctx *ctx, cp_error *err)
     if (!g)
         return 0;
     size_t bytes = ctx->opts.quick ? (64u << 20) : (256u << 20);
-    int reps = ctx->opts.quick ? 3 : 10;
+    int reps = probe_rounds(ctx, 3, 10);
     char metric[64], method[256], why[256];
+    double v[PROBE_MAX_ROUNDS];
     rep_node *names = ctx->topology ? rep_arr(ctx->rep, ctx->topology, "gpu_devices", "GPU devices") : NULL;
     for (int d = 0; d < g->n_devices; d++) {
         char name[96];
@@ -281,27 +282,30 @@ static int gpu_rows(probe_ctx *ctx, cp_error *err)
             { GPU_H2D, false, "h2d_pageable" }, { GPU_D2H, false, "d2h_pageable" },
         };
         for (size_t k = 0; k < CP_ARRAY_LEN(kinds); k++) {
-            double bw = gpu_copy_gbps(g, d, kinds[k].kind, kinds[k].pinned, bytes, reps, why, sizeof why);
+            double bw = gpu_copy_gbps_rounds(g, d, kinds[k].kind, kinds[k].pinned, bytes, reps, v, why, sizeof why);
             if (isnan(bw))
                 return cp_error_set(err, CP_ERR_IO, NULL, 0, 0, -1, "gpu %d %s copy: %s", d, kinds[k].tag, why);
             snprintf(metric, sizeof metric, "gpu%d_%s_bandwidth", d, kinds[k].tag);
             snprintf(method, sizeof method,
-                     "cudaMemcpy of %zu MiB, %s host memory, best of %d; peak = PCIe max gen x width (NVML)",
+                     "cudaMemcpy of %zu MiB, %s host memory, median of %d after a warm-up copy; peak = PCIe max "
+                     "gen x width (NVML)",
                      bytes >> 20, kinds[k].pinned ? "pinned (cudaMallocHost)" : "pageable (malloc)", reps);
-            probe_emit_value(ctx, metric, bw, "GB/s", gpu_pcie_peak_gbps(g, d), method);
+            probe_emit_rounds(ctx, metric, v, (size_t)reps, PROBE_STAT_MEDIAN, "GB/s", gpu_pcie_peak_gbps(g, d),
+                              method);
         }
     }
     for (int a = 0; a < g->n_devices; a++)
         for (int b = 0; b < g->n_devices; b++) {
             if (a == b)
                 continue;
-            double bw = gpu_p2p_gbps(g, a, b, bytes, reps, why, sizeof why);
+            double bw = gpu_p2p_gbps_rounds(g, a, b, bytes, reps, v, why, sizeof why);
             if (isnan(bw))
                 return cp_error_set(err, CP_ERR_IO, NULL, 0, 0, -1, "gpu %d -> %d peer copy: %s", a, b, why);
             snprintf(metric, sizeof metric, "p2p_bandwidth_gpu%d_gpu%d", a, b);
-            snprintf(method, sizeof method, "cudaMemcpyPeer of %zu MiB, peer access enabled when possible, best of %d",
+            snprintf(method, sizeof method,
+                     "cudaMemcpyPeer of %zu MiB, peer access enabled when possible, median of %d after a warm-up copy",
                      bytes >> 20, reps);
-            probe_emit_value(ctx, metric, bw, "GB/s", NAN, method);
+            probe_emit_rounds(ctx, metric, v, (size_t)reps, PROBE_STAT_MEDIAN, "GB/s", NAN, method);
         }
     return 0;
 }
@@ -324,22 +328,29 @@ int probe_intra_run(probe_ctx *ctx, cp_error *err)
     uint64_t total = ctx->opts.size_bytes ? ctx->opts.size_bytes : ctx->opts.quick ? (256ull << 20) : (4ull << 30);
     if (total < N_SLOTS * SLOT_BYTES)
         total = N_SLOTS * SLOT_BYTES;
-    char why[256], method[256];
-    int nodes = numa_count();
-    double bw = shm_bandwidth(total, nodes > 1 ? 0 : -1, nodes > 1 ? 0 : -1, why, sizeof why);
-    if (isnan(bw))
-        return cp_error_set(err, CP_ERR_IO, NULL, 0, 0, -1, "shared-memory copy: %s", why);
+    char why[256], method[320];
+    int nodes = numa_count(), rounds = probe_rounds(ctx, 3, 5);
+    uint64_t per = total / (uint64_t)rounds;
+    if (per < N_SLOTS * SLOT_BYTES)
+        per = N_SLOTS * SLOT_BYTES;
+    double v[PROBE_MAX_ROUNDS];
+    for (int r = 0; r < rounds; r++)
+        if (isnan(v[r] = shm_bandwidth(per, nodes > 1 ? 0 : -1, nodes > 1 ? 0 : -1, why, sizeof why)))
+            return cp_error_set(err, CP_ERR_IO, NULL, 0, 0, -1, "shared-memory copy: %s", why);
     snprintf(method, sizeof method,
-             "fork + MAP_SHARED 2 x 1 MiB slots, producer memcpy in, consumer memcpy out, %llu MiB, %s",
-             (unsigned long long)(total >> 20), nodes > 1 ? "both on NUMA node 0" : "one NUMA node");
-    probe_emit_value(ctx, "shm_copy_bandwidth", bw, "GB/s", NAN, method);
+             "fork + MAP_SHARED 2 x 1 MiB slots, producer memcpy in, consumer memcpy out, %llu MiB a round, median "
+             "of %d rounds, %s",
+             (unsigned long long)(per >> 20), rounds, nodes > 1 ? "both on NUMA node 0" : "one NUMA node");
+    probe_emit_rounds(ctx, "shm_copy_bandwidth", v, (size_t)rounds, PROBE_STAT_MEDIAN, "GB/s", NAN, method);
     if (nodes > 1) {
-        bw = shm_bandwidth(total, 0, nodes - 1, why, sizeof why);
-        if (isnan(bw))
-            return cp_error_set(err, CP_ERR_IO, NULL, 0, 0, -1, "cross-NUMA shared-memory copy: %s", why);
+        for (int r = 0; r < rounds; r++)
+            if (isnan(v[r] = shm_bandwidth(per, 0, nodes - 1, why, sizeof why)))
+                return cp_error_set(err, CP_ERR_IO, NULL, 0, 0, -1, "cross-NUMA shared-memory copy: %s", why);
         snprintf(method, sizeof method,
-                 "as shm_copy_bandwidth, producer on NUMA node 0 and consumer on node %d", nodes - 1);
-        probe_emit_value(ctx, "shm_copy_cross_numa_bandwidth", bw, "GB/s", NAN, method);
+                 "as shm_copy_bandwidth, producer on NUMA node 0 and consumer on node %d, median of %d rounds",
+                 nodes - 1, rounds);
+        probe_emit_rounds(ctx, "shm_copy_cross_numa_bandwidth", v, (size_t)rounds, PROBE_STAT_MEDIAN, "GB/s", NAN,
+                          method);
     }
     return gpu_rows(ctx, err);
 }

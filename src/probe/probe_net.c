@@ -42,29 +42,19 @@ bool probe_net_applies(probe_ctx *ctx, char *why, size_t why_size)
     return true; /* without a peer it measures loopback and reads sysfs */
 }
 
-static bool read_line(const char *path, char *buf, size_t size)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return false;
-    bool ok = fgets(buf, (int)size, f) != NULL;
-    fclose(f);
-    return ok;
-}
-
 /* NIC rows; returns the line rate in GB/s when exactly one NIC has one. */
 static double line_rates(probe_ctx *ctx)
 {
     int known = 0;
     double only = NAN;
-    DIR *d = opendir("/sys/class/net");
+    DIR *d = cp_fsroot_opendir(&ctx->fs, "/sys/class/net");
     struct dirent *e;
     while (d && (e = readdir(d))) {
         if (e->d_name[0] == '.' || !strcmp(e->d_name, "lo"))
             continue;
         char path[600], buf[64];
         snprintf(path, sizeof path, "/sys/class/net/%s/speed", e->d_name);
-        long mbps = read_line(path, buf, sizeof buf) ? strtol(buf, NULL, 10) : -1;
+        long mbps = cp_fsroot_read_line(&ctx->fs, path, buf, sizeof buf) ? strtol(buf, NULL, 10) : -1;
         if (mbps <= 0)
             continue; /* down, virtual (veth, bridge) or unknown */
         char metric[128];
@@ -76,14 +66,14 @@ static double line_rates(probe_ctx *ctx)
     }
     if (d)
         closedir(d);
-    d = opendir("/sys/class/infiniband");
+    d = cp_fsroot_opendir(&ctx->fs, "/sys/class/infiniband");
     while (d && (e = readdir(d))) {
         if (e->d_name[0] == '.')
             continue;
         for (int port = 1; port <= 8; port++) {
             char path[600], buf[64];
             snprintf(path, sizeof path, "/sys/class/infiniband/%s/ports/%d/rate", e->d_name, port);
-            if (!read_line(path, buf, sizeof buf))
+            if (!cp_fsroot_read_line(&ctx->fs, path, buf, sizeof buf))
                 continue;
             double gbit_s = strtod(buf, NULL);
             if (!(gbit_s > 0))
@@ -99,21 +89,37 @@ static double line_rates(probe_ctx *ctx)
     return known == 1 ? only : NAN;
 }
 
+/* A latency row: a statistic of the round trips halved, the spread beside it. */
+static void emit_latency(probe_ctx *ctx, const char *metric, const probe_stats *rtt, double k, probe_stat stat,
+                         const char *method)
+{
+    probe_row row = { .metric = metric, .unit = "us", .peak = NAN, .method = method, .wrong = -1, .stat = stat };
+    row.stats = *rtt;
+    probe_stats_scale(&row.stats, k);
+    row.value = probe_stats_pick(&row.stats, stat);
+    probe_emit(ctx, &row);
+}
+
 static void emit_session(probe_ctx *ctx, const net_result *r, bool server, const char *how, double peak)
 {
-    char m[256];
-    snprintf(m, sizeof m, "%s, %d stream(s), receiver-side bytes / time from first stream to last EOF", how,
-             r->streams);
-    probe_emit_value(ctx, "tcp_bandwidth_oneway", r->oneway_gbps, "GB/s", peak, m);
+    char m[320];
+    snprintf(m, sizeof m, "%s, %d stream(s), receiver-side bytes / time from first stream to last EOF, median of %d "
+             "rounds", how, r->streams, r->n_oneway);
+    probe_emit_rounds(ctx, "tcp_bandwidth_oneway", r->oneway_round_gbps, (size_t)r->n_oneway, PROBE_STAT_MEDIAN,
+                      "GB/s", peak, m);
     if (server)
         return; /* the client holds the latency and bidirectional figures */
-    snprintf(m, sizeof m, "%s, %d stream(s), both directions at once, bytes both ways / longer window", how,
-             r->streams);
-    probe_emit_value(ctx, "tcp_bandwidth_bidir", r->bidir_gbps, "GB/s", isnan(peak) ? NAN : 2 * peak, m);
-    snprintf(m, sizeof m, "%s, 8-byte ping-pong on the control connection (TCP_NODELAY), RTT / 2", how);
-    probe_emit_value(ctx, "tcp_latency_p50", r->rtt_p50_us / 2, "us", NAN, m);
-    probe_emit_value(ctx, "tcp_latency_p99", r->rtt_p99_us / 2, "us", NAN, m);
-    probe_emit_value(ctx, "tcp_rtt_min", r->rtt_min_us, "us", NAN, m);
+    snprintf(m, sizeof m, "%s, %d stream(s), both directions at once, bytes both ways / longer window, median of %d "
+             "rounds", how, r->streams, r->n_bidir);
+    probe_emit_rounds(ctx, "tcp_bandwidth_bidir", r->bidir_round_gbps, (size_t)r->n_bidir, PROBE_STAT_MEDIAN, "GB/s",
+                      isnan(peak) ? NAN : 2 * peak, m);
+    snprintf(m, sizeof m, "%s, %zu 8-byte ping-pongs on the control connection (TCP_NODELAY), RTT / 2; statistics "
+             "over the round trips", how, r->rtt_stats.n);
+    emit_latency(ctx, "tcp_latency_p50", &r->rtt_stats, 0.5, PROBE_STAT_P50, m);
+    emit_latency(ctx, "tcp_latency_p99", &r->rtt_stats, 0.5, PROBE_STAT_P99, m);
+    snprintf(m, sizeof m, "%s, %zu 8-byte ping-pongs on the control connection (TCP_NODELAY), the shortest round "
+             "trip", how, r->rtt_stats.n);
+    emit_latency(ctx, "tcp_rtt_min", &r->rtt_stats, 1.0, PROBE_STAT_BEST_MIN, m);
 }
 
 static void rdma_cfg_from(const probe_opts *o, rdma_cfg *c)
@@ -211,9 +217,9 @@ int probe_net_run(probe_ctx *ctx, cp_error *err)
     const probe_opts *o = &ctx->opts;
     double peak = line_rates(ctx);
     net_cfg cfg = {.streams = o->streams, .seconds = o->seconds, .timeout_s = o->timeout_s,
-                   .ping_count = o->quick ? 200 : 1000};
+                   .ping_count = o->quick ? 200 : 1000, .rounds = probe_rounds(ctx, 3, 3)};
     if (o->quick && !(cfg.seconds > 0))
-        cfg.seconds = 0.5;
+        cfg.seconds = 0.25;
     net_result r;
     char buf[300], how[400], status[640];
     int rc;

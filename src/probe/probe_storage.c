@@ -49,6 +49,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #define BLOCK_BYTES (1u << 20)
@@ -58,6 +59,9 @@ typedef struct st_ctx {
     char file[4200];     /* the big test file */
     void *buf;           /* BLOCK_BYTES, 4 KiB aligned (O_DIRECT) */
     cp_error *err;
+    const cp_fsroot *fs;
+    probe_blockdev dev;  /* the disk under dir (dev.found false: none) */
+    cp_ss_sample io0;    /* the disk's counters at a timed phase's start */
 } st_ctx;
 
 static double now_s(void)
@@ -212,26 +216,45 @@ static double read_file(st_ctx *st, const char *path, bool direct, uint64_t *byt
     return t;
 }
 
+/* The disk's counters around a timed phase, so the method can say how the
+ * blocks went down (requests, their size, the queue). */
+static void io_mark(st_ctx *st)
+{
+    if (st->dev.found)
+        cp_ss_take(st->fs, CP_SS_DISKSTATS, &st->io0, NULL);
+}
+
+static void io_note(st_ctx *st, char *buf, size_t size)
+{
+    buf[0] = 0;
+    if (!st->dev.found || !(st->io0.have & CP_SS_DISKSTATS))
+        return;
+    cp_ss_sample now = { 0 };
+    cp_ss_take(st->fs, CP_SS_DISKSTATS, &now, NULL);
+    probe_disk_io io;
+    probe_disk_io_of(&st->io0, &now, st->dev.name, &io);
+    cp_ss_sample_free(&now);
+    if (io.valid && io.reads + io.writes)
+        snprintf(buf, size, "; %s counted %llu requests of %.0f KiB on average, %.2f in flight",
+                 st->dev.name, (unsigned long long)(io.reads + io.writes), io.avg_request_bytes / 1024, io.queue_avg);
+}
+
 /* One sequential figure over the rounds: each round's value, and the method
  * text of the last round (the same in every round but for its counts). */
 typedef struct seq_fig {
     const char *metric;
     double v[PROBE_MAX_ROUNDS];
-    char method[400];
+    char method[900];
 } seq_fig;
 
-/* The median of the rounds, and their spread in the method: on a shared or
- * virtual disk one run can be off by 2x, and the median of several says
- * what the disk usually does. */
+/* The median of the rounds, their spread beside it (probe_stats.h): on a
+ * shared or virtual disk one run can be off by 2x, and the median of
+ * several says what the disk usually does. */
 static void emit_seq(probe_ctx *ctx, seq_fig *f, int rounds)
 {
-    double med = probe_median(f->v, (size_t)rounds); /* sorts f->v */
-    if (rounds > 1) {
-        size_t n = strlen(f->method);
-        snprintf(f->method + n, sizeof f->method - n, "; median of %d rounds (min %.3f, max %.3f GB/s)", rounds,
-                 f->v[0], f->v[rounds - 1]);
-    }
-    probe_emit_value(ctx, f->metric, med, "GB/s", NAN, f->method);
+    size_t n = strlen(f->method);
+    snprintf(f->method + n, sizeof f->method - n, "; median of %d rounds", rounds);
+    probe_emit_rounds(ctx, f->metric, f->v, (size_t)rounds, PROBE_STAT_MEDIAN, "GB/s", NAN, f->method);
 }
 
 /* Round r of one mode: write a new file, then read it, into fw/fr. Returns
@@ -244,7 +267,10 @@ static int seq_round(st_ctx *st, uint64_t bytes, bool direct, int r, int rounds,
     if (rc < 0)
         return rc;
     double fsync_s = 0;
+    char note[200];
+    io_mark(st);
     double tw = write_file(st, st->file, bytes, direct, &fsync_s);
+    io_note(st, note, sizeof note);
     if (tw < 0 && direct && st->err->code == CP_ERR_UNAVAILABLE) {
         cp_error_clear(st->err);
         return CP_ERR_UNAVAILABLE;
@@ -254,15 +280,17 @@ static int seq_round(st_ctx *st, uint64_t bytes, bool direct, int r, int rounds,
     fw->v[r] = (double)bytes / tw / 1e9;
     snprintf(fw->method, sizeof fw->method,
              "%s sequential write of %llu MiB in 1 MiB blocks to a new file (no preallocation) after syncfs, "
-             "timed through fsync (fsync %.3f s of %.3f s%s)",
-             how, (unsigned long long)(bytes >> 20), fsync_s, tw, rounds > 1 ? " in the last round" : "");
+             "timed through fsync (fsync %.3f s of %.3f s%s)%s",
+             how, (unsigned long long)(bytes >> 20), fsync_s, tw, rounds > 1 ? " in the last round" : "", note);
     if ((rc = fs_quiesce(st)) < 0)
         return rc;
     uint64_t got = 0;
     read_state rs;
+    io_mark(st); /* read_file evicts first: a buffered read's fsync adds nothing to read */
     double tr = read_file(st, st->file, direct, &got, &rs);
     if (tr < 0)
         return (int)tr;
+    io_note(st, note, sizeof note);
     fr->v[r] = (double)got / tr / 1e9;
     int n = snprintf(fr->method, sizeof fr->method, "%s sequential read of %llu MiB in 1 MiB blocks", how,
                      (unsigned long long)(got >> 20));
@@ -271,12 +299,14 @@ static int seq_round(st_ctx *st, uint64_t bytes, bool direct, int r, int rounds,
                  ", after fsync + posix_fadvise(DONTNEED); mincore: %llu of %llu pages cached at start%s",
                  (unsigned long long)rs.cached_pages, (unsigned long long)rs.file_pages,
                  rs.cached_pages ? " (read from the page cache for those: this filesystem does not drop them)" : "");
+    n = (int)strlen(fr->method);
+    snprintf(fr->method + n, sizeof fr->method - (size_t)n, "%s", note);
     return 0;
 }
 
 static int seq_tests(probe_ctx *ctx, st_ctx *st, uint64_t bytes)
 {
-    int rounds = ctx->opts.rounds > 0 ? CP_MIN(ctx->opts.rounds, PROBE_MAX_ROUNDS) : 1;
+    int rounds = probe_rounds(ctx, 3, 5);
     seq_fig figs[4] = { { .metric = "seq_write_buffered_bandwidth" }, { .metric = "seq_read_buffered_bandwidth" },
                         { .metric = "seq_write_direct_bandwidth" }, { .metric = "seq_read_direct_bandwidth" } };
     int n_modes = 2;
@@ -318,9 +348,11 @@ static int fsync_test(probe_ctx *ctx, st_ctx *st, int n)
     unlink(path);
     if (!rc) {
         char method[160];
-        snprintf(method, sizeof method, "4 KiB pwrite + fsync, %d times, percentile by linear interpolation", n);
-        probe_emit_value(ctx, "fsync_latency_p50", probe_percentile(lat, (size_t)n, 50), "us", NAN, method);
-        probe_emit_value(ctx, "fsync_latency_p99", probe_percentile(lat, (size_t)n, 99), "us", NAN, method);
+        snprintf(method, sizeof method,
+                 "4 KiB pwrite + fsync, %d times, percentile by linear interpolation; statistics over the %d calls", n,
+                 n);
+        probe_emit_rounds(ctx, "fsync_latency_p50", lat, (size_t)n, PROBE_STAT_P50, "us", NAN, method);
+        probe_emit_rounds(ctx, "fsync_latency_p99", lat, (size_t)n, PROBE_STAT_P99, "us", NAN, method);
     }
     free(lat);
     return rc;
@@ -560,10 +592,62 @@ bool probe_storage_applies(probe_ctx *ctx, char *why, size_t why_size)
     return true;
 }
 
+/* The `storage` report object: the device and its queue, how a block
+ * splits, and the page cache as the probe found it. */
+static void storage_report(probe_ctx *ctx, const st_ctx *st, const char *dir)
+{
+    char line[700];
+    probe_blockdev_describe(&st->dev, BLOCK_BYTES, (size_t)sysconf(_SC_PAGESIZE), line, sizeof line);
+    cp_log_info("storage: %s: %s", dir, line);
+    if (!ctx->rep)
+        return;
+    rep_report *r = ctx->rep;
+    rep_node *o = rep_obj(r, r->root, "storage", "storage");
+    rep_str(r, o, "dir", "directory", dir);
+    rep_str(r, o, "device_note", "device", line);
+    const probe_blockdev *d = &st->dev;
+    if (d->found) {
+        rep_str(r, o, "device", "disk", d->name);
+        rep_str(r, o, "partition", "partition", d->part);
+        rep_str(r, o, "bus", "bus", d->bus);
+        rep_bool(r, o, "virtual", "stacked (dm, md, loop)", d->virt);
+        const struct { const char *key; int64_t v; } q[] = {
+            { "nr_requests", d->nr_requests }, { "max_sectors_kb", d->max_sectors_kb },
+            { "max_hw_sectors_kb", d->max_hw_sectors_kb }, { "max_segments", d->max_segments },
+            { "max_segment_size", d->max_segment_size }, { "rotational", d->rotational },
+            { "logical_block_size", d->logical_block_size }, { "physical_block_size", d->physical_block_size },
+            { "read_ahead_kb", d->read_ahead_kb },
+        };
+        for (size_t i = 0; i < CP_ARRAY_LEN(q); i++)
+            if (q[i].v >= 0)
+                rep_int(r, o, q[i].key, q[i].key, q[i].v, NULL);
+            else
+                rep_null(r, o, q[i].key, q[i].key, NULL);
+        rep_str(r, o, "write_cache", "write cache", d->write_cache);
+        rep_str(r, o, "scheduler", "scheduler", d->scheduler);
+        uint64_t req;
+        int n = probe_block_requests(d, BLOCK_BYTES, (size_t)sysconf(_SC_PAGESIZE), &req);
+        if (n > 0)
+            rep_int(r, o, "max_requests_per_block", "requests per 1 MiB block at most", n, NULL);
+        else
+            rep_null(r, o, "max_requests_per_block", "requests per 1 MiB block at most", NULL);
+    }
+    cp_ss_sample m = { 0 };
+    if (cp_ss_take(st->fs, CP_SS_MEMINFO, &m, NULL) == 0 && (m.have & CP_SS_MEMINFO)) {
+        rep_int(r, o, "page_cache_bytes", "page cache at the start", m.mem.cached_bytes, "bytes");
+        rep_int(r, o, "dirty_bytes", "dirty at the start", m.mem.dirty_bytes, "bytes");
+        rep_int(r, o, "writeback_bytes", "under writeback at the start", m.mem.writeback_bytes, "bytes");
+    }
+    cp_ss_sample_free(&m);
+}
+
 int probe_storage_run(probe_ctx *ctx, cp_error *err)
 {
     const char *dir = ctx->opts.dir ? ctx->opts.dir : ".";
-    st_ctx st = { .err = err };
+    st_ctx st = { .err = err, .fs = &ctx->fs };
+    struct stat sb;
+    if (stat(dir, &sb) == 0)
+        probe_blockdev_of(&ctx->fs, major(sb.st_dev), minor(sb.st_dev), &st.dev);
     snprintf(st.dir, sizeof st.dir, "%s/.chainprof-probe-XXXXXX", dir);
     if (!mkdtemp(st.dir))
         return cp_error_sys(err, CP_ERR_IO, dir, "cannot create a test directory");
@@ -577,6 +661,7 @@ int probe_storage_run(probe_ctx *ctx, cp_error *err)
     bool quick = ctx->opts.quick;
     uint64_t bytes = ctx->opts.size_bytes ? ctx->opts.size_bytes : quick ? (128ull << 20) : (1ull << 30);
     bytes = (bytes + BLOCK_BYTES - 1) / BLOCK_BYTES * BLOCK_BYTES;
+    storage_report(ctx, &st, dir);
     int rc = seq_tests(ctx, &st, bytes);
     if (!rc)
         rc = fsync_test(ctx, &st, quick ? 50 : 500);
@@ -587,5 +672,6 @@ int probe_storage_run(probe_ctx *ctx, cp_error *err)
     unlink(st.file);
     rmdir(st.dir);
     free(st.buf);
+    cp_ss_sample_free(&st.io0);
     return rc;
 }

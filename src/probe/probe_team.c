@@ -2,7 +2,8 @@
  *
  * Bandwidth probes need every thread to start a phase together and the
  * phase to end when the slowest finishes, so the team synchronises with a
- * barrier on both sides and the main thread times barrier to barrier.
+ * barrier on both sides and each worker reads the clock around its share;
+ * the phase lasts from the first start to the last end.
  * Threads are pinned so that first-touch places each thread's chunk of the
  * arrays on its own NUMA node: with hwloc, cores are taken round-robin over
  * NUMA nodes (thread 0 on node 0, thread 1 on node 1, ...); without it, by
@@ -31,6 +32,7 @@ struct probe_team {
     pthread_barrier_t start, end;
     int phase; /* written by the main thread before the start barrier */
     bool stop;
+    int64_t *t_start, *t_end; /* each worker's clock around its share of a phase */
     char placement[160];
 #ifdef CP_HAVE_HWLOC
     hwloc_topology_t topo;
@@ -66,7 +68,9 @@ static void *worker_main(void *p)
         pthread_barrier_wait(&t->start);
         if (t->stop)
             break;
+        t->t_start[w->tid] = cp_now_ns();
         t->fn(t->arg, w->tid, t->n, t->phase);
+        t->t_end[w->tid] = cp_now_ns();
         pthread_barrier_wait(&t->end);
     }
     free(w);
@@ -136,6 +140,8 @@ probe_team *probe_team_new(int nthreads, probe_team_fn fn, void *arg)
     pthread_barrier_init(&t->start, NULL, (unsigned)t->n + 1);
     pthread_barrier_init(&t->end, NULL, (unsigned)t->n + 1);
     t->threads = cp_xcalloc((size_t)t->n, sizeof *t->threads);
+    t->t_start = cp_xcalloc((size_t)t->n, sizeof *t->t_start);
+    t->t_end = cp_xcalloc((size_t)t->n, sizeof *t->t_end);
     for (int i = 0; i < t->n; i++) {
         worker *w = cp_xmalloc(sizeof *w);
         *w = (worker){ t, i };
@@ -148,13 +154,24 @@ probe_team *probe_team_new(int nthreads, probe_team_fn fn, void *arg)
     return t;
 }
 
+/* The phase's time is the workers' own: from the first one starting its
+ * share to the last one finishing. The main thread's clock would not do:
+ * with as many workers as CPUs it is often descheduled between the start
+ * barrier and reading the clock, and a phase that ran meanwhile then
+ * looked microseconds long (STREAM figures of 10 TB/s on a loaded VM). */
 double probe_team_run(probe_team *t, int phase)
 {
     t->phase = phase;
     pthread_barrier_wait(&t->start);
-    int64_t t0 = cp_now_ns();
     pthread_barrier_wait(&t->end);
-    return (double)(cp_now_ns() - t0) / 1e9;
+    int64_t t0 = t->t_start[0], t1 = t->t_end[0];
+    for (int i = 1; i < t->n; i++) {
+        if (t->t_start[i] < t0)
+            t0 = t->t_start[i];
+        if (t->t_end[i] > t1)
+            t1 = t->t_end[i];
+    }
+    return (double)(t1 - t0) / 1e9;
 }
 
 int probe_team_size(const probe_team *t)
@@ -187,39 +204,7 @@ void probe_team_free(probe_team *t)
         hwloc_topology_destroy(t->topo);
 #endif
     free(t->threads);
+    free(t->t_start);
+    free(t->t_end);
     free(t);
-}
-
-uint64_t probe_llc_bytes(void)
-{
-    uint64_t best = 0;
-#ifdef CP_HAVE_HWLOC
-    hwloc_topology_t topo;
-    if (hwloc_topology_init(&topo) == 0) {
-        if (hwloc_topology_load(topo) == 0) {
-            static const hwloc_obj_type_t levels[] = { HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L2CACHE };
-            for (size_t l = 0; l < CP_ARRAY_LEN(levels) && !best; l++) {
-                int n = hwloc_get_nbobjs_by_type(topo, levels[l]);
-                for (int i = 0; i < n; i++) /* all instances: the arrays must exceed the sum */
-                    best += hwloc_get_obj_by_type(topo, levels[l], (unsigned)i)->attr->cache.size;
-            }
-        }
-        hwloc_topology_destroy(topo);
-    }
-#endif
-    if (!best) {
-        for (int idx = 3; idx >= 0 && !best; idx--) {
-            char path[96];
-            snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", idx);
-            FILE *f = fopen(path, "r");
-            if (!f)
-                continue;
-            unsigned long v = 0;
-            char unit = 0;
-            if (fscanf(f, "%lu%c", &v, &unit) >= 1)
-                best = (uint64_t)v * (unit == 'K' ? 1024u : unit == 'M' ? 1048576u : 1u);
-            fclose(f);
-        }
-    }
-    return best;
 }

@@ -4,7 +4,7 @@
 # compare diffs them (exit 4 on a regression with --fail-on-regression);
 # two probes writing at once both land; a writer killed mid-transaction
 # leaves a consistent database without a half run; bad directories fail
-# with a clear message and exit 1.
+# with a clear message and exit 1; a machine kept busy is reported not quiet.
 set -u
 command -v python3 >/dev/null || { echo "skip: python3 is needed to check the JSON"; exit 77; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -13,7 +13,7 @@ P() { "$CHAINPROF" "$@"; }
 fail() { echo "FAIL: $*"; exit 1; }
 
 # 1. quick pass: every layer that applies has rows; keys of every row
-P probe --dir "$tmp" --db "$db" --json -o "$tmp/probe.txt" > "$tmp/q.json" || fail "quick probe exit $?"
+P probe --dir "$tmp" --size 16M --db "$db" --json -o "$tmp/probe.txt" > "$tmp/q.json" || fail "quick probe exit $?"
 [ -s "$tmp/probe.txt" ] || fail "-o probe.txt not written"
 python3 - "$tmp/q.json" <<'PY' || fail "quick JSON check"
 import json, sys
@@ -21,14 +21,16 @@ d = json.load(open(sys.argv[1]))
 assert d["schema"] == "chainprof.probe/1", d["schema"]
 assert isinstance(d["topology"], dict)
 keys = ["probe", "layer", "metric", "value", "unit", "peak", "efficiency", "method", "op", "size_bytes",
-        "time_us", "algbw_gbps", "busbw_gbps", "in_place", "wrong", "buffers"]
+        "time_us", "algbw_gbps", "busbw_gbps", "in_place", "wrong", "buffers",
+        "stat", "rounds", "median", "min", "max", "p10", "p90", "cv_pct", "rounds_rejected", "impossible",
+        "impossible_value"]
 layers = {r["layer"] for r in d["results"]}
 for r in d["results"]:
     assert list(r.keys()) == keys, r.keys()
     assert r["layer"] in ("compute", "memory", "intra", "inter", "storage")
     assert r["buffers"] in (("host", "device") if r["busbw_gbps"] is not None else (None,)), r
     assert r["value"] is None or r["value"] >= 0, r
-    if r["peak"] is None: assert r["efficiency"] is None
+    if r["peak"] is None or r["value"] is None: assert r["efficiency"] is None
     else: assert abs(r["efficiency"] - r["value"] / r["peak"]) < 1e-9
 ran = {p["probe"] for p in d["probes"]}
 for need in ("compute", "memory", "storage"):
@@ -42,6 +44,27 @@ for m in ("triad_bandwidth", "cpu_fp64_gflops_1core", "seq_write_buffered_bandwi
 skipped = {s["probe"]: s["reason"] for s in d["skipped"]}
 for s in d["skipped"]:
     assert s["reason"], s
+# the statistics of every row
+for r in d["results"]:
+    assert r["stat"] in ("single", "median", "best", "min", "mean", "p50", "p99"), r
+    if r["rounds"] is not None and r["value"] is not None:
+        assert r["min"] <= r["median"] <= r["max"] and r["p10"] <= r["p90"], r
+    assert r["impossible"] in (True, False)
+    if r["impossible"]: assert r["value"] is None and r["impossible_value"] is not None
+m = {r["metric"]: r for r in d["results"]}
+assert m["triad_bandwidth"]["stat"] == "best" and m["triad_bandwidth"]["rounds"] >= 3
+assert m["cpu_fp64_gflops_1core"]["stat"] == "median"
+assert m["fsync_latency_p99"]["stat"] == "p99" and m["fsync_latency_p99"]["rounds"] >= 10
+# the working-set sweep, its levels, and the quietness windows
+sw = d["memory"]
+assert sw["sweep"] and sw["levels"] and sw["largest_cache_found_bytes"] >= 0, sw
+assert m["dram_plateau_bandwidth"]["unit"] == "GB/s"
+q = d["quiet"]
+assert q["quiet"] in (True, False) and q["verdict"], q
+wins = [w["window"] for w in q["windows"]]
+assert wins[0] == "before" and "memory" in wins and "storage" in wins, wins
+assert list(d.keys()).index("quiet") == list(d.keys()).index("mode") + 1  # the verdict comes first
+assert d["storage"]["dir"], d["storage"]
 PY
 
 # 2. history and compare
@@ -64,6 +87,11 @@ assert r["a"] is not None and r["b"] is not None
 assert abs(r["change_pct"] - (r["b"] - r["a"]) / abs(r["a"]) * 100) < 1e-6
 assert m["memory/triad_bandwidth"]["b"] is None   # only in run 1
 assert d["summary"]["compared"] == 4
+assert r["verdict"] in ("no change", "within threshold", "regression", "improvement"), r
+assert r["a_rounds"] >= 3 and r["a_p10"] <= r["a_p90"], r        # the spread was recorded
+assert r["regression"] == (r["verdict"] == "regression")
+if r["verdict"] == "no change": assert "inside the noise of both runs" in r["why"], r
+assert d["run_a"]["quiet"] in (True, False) and d["run_a"]["quiet_verdict"]
 PY
 # a regression is forced with a threshold no real change can stay under:
 # --threshold 0 flags any drop, so compare a run with itself (no change) -> 0
@@ -116,4 +144,26 @@ elif [ -w /dev/full ]; then
     echo "note: not root; unwritable and full-disk cases not run"
 fi
 P probe nosuchprobe > /dev/null 2> "$tmp/err"; [ $? -eq 2 ] || fail "unknown probe must be a usage error"
+
+# 6. a machine kept busy is "not quiet", with the numbers, in JSON and text (a busy loop per CPU,
+# at most 8: other processes then hold at least 1/8 of the CPUs, above the 10 % limit up to 64 CPUs)
+n=$(nproc); [ "$n" -gt 8 ] && n=8
+busy=()
+for _ in $(seq "$n"); do ( while :; do :; done ) & busy+=($!); done
+P probe compute --quick --no-history --json > "$tmp/nq.json"; rc1=$?
+P probe compute --quick --no-history > "$tmp/nq.txt"; rc2=$?
+kill "${busy[@]}"; wait "${busy[@]}" 2>/dev/null
+[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] || fail "busy probe exit $rc1 $rc2"
+if [ "$(nproc)" -le 64 ]; then
+    grep -q "the machine was not quiet: before the probes: other processes used" "$tmp/nq.txt" ||
+        fail "text has no quietness verdict: $(grep -i quiet "$tmp/nq.txt")"
+    python3 - "$tmp/nq.json" <<'PY' || fail "busy JSON"
+import json, sys
+q = json.load(open(sys.argv[1]))["quiet"]
+assert q["quiet"] is False, q
+w = q["windows"][0]
+assert w["window"] == "before" and w["others_cpu_pct"] > 10 and w["quiet"] is False, w
+assert "other processes used" in w["reasons"], w
+PY
+fi
 echo ok

@@ -9,7 +9,8 @@
  * chainprof finds it through CHAINPROF_GPU_LIB_DIR. Streams are dummies
  * (every call completes before it returns); the compute capability is
  * FAKE_CC (env, "major.minor", default 9.0), so fp8's sm_89 gate is testable;
- * FAKE_STREAM_HANG=1 makes streams never finish (timeout paths).
+ * FAKE_STREAM_HANG=1 makes streams never finish (timeout paths); FAKE_L2_BYTES sets
+ * cudaDevAttrL2CacheSize (default 50 MiB).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +67,8 @@ int cudaDeviceGetAttribute(int *v, int attr, int dev)
         *v = major;
     else if (attr == 76) /* ...Minor */
         *v = minor;
+    else if (attr == 38) /* cudaDevAttrL2CacheSize: FAKE_L2_BYTES, default an H100/H200's 50 MiB */
+        *v = getenv("FAKE_L2_BYTES") ? atoi(getenv("FAKE_L2_BYTES")) : 50 << 20;
     else
         return 1; /* cudaErrorInvalidValue */
     return 0;

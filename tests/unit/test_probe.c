@@ -43,13 +43,20 @@ static void test_stream_sizes(void **state)
     assert_int_equal(probe_stream_bytes(PROBE_ADD, 1000), 24000);
     assert_int_equal(probe_stream_bytes(PROBE_TRIAD, 1000), 24000);
     assert_string_equal(probe_stream_name(PROBE_TRIAD), "triad");
-    /* explicit size wins; default is max(4 x LLC, floor) capped */
-    assert_int_equal(probe_stream_array_bytes(1000, 1u << 30, 0), 960);
-    assert_int_equal(probe_stream_array_bytes(0, 32u << 20, 0), 256ull << 20);
-    assert_int_equal(probe_stream_array_bytes(0, 100u << 20, 0), 400ull << 20);
-    assert_int_equal(probe_stream_array_bytes(0, 1u << 30, 0), 1024ull << 20);
-    assert_int_equal(probe_stream_array_bytes(0, 8u << 20, 1), 64ull << 20);
-    assert_int_equal(probe_stream_array_bytes(0, 1u << 30, 1), 128ull << 20);
+    /* explicit size wins; default is max(4 x the cache found, floor), bounded by memory */
+    bool capped = true;
+    assert_int_equal(probe_stream_array_bytes(1000, 1u << 30, 0, 0, &capped), 960);
+    assert_true(capped); /* an explicit size below 4 x the cache is said to be */
+    assert_int_equal(probe_stream_array_bytes(1u << 30, 1u << 20, 0, 0, &capped), 1u << 30);
+    assert_false(capped);
+    assert_int_equal(probe_stream_array_bytes(0, 32u << 20, 0, 0, NULL), 256ull << 20);
+    assert_int_equal(probe_stream_array_bytes(0, 100u << 20, 0, 0, NULL), 400ull << 20);
+    assert_int_equal(probe_stream_array_bytes(0, 1u << 30, 0, 0, NULL), 4096ull << 20); /* no cap of its own */
+    assert_int_equal(probe_stream_array_bytes(0, 8u << 20, 1, 0, NULL), 64ull << 20);
+    assert_int_equal(probe_stream_array_bytes(0, 512u << 20, 1, 1ull << 30, &capped), 1024ull << 20);
+    assert_true(capped); /* 4 x 512 MiB did not fit in the bound */
+    assert_int_equal(probe_stream_array_bytes(0, 8u << 20, 1, 1ull << 30, &capped), 64ull << 20);
+    assert_false(capped);
 }
 
 static void test_chunks(void **state)
@@ -131,8 +138,8 @@ static void test_history(void **state)
     hist_metrics_add(&b, "storage/fsync_latency_p99", 1040, "us");
     char *argv[] = { "chainprof", "probe" };
     int64_t ida, idb;
-    assert_int_equal(hist_record(db, "probe", 2, argv, &a, &ida, &err), 0);
-    assert_int_equal(hist_record(db, "probe", 2, argv, &b, &idb, &err), 0);
+    assert_int_equal(hist_record(db, "probe", 2, argv, &a, NULL, &ida, &err), 0);
+    assert_int_equal(hist_record(db, "probe", 2, argv, &b, NULL, &idb, &err), 0);
     assert_true(idb > ida);
     int64_t id;
     assert_int_equal(hist_resolve(db, "last", &id, &err), 0);

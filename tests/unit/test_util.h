@@ -28,6 +28,13 @@ static inline const char *cp_test_data(const char *rel, char *buf, size_t size)
     return buf;
 }
 
+/* Path of a fixture under tests/fixtures (written by the project, always there). */
+static inline const char *cp_test_fixture(const char *rel, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s/%s", CP_FIXTURES, rel);
+    return buf;
+}
+
 #define CP_ASSERT_NEAR(a, b, tol)                                                            \
     do {                                                                                     \
         double _a = (a), _b = (b), _t = (tol);                                               \
