@@ -31,21 +31,14 @@ typedef enum an_id {
     AN__COUNT
 } an_id;
 
-/* An evidence file given to analyze, parsed by its reader (owned by the
- * caller; kind is an evidence registry key or "nccl_log"). */
-typedef struct an_evidence_file {
-    const char *path;
-    const char *kind;
-    const void *facts;       /* rd_nccltests *, rd_perftest *, rd_nccl_facts *, ... */
-} an_evidence_file;
+struct ev_set; /* src/model/evidence.h: the evidence files (owned by the caller) */
 
 typedef struct an_opts {
     int gpus_per_node;       /* 0 = from the trace's device count */
     int nthreads;
     double nic_gbit_s;         /* NIC line rate per GPU in Gb/s (1e9 bit/s); 0 = catalog */
     double nvlink_gbps;      /* NVLink per GPU per direction in GB/s; 0 = catalog */
-    const an_evidence_file *evidence;
-    size_t n_evidence;
+    const struct ev_set *evidence; /* evidence files for the rule book; NULL none */
     /* launch_stats.by_correlation lists every launch when true; otherwise
      * only the outliers (short kernels, runtime and delay outliers), at most
      * AN_LAUNCH_ROWS of them, so a trace of a million launches does not put

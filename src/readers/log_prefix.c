@@ -17,47 +17,12 @@
 
 #define NS_PER_SEC 1000000000LL
 
-static const int k_month_start[12] = {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334};
-
-/* ns since Jan 1 of the year for a calendar date; month 1..12, day 1..31. */
+/* ns since Jan 1 of the year for a calendar date (no leap day: stamps with
+ * and without a year must stay comparable; ev_base.h) */
 static int64_t wall_ns(int year, int month, int day, int h, int m, int s, int64_t frac_ns)
 {
-    /* no leap day: stamps with and without a year must stay comparable */
     (void)year;
-    int64_t days = k_month_start[month - 1] + (day - 1);
-    return ((days * 24 + h) * 60 + m) * 60 * NS_PER_SEC + (int64_t)s * NS_PER_SEC + frac_ns;
-}
-
-int rd_time_cmp(rd_time a, rd_time b)
-{
-    if (a.clock == RD_CLOCK_NONE || a.clock != b.clock) return 2;
-    if (a.clock == RD_CLOCK_WALL && a.year && b.year && a.year != b.year)
-        return a.year < b.year ? -1 : 1;
-    return a.ns < b.ns ? -1 : a.ns > b.ns ? 1 : 0;
-}
-
-const char *rd_time_format(rd_time t, char *buf, size_t size)
-{
-    if (!size) return buf;
-    buf[0] = '\0';
-    if (t.clock == RD_CLOCK_BOOT) {
-        snprintf(buf, size, "boot+%lld.%06lld", (long long)(t.ns / NS_PER_SEC),
-                 (long long)(t.ns % NS_PER_SEC) / 1000);
-    } else if (t.clock == RD_CLOCK_WALL) {
-        int64_t sec = t.ns / NS_PER_SEC;
-        int ms = (int)((t.ns % NS_PER_SEC) / 1000000);
-        int doy = (int)(sec / 86400), rem = (int)(sec % 86400);
-        int month = 12;
-        while (month > 1 && doy < k_month_start[month - 1]) month--;
-        int day = doy - k_month_start[month - 1] + 1;
-        if (t.year)
-            snprintf(buf, size, "%04d-%02d-%02d %02d:%02d:%02d.%03d", t.year, month, day,
-                     rem / 3600, rem / 60 % 60, rem % 60, ms);
-        else
-            snprintf(buf, size, "%02d-%02d %02d:%02d:%02d.%03d", month, day, rem / 3600,
-                     rem / 60 % 60, rem % 60, ms);
-    }
-    return buf;
+    return ev_time_wall_ns(month, day, h, m, s, frac_ns);
 }
 
 const char *rd_memmem(const char *hay, size_t n, const char *needle)
@@ -211,7 +176,7 @@ static size_t strip_bracket(const char *s, const char *end, rd_prefix *o)
                     d++;
                 }
                 if (d == close) {
-                    o->ts.clock = RD_CLOCK_BOOT;
+                    o->ts.clock = EV_CLOCK_BOOT;
                     o->ts.year = 0;
                     o->ts.ns = (int64_t)v * NS_PER_SEC + frac;
                     return (size_t)(after - s) + skip_spaces(after, end);
@@ -231,7 +196,7 @@ static size_t strip_bracket(const char *s, const char *end, rd_prefix *o)
             long year;
             const char *y = p + 1 + k + 1;
             if (k && y < close && rd_scan_long(&y, close, &year) == 0 && day >= 1 && day <= 31) {
-                o->ts.clock = RD_CLOCK_WALL;
+                o->ts.clock = EV_CLOCK_WALL;
                 o->ts.year = (int16_t)year;
                 o->ts.ns = wall_ns((int)year, month, (int)day, 0, 0, 0, tod);
                 return (size_t)(after - s) + skip_spaces(after, end);
@@ -248,7 +213,7 @@ static size_t strip_bracket(const char *s, const char *end, rd_prefix *o)
             int month = (int)(mmdd / 100), day = (int)(mmdd % 100);
             if (k && month >= 1 && month <= 12 && day >= 1 && day <= 31) {
                 o->level = in[0];
-                o->ts.clock = RD_CLOCK_WALL;
+                o->ts.clock = EV_CLOCK_WALL;
                 o->ts.year = 0;
                 o->ts.ns = wall_ns(0, month, day, 0, 0, 0, tod);
                 return (size_t)(after - s) + skip_spaces(after, end);
@@ -294,7 +259,7 @@ static size_t strip_iso(const char *s, const char *end, rd_prefix *o)
         if (p >= end || *p != ']') return 0;
         p++;
     }
-    o->ts.clock = RD_CLOCK_WALL;
+    o->ts.clock = EV_CLOCK_WALL;
     o->ts.year = (int16_t)y;
     o->ts.ns = wall_ns(y, mo, d, 0, 0, 0, tod) - offset_min * 60 * NS_PER_SEC;
     p += skip_spaces(p, end);
@@ -342,7 +307,7 @@ static size_t strip_syslog(const char *s, const char *end, rd_prefix *o)
     const char *t = p;
     while (t < end && *t != ' ' && *t != ':') t++;
     if (t + 1 < end && *t == ':' && t[1] == ' ') p = t + 2;
-    o->ts.clock = RD_CLOCK_WALL;
+    o->ts.clock = EV_CLOCK_WALL;
     o->ts.year = 0;
     o->ts.ns = wall_ns(0, month, (int)day, 0, 0, 0, tod);
     return (size_t)(p - s);
@@ -398,14 +363,14 @@ void rd_prefix_parse(const char *line, size_t len, rd_prefix *o)
     const char *s = line, *end = line + len;
     for (int round = 0; round < 8 && s < end; round++) {
         size_t k = 0;
-        rd_time outer = o->ts; /* the outermost stamp (a collector's) wins */
+        ev_time outer = o->ts; /* the outermost stamp (a collector's) wins */
         if (round == 0) k = strip_srun_label(s, end, o);
         if (!k) k = strip_bracket(s, end, o);
         if (!k) k = strip_iso(s, end, o);
-        if (!k && o->ts.clock == RD_CLOCK_NONE) k = strip_syslog(s, end, o);
+        if (!k && o->ts.clock == EV_CLOCK_NONE) k = strip_syslog(s, end, o);
         if (!k && o->pid < 0) k = strip_nccl(s, end, o);
         if (!k) break;
-        if (outer.clock != RD_CLOCK_NONE) o->ts = outer;
+        if (outer.clock != EV_CLOCK_NONE) o->ts = outer;
         s += k;
     }
     /* "[Rank 3] ..." / "[PG 1 Rank 3] ..." at the start of a PyTorch message
