@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../base/util.h"
 #include "../model/catalog.h"
@@ -162,9 +163,15 @@ static void r_below_expected(rb_ctx *c, const rb_rule *self)
                 rb_cite_line(x, f, run->devices[0].line, "%zu ranks on %d host%s, %s", run->n_devices, run->n_hosts,
                              run->n_hosts == 1 ? "" : "s", gpu && gpu[0] ? gpu : "GPU unnamed");
             x->n_steps = 0;
+            const hw_gpu *hg = gpu && gpu[0] ? hw_gpu_find(gpu) : NULL;
+            bool amd = t->rccl || (hg && hg->vendor && strcasecmp(hg->vendor, "AMD") == 0);
+            const char *ccl = amd ? "RCCL" : "NCCL";
             if (inter) {
-                rb_step(x, "compare with ib_write_bw between the same nodes: if perftest is fine, suspect NCCL's transport (socket fallback, GDR off, too few channels/QPs)");
+                rb_step(x, "compare with ib_write_bw between the same nodes: if perftest is fine, suspect %s's transport (socket fallback, GDR off, too few channels/QPs)", ccl);
                 rb_step(x, "if perftest is slow too, the fabric: ECMP collisions, adaptive routing, a degraded link or port");
+            } else if (amd) {
+                rb_step(x, "check that the GPUs use P2P over xGMI: rocm-smi --showtopo; NCCL_DEBUG=INFO (RCCL reads it) shows P2P/IPC channels, not SHM");
+                rb_step(x, "nothing should force copies through host memory: ACS or an IOMMU in translation mode (iommu=pt), a container without --ipc=host");
             } else {
                 rb_step(x, "check that the GPUs use P2P/NVLink: nvidia-smi topo -m; NCCL_DEBUG=INFO shows P2P/IPC channels, not SHM");
                 rb_step(x, "nothing should force copies through host memory: ACS or an IOMMU in translation mode, a container without --ipc=host, a GPU without P2P");
@@ -173,12 +180,14 @@ static void r_below_expected(rb_ctx *c, const rb_rule *self)
     }
 }
 
-/* A busbw dip: a size whose busbw falls below 60 % of the size before,
- * with the sweep recovering after it (a size where NCCL's choice of
- * algorithm or protocol, or a buffer/chunk threshold, costs bandwidth). */
+/* A busbw dip: a size whose busbw falls below 60 % of the best smaller
+ * size, with the sweep recovering to 90 % of it at larger sizes (a size
+ * where NCCL's choice of algorithm or protocol, or a buffer/chunk
+ * threshold, costs bandwidth). */
 #define DIP_FRAC 0.6
 #define DIP_RECOVER 0.9
 #define DIP_MIN_GBPS 0.05
+#define DIP_MIN_SHARE 0.02 /* of the run's best busbw: latency-bound jitter at tiny sizes is no dip */
 
 static void r_dip(rb_ctx *c, const rb_rule *self)
 {
@@ -189,25 +198,40 @@ static void r_dip(rb_ctx *c, const rb_rule *self)
             continue;
         for (size_t i = 0; i < t->n_runs; i++) {
             const ev_nt_run *run = &t->runs[i];
+            size_t top = 0; /* the best row so far */
+            double best;
+            if (!ev_nt_max_busbw(run, &best))
+                continue;
             for (size_t k = 1; k + 1 < run->n_rows; k++) {
-                double prev = ev_nt_row_busbw(&run->rows[k - 1]), cur = ev_nt_row_busbw(&run->rows[k]);
-                if (!(prev >= DIP_MIN_GBPS) || !(cur < DIP_FRAC * prev) || run->rows[k].size_bytes <= run->rows[k - 1].size_bytes)
+                double peak = ev_nt_row_busbw(&run->rows[top]), cur = ev_nt_row_busbw(&run->rows[k]);
+                if (!(cur < DIP_FRAC * peak) || !(peak >= DIP_MIN_GBPS) || !(peak >= DIP_MIN_SHARE * best) || run->rows[k].size_bytes <= run->rows[top].size_bytes) {
+                    if (cur > peak)
+                        top = k;
                     continue;
+                }
+                size_t low = k; /* the bottom of the dip */
                 double after = 0;
                 for (size_t j = k + 1; j < run->n_rows; j++) {
                     double v = ev_nt_row_busbw(&run->rows[j]);
                     if (v > after)
                         after = v;
+                    if (after < DIP_RECOVER * peak && v < ev_nt_row_busbw(&run->rows[low]))
+                        low = j;
                 }
-                if (after < DIP_RECOVER * prev)
-                    continue;
+                if (after < DIP_RECOVER * peak)
+                    break; /* a plateau or a fall that stays: not a dip */
                 rb_finding *x = rb_raise(c, self);
-                if (!x->title[0])
-                    rb_title(x, "%s %s busbw dips at %lld bytes: %.2f GB/s after %.2f GB/s at %lld bytes, recovering to %.2f GB/s above it",
-                             t->rccl ? "rccl-tests" : "nccl-tests", run->op[0] ? run->op : "collective",
-                             (long long)run->rows[k].size_bytes, cur, prev, (long long)run->rows[k - 1].size_bytes, after);
-                rb_cite_line(x, f, run->rows[k - 1].line, "busbw %.2f GB/s at %lld bytes", prev, (long long)run->rows[k - 1].size_bytes);
-                rb_cite_line(x, f, run->rows[k].line, "busbw %.2f GB/s at %lld bytes", cur, (long long)run->rows[k].size_bytes);
+                if (!x->title[0]) {
+                    char a[32], b[32];
+                    x->layer = run->n_hosts > 1 ? CP_LAYER_INTER : CP_LAYER_INTRA;
+                    rb_title(x, "%s %s busbw dips to %.2f GB/s at %s after %.2f GB/s at %s, recovering to %.2f GB/s at larger sizes",
+                             t->rccl ? "rccl-tests" : "nccl-tests", run->op[0] ? run->op : "collective", ev_nt_row_busbw(&run->rows[low]),
+                             rb_bytes((double)run->rows[low].size_bytes, a, sizeof a), peak,
+                             rb_bytes((double)run->rows[top].size_bytes, b, sizeof b), after);
+                }
+                rb_cite_line(x, f, run->rows[top].line, "busbw %.2f GB/s at %lld bytes", peak, (long long)run->rows[top].size_bytes);
+                rb_cite_line(x, f, run->rows[low].line, "busbw %.2f GB/s at %lld bytes", ev_nt_row_busbw(&run->rows[low]),
+                             (long long)run->rows[low].size_bytes);
                 rb_step(x, "rerun the sizes around the dip with NCCL_ALGO=Ring and =Tree (and NCCL_PROTO=Simple) to see which choice is slow there");
                 rb_step(x, "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING prints the algorithm/protocol per size; a tuner plugin or NCCL_*_THRESHOLD setting may pick badly");
                 break;
@@ -335,10 +359,10 @@ static const rb_rule k_rules[] = {
     {"NCCLTESTS_BELOW_EXPECTED", CP_LAYER_INTER, AN_SEV_MEDIUM, 0.6,
      "a run's best busbw below 50 % of the expected busbw (inter-node: NIC per GPU from --nic-gbps or the catalog; intra-node: NVLink/PCIe)",
      "NVIDIA/nccl-tests doc/PERFORMANCE.md (busbw is comparable to the hardware's peak)",
-     "the collective path runs far below the hardware: find which hop (NVLink/PCIe inside the node, NIC and fabric between nodes) is slow",
+     "the collective path runs far below the hardware: find which hop (NVLink, xGMI or PCIe inside the node, NIC and fabric between nodes) is slow",
      r_below_expected},
     {"NCCLTESTS_BUSBW_DIP", CP_LAYER_INTER, AN_SEV_LOW, 0.4,
-     "busbw at one size below 60 % of the size before, recovering to 90 % above it",
+     "busbw at one size below 60 % of the best smaller size (itself >= 2 % of the run's best), recovering to 90 % of it at larger sizes",
      "https://github.com/aws/aws-ofi-nccl/issues/65 (a dip at one size range); NCCL env docs (NCCL_ALGO, NCCL_PROTO)",
      "one size range runs slower than smaller sizes: compare algorithms/protocols there (NCCL_ALGO, NCCL_PROTO) and check thresholds a tuner sets", r_dip},
     {"NCCLTESTS_FAILED", CP_LAYER_INTER, FAIL, 0.5, "nccl-tests 'NCCL failure', 'CUDA failure', 'Test failure' lines", "NVIDIA/nccl-tests (common.cu)",

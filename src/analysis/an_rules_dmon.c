@@ -1,9 +1,8 @@
-/* an_evidence_dmon.c - the evidence rules over `nvidia-smi dmon` and
- * `dcgmi dmon` samples (ev_dmon.h): how busy the GPUs were and what held
+/* an_rules_dmon.c - the rule family over `nvidia-smi dmon` and `dcgmi
+ * dmon` samples (model/ev_dmon.h): how busy the GPUs were and what held
  * them back, per GPU (entity), from the per-entity column statistics and the
- * samples themselves. Part of the evidence analyzer (an_evidence.c, which
- * calls an_ev_dmon per file); thresholds and codes in docs/METRICS.md
- * ("Findings from evidence files", dmon).
+ * samples themselves. Thresholds and codes in docs/METRICS.md ("Findings
+ * from evidence files", dmon).
  *
  * Design
  * - Columns are looked up by the names the tools print (nvidia-smi: sm,
@@ -147,27 +146,31 @@ static rb_finding *dm_add(const dmon_ctx *k, const rb_rule *r, an_severity sev, 
 
 /* ---- low utilisation: the GPU runs no kernel most of the time ---- */
 
-static double m_util(const ev_dmon *d, size_t e, const int *cols) { return emean(d, e, cols[0]); }
+/* cols[1]: 1 for a percent column (sm, GPUTL), 100 for a fraction (GRACT) */
+static double m_util(const ev_dmon *d, size_t e, const int *cols) { return cols[1] * emean(d, e, cols[0]); }
 static bool is_low_util(double v) { return v < DM_LOW_UTIL_PCT; }
 
-static void r_low_util(const dmon_ctx *k, const rb_rule *r, int c_util)
+static void r_low_util(const dmon_ctx *k, const rb_rule *r, int c_util, int scale)
 {
     const ev_dmon *d = k->d;
-    int cols[] = { c_util }, hits;
+    int cols[] = { c_util, scale }, hits;
     double v;
     int e = pick(k, m_util, cols, is_low_util, -1, &v, &hits);
     if (e < 0)
         return;
     char t[240];
-    snprintf(t, sizeof t, "%s runs kernels only %.0f %% of the time (%s, mean of %u sample%s)",
-             ent(d, (size_t)e).s, v, util_name(d, c_util), ev_dmon_stat_of(d, (size_t)e, (size_t)c_util)->n,
+    snprintf(t, sizeof t, "%s %s only %.0f %% of the time (%s, mean of %u sample%s)", ent(d, (size_t)e).s,
+             scale == 1 ? "runs kernels" : "has its compute engine active", v, util_name(d, c_util), ev_dmon_stat_of(d, (size_t)e, (size_t)c_util)->n,
              ev_dmon_stat_of(d, (size_t)e, (size_t)c_util)->n == 1 ? "" : "s");
     an_severity sev = v < DM_VERY_LOW_UTIL_PCT ? AN_SEV_MEDIUM : AN_SEV_LOW;
     rb_finding *x = dm_add(k, r, sev, t);
     rb_cite_line(x, k->f, first_line(d, (size_t)e), "%s: %s between %.0f and %.0f %%",
-                        ent(d, (size_t)e).s, util_name(d, c_util), ev_dmon_stat_of(d, (size_t)e, (size_t)c_util)->min,
-                        emax(d, (size_t)e, c_util));
+                        ent(d, (size_t)e).s, util_name(d, c_util), scale * ev_dmon_stat_of(d, (size_t)e, (size_t)c_util)->min,
+                        scale * emax(d, (size_t)e, c_util));
     also(x, k, hits, "run kernels less than half of the time");
+    rb_step(x, "profile a few steps (torch.profiler or nsys profile) and run chainprof analyze on the traces: it names the layer the GPU waits for");
+    if (d->entities[e].mig != EV_DMON_GPU)
+        rb_step(x, "nvidia-smi mig -lgi; nvidia-smi mig -lci   # which job runs on this instance, and whether the instance is sized for it");
 }
 
 /* ---- busy GPU, idle SMs (dcgmi GPUTL vs SMACT) ---- */
@@ -332,7 +335,7 @@ static dmon_ctx ctx_of(rb_ctx *c, const ev_file *f)
     return k;
 }
 
-static const char *const k_util[] = {"GPUTL", "sm", NULL}, *const k_smact[] = {"SMACT", NULL};
+static const char *const k_util[] = {"GPUTL", "sm", NULL}, *const k_smact[] = {"SMACT", NULL}, *const k_gract[] = {"GRACT", NULL};
 static const char *const k_temp[] = {"gtemp", "temp", "TMPTR", NULL}, *const k_drama[] = {"DRAMA", NULL};
 static const char *const k_memctl[] = {"mem", "MCUTL", NULL}, *const k_pviol[] = {"pviol", NULL}, *const k_tviol[] = {"tviol", NULL};
 static const char *const k_smi_rx[] = {"rxpci", NULL}, *const k_smi_tx[] = {"txpci", NULL};
@@ -342,9 +345,12 @@ static void e_low_util(rb_ctx *c, const rb_rule *self)
 {
     RB_EACH(c, EV_DMON, f) {
         dmon_ctx k = ctx_of(c, f);
-        int cu = col_any(k.d, k_util);
+        int cu = col_any(k.d, k_util), cg = col_any(k.d, k_gract);
+        /* GPUTL is not reported per MIG instance; GRACT (a fraction) is */
         if (cu >= 0)
-            r_low_util(&k, self, cu);
+            r_low_util(&k, self, cu, 1);
+        else if (cg >= 0)
+            r_low_util(&k, self, cg, 100);
     }
 }
 
@@ -403,7 +409,8 @@ static const char *const DCGM = "https://docs.nvidia.com/datacenter/dcgm/latest/
 
 static const rb_rule k_rules[] = {
     {"DMON_LOW_UTIL", CP_LAYER_COMPUTE, AN_SEV_LOW, 0.45,
-     "a GPU's (or MIG instance's) mean kernel-running utilisation (nvidia-smi sm, dcgmi GPUTL) below 50 %", "nvidia-smi dmon(1); " "DCGM field DCGM_FI_DEV_GPU_UTIL",
+     "a GPU's (or MIG instance's) mean kernel-running utilisation (nvidia-smi sm, dcgmi GPUTL; without them 100 x dcgmi GRACT) below 50 %",
+     "nvidia-smi dmon(1); DCGM fields DCGM_FI_DEV_GPU_UTIL, DCGM_FI_PROF_GR_ENGINE_ACTIVE (per MIG instance: NVIDIA/dcgm-exporter#50)",
      "the GPU waits for something else most of the time: profile a few steps and analyze the traces to see which layer - data loading, host launches, communication, checkpoints - leaves it idle",
      e_low_util},
     {"DMON_SM_IDLE_WHILE_BUSY", CP_LAYER_COMPUTE, AN_SEV_LOW, 0.45,

@@ -246,18 +246,13 @@ static void r_ecc_history(rb_ctx *c, const rb_rule *self)
         }
 }
 
-static bool is_illegal(const ev_torch_error *e)
-{
-    return strstr(e->what, "illegal") != NULL || strstr(e->what, "misaligned") != NULL;
-}
-
 static void r_app_fault(rb_ctx *c, const rb_rule *self)
 {
     rb_finding *x = xid_findings(c, self);
     RB_EACH(c, EV_TORCH, f)
         for (int k = 0; k < f->as.torch->n_cuda_errors; k++) {
             const ev_torch_error *e = &f->as.torch->cuda_errors[k];
-            if (!is_illegal(e))
+            if (!ev_torch_error_is_access_fault(e))
                 continue;
             if (!x) {
                 x = rb_raise(c, self);

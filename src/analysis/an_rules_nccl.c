@@ -605,35 +605,44 @@ static void r_roce_mtu(rb_ctx *c, const rb_rule *self)
     rb_step(x, "set the interface MTU (ip link set <roce netdev> mtu 9000) and the switch ports alike, end to end");
 }
 
+/* Different GID indices across the QPs of a job. Not proof: nodes whose
+ * GID tables differ can hold a RoCE v2 IPv4 entry at different indices
+ * (and NCCL >= 2.21 picks one itself when NCCL_IB_GID_INDEX is unset), so
+ * medium, and the step says how to tell. */
 static void r_roce_gid(rb_ctx *c, const rb_rule *self)
 {
-    int g0 = -1, g1 = -1;
+    const ev_nccl_qp *q0 = NULL, *q1 = NULL;
     const ev_file *f0 = NULL, *f1 = NULL;
-    long l0 = 0, l1 = 0;
     RB_EACH(c, EV_NCCL_LOG, f) {
         const ev_nccl *n = f->as.nccl;
-        for (int q = 0; q < n->n_qps; q++) {
-            int g = n->qps[q].gid_index;
-            if (g < 0)
+        for (int q = 0; q < n->n_qps && !q1; q++) {
+            const ev_nccl_qp *p = &n->qps[q];
+            if (p->gid_index < 0)
                 continue;
-            if (g0 < 0) {
-                g0 = g;
+            if (!q0) {
+                q0 = p;
                 f0 = f;
-                l0 = n->qps[q].line;
-            } else if (g != g0 && g1 < 0) {
-                g1 = g;
+            } else if (p->gid_index != q0->gid_index) {
+                q1 = p;
                 f1 = f;
-                l1 = n->qps[q].line;
             }
         }
     }
-    if (g1 < 0)
+    if (!q1)
         return;
     rb_finding *x = rb_raise(c, self);
-    rb_title(x, "the ranks use different RoCE GID indices (%d and %d): a RoCEv1/v2 or IPv4/IPv6 GID on one side cannot reach the other", g0, g1);
-    rb_cite_line(x, f0, l0, "QP with GID %d", g0);
-    rb_cite_line(x, f1, l1, "QP with GID %d", g1);
-    rb_step(x, "show_gids   # on every node: pick the same type (RoCE v2, IPv4) and set NCCL_IB_GID_INDEX to it everywhere");
+    rb_title(x, "the ranks use different RoCE GID indices (%d on %s, %d on %s): unless both entries are the same type (RoCE v2, IPv4), one side cannot reach the other",
+             q0->gid_index, q0->host[0] ? q0->host : "one host", q1->gid_index, q1->host[0] ? q1->host : "another");
+    rb_cite_line(x, f0, q0->line, "QP with GID index %d", q0->gid_index);
+    rb_cite_line(x, f1, q1->line, "QP with GID index %d", q1->gid_index);
+    RB_EACH(c, EV_NCCL_LOG, f) {
+        long line;
+        const char *v = ev_nccl_env(f->as.nccl, "NCCL_IB_GID_INDEX", &line);
+        if (v)
+            rb_cite_line(x, f, line, "NCCL_IB_GID_INDEX set to %s", v);
+    }
+    rb_step(x, "show_gids   # on every node: the index of the RoCE v2 IPv4 entry of the NIC NCCL uses");
+    rb_step(x, "set NCCL_IB_GID_INDEX to that entry on every node (or leave it unset on NCCL >= 2.21, which picks a RoCE v2 entry of the address family itself)");
 }
 
 /* ---- timeline ---- */
@@ -733,9 +742,9 @@ static const rb_rule k_rules[] = {
      "NET/IB: [NCCL] Dev d ... qpn q mtu m ... with different mtu values across the QPs of the job",
      "NCCL troubleshooting (RoCE); Mellanox/NVIDIA RoCE configuration (MTU end to end)",
      "set the same MTU on every RoCE port, interface and switch hop (4096-byte IB MTU, 9000-byte Ethernet MTU)", r_roce_mtu},
-    {"NCCL_ROCE_GID_MISMATCH", CP_LAYER_INTER, AN_SEV_HIGH, 0.6,
+    {"NCCL_ROCE_GID_MISMATCH", CP_LAYER_INTER, AN_SEV_MEDIUM, 0.45,
      "NET/IB: ... GID g (...) with different GID indices across the QPs of the job; NCCL_IB_GID_INDEX set differently",
-     "NCCL env docs, NCCL_IB_GID_INDEX; https://github.com/NVIDIA/nccl/issues/426",
+     "NCCL env docs, NCCL_IB_GID_INDEX; https://github.com/NVIDIA/nccl/issues/769 (a link-local RoCE v2 GID times out, index 3 works); https://github.com/NVIDIA/nccl/issues/426",
      "every rank must use a GID of the same type (RoCEv2, IPv4) on the routable interface: set NCCL_IB_GID_INDEX to it on all nodes", r_roce_gid},
 };
 

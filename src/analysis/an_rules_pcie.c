@@ -6,6 +6,7 @@
 #include "rulebook.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "../base/util.h"
 
@@ -31,19 +32,30 @@ static void r_downgraded(rb_ctx *c, const rb_rule *self)
 
 static void r_acs(rb_ctx *c, const rb_rule *self)
 {
+    int n = 0;
+    const ev_lspci_dev *first = NULL;
+    rb_finding *x = NULL;
     RB_EACH(c, EV_LSPCI, f)
         for (int d = 0; d < f->as.lspci->n_devs; d++) {
             const ev_lspci_dev *dv = &f->as.lspci->devs[d];
             if (dv->acs_redirect != 1)
                 continue;
-            rb_finding *x = rb_raise(c, self);
-            if (!x->title[0])
-                rb_title(x, "PCIe ACS redirects peer-to-peer requests on %s%s%s: GPU-GPU P2P and GPU Direct RDMA go through the root complex (or fail)",
-                         dv->bdf[0] ? dv->bdf : "a bridge", dv->desc[0] ? " " : "", dv->desc);
+            if (!x)
+                x = rb_raise(c, self);
+            if (!first)
+                first = dv;
+            n++;
             rb_cite(x, f, &dv->acs_at);
-            rb_step(x, "disable ACS on the bridges between GPUs and NICs: in the BIOS, with pci=noacs, or setpci -s <bdf> ECAP_ACS+6.w=0000 at boot");
-            rb_step(x, "confirm with NCCL_P2P_DISABLE=1 / NCCL_NET_GDR_LEVEL=LOC: if the hang or error goes away, ACS is the cause");
         }
+    if (!x)
+        return;
+    /* "PCI bridge: Broadcom / LSI ..." -> "PCI bridge" */
+    int cls = (int)strcspn(first->desc, ":");
+    rb_title(x, "PCIe ACS redirects peer-to-peer requests on %d device%s (%s%s%.*s%s): GPU-GPU P2P and GPU Direct RDMA go through the root complex (or fail)",
+             n, n == 1 ? "" : "s", first->bdf[0] ? first->bdf : "a bridge", first->desc[0] ? " " : "", cls, first->desc,
+             n > 1 ? ", ..." : "");
+    rb_step(x, "disable ACS on the bridges between GPUs and NICs: in the BIOS, with pci=noacs, or setpci -s <bdf> ECAP_ACS+6.w=0000 at boot");
+    rb_step(x, "confirm with NCCL_P2P_DISABLE=1 / NCCL_NET_GDR_LEVEL=LOC: if the hang or error goes away, ACS is the cause");
 }
 
 static const rb_rule k_rules[] = {

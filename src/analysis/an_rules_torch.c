@@ -453,11 +453,6 @@ static bool is_not_ready(const ev_torch_error *e)
     return e->code == 802 || strstr(e->what, "cudaErrorSystemNotReady") || strstr(e->what, "system not yet initialized");
 }
 
-static bool is_illegal(const ev_torch_error *e)
-{
-    return strstr(e->what, "illegal") != NULL || strstr(e->what, "misaligned") != NULL;
-}
-
 static bool is_ecc(const ev_torch_error *e) { return strstr(e->what, "ECC") != NULL; }
 
 static void r_not_ready(rb_ctx *c, const rb_rule *self)
@@ -483,7 +478,7 @@ static void r_cuda_error(rb_ctx *c, const rb_rule *self)
     RB_EACH(c, EV_TORCH, f)
         for (int k = 0; k < f->as.torch->n_cuda_errors; k++) {
             const ev_torch_error *e = &f->as.torch->cuda_errors[k];
-            if (is_illegal(e) || is_ecc(e) || is_not_ready(e))
+            if (ev_torch_error_is_access_fault(e) || is_ecc(e) || is_not_ready(e))
                 continue;
             rb_finding *x = rb_raise(c, self);
             if (!x->title[0]) {

@@ -2,6 +2,7 @@
 #include "ev_torch.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 const char *ev_torch_phase_name(int phase)
 {
@@ -17,6 +18,11 @@ bool ev_torch_any(const ev_torch *f)
 {
     return f->n_ooms || f->n_timeouts || f->n_progress || f->n_desyncs || f->n_mismatches || f->n_nccl_errors ||
            f->n_signals || f->n_cuda_errors || f->desync_timeout_at.line || f->dropped;
+}
+
+bool ev_torch_error_is_access_fault(const ev_torch_error *e)
+{
+    return strstr(e->what, "illegal") != NULL || strstr(e->what, "misaligned") != NULL;
 }
 
 void ev_torch_free(ev_torch *f) { free(f); }

@@ -72,6 +72,28 @@ expect "$FIX/nccl_shm_no_p2p.log" nccl_log NCCL_P2P_NOT_USED
 expect "$FIX/topo_4gpu_1nic.txt" nvidia_smi_topo TOPO_FEW_NICS
 expect "$FIX/nccl_ib_error5.log" nccl_log NCCL_IB_ERROR
 expect "$FIX/nccl_tests_failed.txt" nccl_tests NCCLTESTS_FAILED NCCLTESTS_BELOW_EXPECTED
+# issue 13 rule families no sample shows: rccl-tests (MI300X, RCCL advice),
+# a busbw dip at one size range, MIG instances in dcgmi dmon, RoCE MTU and
+# GID index mismatches across nodes, ACS redirect in lspci -vvv
+expect "$FIX/rccl_tests_mi300x_2node_low.txt" nccl_tests NCCLTESTS_BELOW_EXPECTED
+expect "$FIX/nccl_tests_busbw_dip.txt" nccl_tests NCCLTESTS_BUSBW_DIP
+expect "$FIX/dmon_dcgmi_mig.txt" dmon DMON_LOW_UTIL
+expect "$FIX/nccl_roce_mtu_mismatch.log" nccl_log NCCL_ROCE_MTU_MISMATCH
+expect "$FIX/nccl_roce_gid_mismatch.log" nccl_log NCCL_ROCE_GID_MISMATCH
+expect "$FIX/lspci_acs_redirect.txt" lspci PCIE_ACS_REDIRECT
+# vendor awareness: an AMD run gets RCCL / xGMI wording, never NVLink advice
+"$CHAINPROF" analyze --no-history "$FIX/rccl_tests_mi300x_2node_low.txt" --json | python3 -c '
+import json, sys
+x = json.load(sys.stdin)["findings"][0]
+t = x["title"] + " " + x["recommendation"]
+sys.exit(0 if "rccl-tests" in t and "RCCL" in t and "NVLink" not in t.replace("NVLink, xGMI", "") else 1)' ||
+    { echo "FAIL: rccl-tests finding lacks RCCL wording or gives NVLink advice"; fail=1; }
+# a MIG file: the instance is named, the parent GPU row is not judged
+"$CHAINPROF" diagnose "$FIX/dmon_dcgmi_mig.txt" --json | python3 -c '
+import json, sys
+v = json.load(sys.stdin)["verdicts"]
+sys.exit(0 if v and "GPU-I 2" in v[0]["title"] and not any(x["title"].startswith("GPU 0") for x in v) else 1)' ||
+    { echo "FAIL: MIG instance not named, or the parent GPU judged"; fail=1; }
 for fx in nccl_ib_no_gdr_channels.log:NCCL_GDR_DISABLED nccl_single_nic_ib_hca.log:NCCL_SINGLE_NIC \
           dmon_smi_throttled.txt:DMON_THROTTLED; do
     "$CHAINPROF" analyze "$FIX/${fx%%:*}" --json | python3 -c '

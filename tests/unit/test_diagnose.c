@@ -402,6 +402,24 @@ static const rule_case k_rule_cases[] = {
     {"==============NVSMI LOG==============\nGPU 00000000:07:00.0\n    Product Name : NVIDIA A100-SXM4-80GB\n"
      "    Remapped Rows\n        Pending : No\n        Remapping Failure Occurred : Yes\n",
      "GPU_ROW_REMAP_FAILURE", "A100"},
+    {"==============NVSMI LOG==============\nAttached GPUs : 1\nGPU 00000000:07:00.0\n    Product Name : NVIDIA A100-SXM4-80GB\n"
+     "    ECC Errors\n        Volatile\n            SRAM Correctable : 0\n            SRAM Uncorrectable : 0\n"
+     "            DRAM Correctable : 0\n            DRAM Uncorrectable : 0\n        Aggregate\n"
+     "            SRAM Correctable : 0\n            SRAM Uncorrectable : 0\n            DRAM Correctable : 12\n"
+     "            DRAM Uncorrectable : 2\n",
+     "GPU_ECC_HISTORY", "2"},
+    {"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n", "CUDA_OOM", "2.00 GiB"},
+    {"[rank0]: RuntimeError: CUDA error: an illegal memory access was encountered\n", "GPU_APP_FAULT", "illegal memory access"},
+    {"[rank0]: RuntimeError: CUDA error: invalid device ordinal\n", "CUDA_ERROR", "invalid device ordinal"},
+    {"[ 10.0] NVRM: Xid (PCI:0000:3b:00): 92, pid=1, High single-bit ECC error rate\n", "GPU_ECC_SBE_RATE", "Xid 92"},
+    {"[ 10.0] NVRM: Xid (PCI:0000:3b:00): 121, pid=1, C2C Link corrected error\n", "GPU_C2C", "Xid 121"},
+    {"[ 10.0] NVRM: Xid (PCI:0000:3b:00): 68, pid=1, NVDEC0 Exception: Error code 0\n", "GPU_ENGINE", "Xid 68"},
+    {"--------------------------------------------------------------------------\n"
+     "MPI_ABORT was invoked on rank 3 in communicator MPI_COMM_WORLD\nwith errorcode 1.\n",
+     "MPI_JOB_ABORTED", "rank 3"},
+    {"slurmstepd: error: *** JOB 4242 ON gpu-17 CANCELLED AT 2024-05-01T10:00:00 DUE TO TIME LIMIT ***\n",
+     "SLURM_JOB_ERROR", "TIME LIMIT"},
+    {"[ERROR] torchrun: Bus error (core dumped)\n", "NCCL_SHM_EXHAUSTED", "SIGBUS"},
 };
 
 static void test_rule_signatures(void **state)
