@@ -100,6 +100,7 @@ int an_evidence_run(an_ctx *ctx)
     out->recs = cp_xcalloc(out->rb->n + 1, sizeof *out->recs);
     for (size_t i = 0; i < out->rb->n; i++)
         to_finding(out, set, &out->rb->v[i]);
+    rb_report(out->rb, rp, rp->root);
     for (size_t i = 0; i < set->n_files; i++) {
         const ev_file *f = &set->files[i];
         rep_node *e = rep_obj(rp, arr, NULL, NULL);

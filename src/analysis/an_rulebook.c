@@ -171,8 +171,88 @@ void rb_gain(rb_finding *x, double pct, const char *fmt, ...)
 
 void rb_rank(rb_finding *x, int rank)
 {
-    if (x && rank >= 0 && x->rank < 0)
+    if (!x || rank < 0)
+        return;
+    if (x->rank < 0)
         x->rank = rank;
+    for (int i = 0; i < x->n_ranks; i++)
+        if (x->ranks[i] == rank)
+            return;
+    if (x->n_ranks == RB_MAX_RANKS)
+        x->ranks_dropped++;
+    else
+        x->ranks[x->n_ranks++] = rank;
+}
+
+static rb_kv *kv_slot(rb_finding *x, const char *key)
+{
+    for (int i = 0; i < x->n_fields; i++)
+        if (strcmp(x->fields[i].key, key) == 0)
+            return &x->fields[i];
+    if (x->n_fields == RB_MAX_FIELDS)
+        return NULL;
+    rb_kv *kv = &x->fields[x->n_fields++];
+    memset(kv, 0, sizeof *kv);
+    snprintf(kv->key, sizeof kv->key, "%s", key);
+    return kv;
+}
+
+void rb_field(rb_finding *x, const char *key, const char *fmt, ...)
+{
+    rb_kv *kv = x ? kv_slot(x, key) : NULL;
+    if (!kv)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(kv->text, sizeof kv->text, fmt, ap);
+    va_end(ap);
+    kv->is_num = false;
+}
+
+void rb_field_num(rb_finding *x, const char *key, double v)
+{
+    rb_kv *kv = x ? kv_slot(x, key) : NULL;
+    if (!kv)
+        return;
+    kv->text[0] = 0;
+    kv->num = v;
+    kv->is_num = true;
+}
+
+void rb_set_state(rb_ctx *c, const char *family, void *state, void (*free_fn)(void *state))
+{
+    for (int i = 0; i < c->n_states; i++)
+        if (strcmp(c->states[i].family, family) == 0) {
+            if (c->states[i].free)
+                c->states[i].free(c->states[i].state);
+            c->states[i].state = state;
+            c->states[i].free = free_fn;
+            return;
+        }
+    if (c->n_states == RB_MAX_STATES) { /* more families than states: a table edit away */
+        if (free_fn)
+            free_fn(state);
+        return;
+    }
+    c->states[c->n_states].family = family;
+    c->states[c->n_states].state = state;
+    c->states[c->n_states].free = free_fn;
+    c->n_states++;
+}
+
+void *rb_state(const rb_ctx *c, const char *family)
+{
+    for (int i = 0; i < c->n_states; i++)
+        if (strcmp(c->states[i].family, family) == 0)
+            return c->states[i].state;
+    return NULL;
+}
+
+void rb_report(const rb_ctx *c, struct rep_report *r, struct rep_node *root)
+{
+    for (const rb_family *const *fam = k_families; *fam; fam++)
+        if ((*fam)->report)
+            (*fam)->report(c, r, root);
 }
 
 void rb_drop(rb_ctx *c, const char *code)
@@ -340,6 +420,9 @@ void rb_free(rb_ctx *c)
 {
     if (!c)
         return;
+    for (int i = 0; i < c->n_states; i++)
+        if (c->states[i].free)
+            c->states[i].free(c->states[i].state);
     free(c->events);
     free(c->v);
     free(c);

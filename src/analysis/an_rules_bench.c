@@ -373,5 +373,6 @@ static const rb_rule k_rules[] = {
      "the RDMA path runs below its link: port speed/width, MTU, QPs, the NIC's PCIe link, NUMA placement", r_perftest},
 };
 
-const rb_family rb_family_bench = {"bench", "benchmarks: nccl-tests/rccl-tests validity and busbw, perftest bandwidth",
-                                   k_rules, CP_ARRAY_LEN(k_rules), NULL};
+const rb_family rb_family_bench = {.name = "bench",
+                                   .summary = "benchmarks: nccl-tests/rccl-tests validity and busbw, perftest bandwidth",
+                                   .rules = k_rules, .n_rules = CP_ARRAY_LEN(k_rules)};

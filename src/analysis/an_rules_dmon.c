@@ -430,5 +430,6 @@ static const rb_rule k_rules[] = {
      e_pcie},
 };
 
-const rb_family rb_family_dmon = {"dmon", "nvidia-smi dmon / dcgmi dmon: utilisation, SM activity, throttling, temperature, memory and PCIe load",
-                                  k_rules, CP_ARRAY_LEN(k_rules), NULL};
+const rb_family rb_family_dmon = {.name = "dmon",
+                                  .summary = "nvidia-smi dmon / dcgmi dmon: utilisation, SM activity, throttling, temperature, memory and PCIe load",
+                                  .rules = k_rules, .n_rules = CP_ARRAY_LEN(k_rules)};

@@ -40,5 +40,6 @@ static const rb_rule k_rules[] = {
      "NCCL failed and these logs do not say why: rerun with NCCL_DEBUG=INFO and read the WARN line before the error", r_nccl_error},
 };
 
-const rb_family rb_family_generic = {"generic", "errors without a cause of their own (after every other family)", k_rules,
-                                     CP_ARRAY_LEN(k_rules), NULL};
+const rb_family rb_family_generic = {.name = "generic",
+                                     .summary = "errors without a cause of their own (after every other family)",
+                                     .rules = k_rules, .n_rules = CP_ARRAY_LEN(k_rules)};

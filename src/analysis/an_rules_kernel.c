@@ -434,5 +434,6 @@ static const rb_rule k_rules[] = {
      "host memory ran out: check the job's memory limit, fewer data-loader workers, no full-dataset copies per rank", r_host_oom},
 };
 
-const rb_family rb_family_kernel = {"kernel", "kernel logs and nvidia-smi -q: Xid, fallen off the bus, ECC, row remapping, AER, OOM killer",
-                                    k_rules, CP_ARRAY_LEN(k_rules), events};
+const rb_family rb_family_kernel = {.name = "kernel",
+                                    .summary = "kernel logs and nvidia-smi -q: Xid, fallen off the bus, ECC, row remapping, AER, OOM killer",
+                                    .rules = k_rules, .n_rules = CP_ARRAY_LEN(k_rules), .events = events};

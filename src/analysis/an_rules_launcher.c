@@ -87,4 +87,6 @@ static const rb_rule k_rules[] = {
      "Slurm srun(1), sacct(1)", "Slurm ended the step: time limit, a failed node or a task's exit code", r_srun},
 };
 
-const rb_family rb_family_launcher = {"launcher", "MPI, UCX and Slurm launcher failures", k_rules, CP_ARRAY_LEN(k_rules), NULL};
+const rb_family rb_family_launcher = {.name = "launcher",
+                                      .summary = "MPI, UCX and Slurm launcher failures",
+                                      .rules = k_rules, .n_rules = CP_ARRAY_LEN(k_rules)};

@@ -748,5 +748,6 @@ static const rb_rule k_rules[] = {
      "every rank must use a GID of the same type (RoCEv2, IPv4) on the routable interface: set NCCL_IB_GID_INDEX to it on all nodes", r_roce_gid},
 };
 
-const rb_family rb_family_nccl = {"nccl", "NCCL_DEBUG logs: IB/RoCE failures, sockets, shared memory, NVLS, transports",
-                                  k_rules, CP_ARRAY_LEN(k_rules), events};
+const rb_family rb_family_nccl = {.name = "nccl",
+                                  .summary = "NCCL_DEBUG logs: IB/RoCE failures, sockets, shared memory, NVLS, transports",
+                                  .rules = k_rules, .n_rules = CP_ARRAY_LEN(k_rules), .events = events};

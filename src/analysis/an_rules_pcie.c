@@ -67,4 +67,6 @@ static const rb_rule k_rules[] = {
      "ACS sends peer-to-peer traffic through the root complex: disable it on the bridges between GPUs and NICs for P2P and GPU Direct RDMA", r_acs},
 };
 
-const rb_family rb_family_pcie = {"pcie", "lspci -vv: PCIe link width/speed, ACS", k_rules, CP_ARRAY_LEN(k_rules), NULL};
+const rb_family rb_family_pcie = {.name = "pcie",
+                                  .summary = "lspci -vv: PCIe link width/speed, ACS",
+                                  .rules = k_rules, .n_rules = CP_ARRAY_LEN(k_rules)};

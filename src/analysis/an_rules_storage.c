@@ -78,4 +78,6 @@ static const rb_rule k_rules[] = {
      "read the way the storage is fast: large sequential reads (sharded datasets), or stage the data locally", r_pattern_gap},
 };
 
-const rb_family rb_family_storage = {"storage", "fio: storage bandwidth by access pattern", k_rules, CP_ARRAY_LEN(k_rules), NULL};
+const rb_family rb_family_storage = {.name = "storage",
+                                     .summary = "fio: storage bandwidth by access pattern",
+                                     .rules = k_rules, .n_rules = CP_ARRAY_LEN(k_rules)};

@@ -97,5 +97,6 @@ static const rb_rule k_rules[] = {
      r_few_nics},
 };
 
-const rb_family rb_family_topo = {"topo", "nvidia-smi topo -m: GPU pairs across sockets or host bridges, GPUs per NIC", k_rules,
-                                  CP_ARRAY_LEN(k_rules), NULL};
+const rb_family rb_family_topo = {.name = "topo",
+                                  .summary = "nvidia-smi topo -m: GPU pairs across sockets or host bridges, GPUs per NIC",
+                                  .rules = k_rules, .n_rules = CP_ARRAY_LEN(k_rules)};

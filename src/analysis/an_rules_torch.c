@@ -567,5 +567,6 @@ static const rb_rule k_rules[] = {
      "a CUDA call failed: rerun with CUDA_LAUNCH_BLOCKING=1 to find it; check for a GPU fault (Xid) at the same time", r_cuda_error},
 };
 
-const rb_family rb_family_torch = {"torch", "PyTorch logs: out of memory, watchdog timeouts, desync, signals, CUDA errors",
-                                   k_rules, CP_ARRAY_LEN(k_rules), events};
+const rb_family rb_family_torch = {.name = "torch",
+                                   .summary = "PyTorch logs: out of memory, watchdog timeouts, desync, signals, CUDA errors",
+                                   .rules = k_rules, .n_rules = CP_ARRAY_LEN(k_rules), .events = events};

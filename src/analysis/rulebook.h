@@ -44,11 +44,18 @@
  *      paste; rb_rank() when it is about one rank; rb_gain() only when the
  *      evidence measures the time the fix would save;
  *   4. the code in docs/FORMATS.md and a test whose top finding it is
- *      (a fixture line or a corpus row in tests/unit/test_corpus.c).
+ *      (an inline case in tests/unit/test_diagnose.c, a fixture in
+ *      tests/cli/verdict_evidence.sh, or a real log's row in tests/cli/corpus.sh).
  * Checklist for a new family (one file plus one row): a file
  * src/analysis/an_rules_<name>.c defining `const rb_family rb_family_<name>`
- * (name, summary, its rule table, optional events function) and one
- * RB_FAMILY(<name>) row in rulebook.def.
+ * (name, summary, its rule table, optional events and report functions)
+ * and one RB_FAMILY(<name>) row in rulebook.def. A family whose rules share
+ * one expensive computation (a cross-rank match) runs it in its first
+ * rule's eval, keeps it with rb_set_state and reads it back with rb_state
+ * in the other rules and in its report function; a verdict about several
+ * ranks calls rb_rank once per rank, and names what else identifies it
+ * (process group, sequence number, op) with rb_field / rb_field_num; both
+ * reports show ranks[] and fields{} with the finding.
  */
 #ifndef CP_ANALYSIS_RULEBOOK_H
 #define CP_ANALYSIS_RULEBOOK_H
@@ -66,6 +73,9 @@
 #define RB_MAX_FINDINGS 256
 #define RB_MAX_EVENTS 65536
 #define RB_FIRST_FAILURE_BONUS 0.05
+#define RB_MAX_RANKS 64
+#define RB_MAX_FIELDS 8
+#define RB_MAX_STATES 16
 
 /* One evidence line of a finding: FILE:LINE: text. */
 typedef struct rb_cited {
@@ -75,6 +85,18 @@ typedef struct rb_cited {
 } rb_cited;
 
 struct rb_rule;
+struct rb_family;
+struct rep_report;
+struct rep_node;
+
+/* A named value of a finding beyond the common ones (a Flight Recorder
+ * verdict's process group, sequence number, op). */
+typedef struct rb_kv {
+    char key[24];         /* JSON key: lower_snake */
+    char text[96];        /* the value as text ("" for a number) */
+    double num;           /* the value when is_num */
+    bool is_num;
+} rb_kv;
 
 typedef struct rb_finding {
     const char *code;     /* the rule's code */
@@ -84,7 +106,12 @@ typedef struct rb_finding {
     double confidence;    /* 0..1 */
     double gain_pct;      /* step time saved if fixed, % of the evidence's own time; NaN unknown */
     char assumption[320]; /* what the gain assumes, or why there is none */
-    int rank;             /* the rank it is about; -1 */
+    int rank;             /* the rank it is about (the first of ranks[]); -1 */
+    int n_ranks;          /* every rank it names (culprits), in rb_rank order */
+    long ranks_dropped;
+    int ranks[RB_MAX_RANKS];
+    int n_fields;
+    rb_kv fields[RB_MAX_FIELDS];
     bool first_failure;   /* cites the earliest failure in time */
     char title[240];
     int n_cite;
@@ -126,6 +153,12 @@ typedef struct rb_ctx {
     size_t n, cap;
     long findings_dropped;
     rb_finding scratch;   /* what rb_raise returns past RB_MAX_FINDINGS (discarded) */
+    struct {              /* families' own results (rb_set_state) */
+        const char *family;
+        void *state;
+        void (*free)(void *state);
+    } states[RB_MAX_STATES];
+    int n_states;
 } rb_ctx;
 
 typedef struct rb_rule {
@@ -146,6 +179,9 @@ typedef struct rb_family {
     size_t n_rules;
     /* Timeline events from one file (NULL: the family has none). */
     void (*events)(rb_ctx *c, const ev_file *f);
+    /* Its own section of both commands' reports, from its state (a
+     * per-rank table), added to root under a key of its own; NULL none. */
+    void (*report)(const rb_ctx *c, struct rep_report *r, struct rep_node *root);
 } rb_family;
 
 /* The families, in run order (rulebook.def), NULL-terminated. */
@@ -157,6 +193,8 @@ const rb_rule *rb_rule_of(const char *code);
  * The ctx borrows s (it must outlive c); free with rb_free. */
 rb_ctx *rb_run(const ev_set *s, const rb_opts *o);
 void rb_free(rb_ctx *c);
+/* Every family's report section (rb_family.report), for both commands. */
+void rb_report(const rb_ctx *c, struct rep_report *r, struct rep_node *root);
 
 /* ---- for rules ---- */
 
@@ -181,7 +219,19 @@ void rb_step(rb_finding *x, const char *fmt, ...) __attribute__((format(printf, 
 /* The gain and what it assumes; a finding without rb_gain has a null gain
  * and its rule's default assumption ("not measurable from ... alone"). */
 void rb_gain(rb_finding *x, double pct, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A rank the finding is about: appended to ranks[] (once each); the first
+ * is x->rank. */
 void rb_rank(rb_finding *x, int rank);
+/* A named value (key lower_snake, at most RB_MAX_FIELDS; a key set twice
+ * keeps the last value). */
+void rb_field(rb_finding *x, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void rb_field_num(rb_finding *x, const char *key, double v);
+/* A family's own results for its rules and its report hook: set once (the
+ * ctx frees it with free_fn at rb_free), NULL until set. Keyed by the
+ * family name, so a family's first rule can compute what the others read
+ * (a cross-rank match run once). */
+void rb_set_state(rb_ctx *c, const char *family, void *state, void (*free_fn)(void *state));
+void *rb_state(const rb_ctx *c, const char *family);
 /* The finding of a code, or NULL. */
 rb_finding *rb_find(rb_ctx *c, const char *code);
 /* Drop the finding of a code (a more specific rule explains it). */

@@ -79,6 +79,17 @@ static void add_verdicts(rep_report *r, const ev_set *s, const rb_ctx *c)
         conf->digits = 2;
         if (x->rank >= 0) rep_int(r, o, "rank", "rank", x->rank, NULL);
         else rep_null(r, o, "rank", "rank", NULL);
+        if (x->n_ranks > 1) {
+            rep_node *rs = rep_arr(r, o, "ranks", "ranks");
+            for (int k = 0; k < x->n_ranks; k++) rep_int(r, rs, NULL, NULL, x->ranks[k], NULL);
+        }
+        if (x->n_fields) {
+            rep_node *fs = rep_obj(r, o, "fields", "about");
+            for (int k = 0; k < x->n_fields; k++) {
+                if (x->fields[k].is_num) rep_num(r, fs, x->fields[k].key, x->fields[k].key, x->fields[k].num, NULL);
+                else rep_str(r, fs, x->fields[k].key, x->fields[k].key, x->fields[k].text);
+            }
+        }
         rep_bool(r, o, "first_failure", "holds the first failure in time", x->first_failure);
         add_evidence(r, o, s, x);
         rep_str(r, o, "recommendation", "what to do", x->rule ? x->rule->advice : NULL);
@@ -203,6 +214,7 @@ int cmd_diagnose(cli_ctx *ctx)
     add_verdicts(rep, &set, c);
     add_first_failure(rep, &set, c);
     add_events(rep, &set, c, max_events);
+    rb_report(c, rep, rep->root);
     add_evidence_files(rep, &set);
     for (size_t i = 0; i < set.n_inputs; i++) {
         char kinds[128];

@@ -3,7 +3,9 @@
  *
  * Reading: every line is split off a 1 MiB window (no whole-file buffers;
  * plain, gzip and zstd through cp_src), its prefix parsed once, and handed
- * to every active reader of the input. Files are read in parallel, each into
+ * to every active reader of the input. An input a whole-file reader claims
+ * (by its head or its name) is read into one buffer for it alone (bounded
+ * by RD_EV_MAX_WHOLE_BYTES), or not read at all for RD_EV_NO_DATA. Files are read in parallel, each into
  * its own slot, and appended to the set in argument order, so the set does
  * not depend on the thread count.
  */
@@ -12,20 +14,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "../base/buf.h"
 #include "../base/par.h"
 #include "../base/src.h"
 #include "../base/util.h"
 #include "rd_text.h"
 
 #define RD_EV(kind, p, flags) RD_EV_DECLARE(p);
+#define RD_EV_FILE(kind, p, flags, ext) RD_EV_FILE_DECLARE(p);
 #include "evidence.def"
 #undef RD_EV
+#undef RD_EV_FILE
 
 static const rd_ev_reader k_readers[] = {
-#define RD_EV(kind, p, flags) {EV_##kind, #p, flags, rd_##p##_sniff, rd_##p##_begin, rd_##p##_line, rd_##p##_end},
+#define RD_EV(kind, p, flags) {EV_##kind, #p, flags, rd_##p##_sniff, rd_##p##_begin, rd_##p##_line, rd_##p##_end, NULL, NULL},
+#define RD_EV_FILE(kind, p, flags, ext) {EV_##kind, #p, flags, rd_##p##_sniff, NULL, NULL, NULL, rd_##p##_file, ext},
 #include "evidence.def"
 #undef RD_EV
+#undef RD_EV_FILE
 };
 enum { N_READERS = sizeof k_readers / sizeof k_readers[0] };
 
@@ -75,6 +83,9 @@ typedef struct slot {
     long long_lines;      /* lines cut at RD_EV_MAX_LINE_BYTES */
     ev_time last_ts;      /* time of the last timed line */
     bool started;
+    int whole;            /* the whole-file reader that claimed the input; -1 none */
+    cp_buf data;          /* its bytes (not for RD_EV_NO_DATA) */
+    bool too_big;         /* past RD_EV_MAX_WHOLE_BYTES: not read */
     void *st[N_READERS];  /* reading state of each active reader; NULL inactive */
     void *facts[N_READERS];
     diag_set *diag[N_READERS]; /* damage of each active reader; freed at the end when none */
@@ -82,18 +93,45 @@ typedef struct slot {
     cp_error err;
 } slot;
 
+static bool has_suffix(const char *path, const char *ext)
+{
+    size_t n = strlen(path), e = strlen(ext);
+    return e && n >= e && strcasecmp(path + n - e, ext) == 0;
+}
+
+/* The whole-file reader that claims an input by its name, or -1. */
+static int claim_by_name(const char *path)
+{
+    for (size_t i = 0; i < N_READERS; i++)
+        if (k_readers[i].file && k_readers[i].ext && has_suffix(path, k_readers[i].ext))
+            return (int)i;
+    return -1;
+}
+
 static void start(slot *sl, const char *head, size_t n)
 {
     if (n > RD_SNIFF_BYTES)
         n = RD_SNIFF_BYTES;
     int score[N_READERS];
     size_t alone = N_READERS;
+    sl->started = true;
+    sl->whole = claim_by_name(sl->path);
+    for (size_t i = 0; i < N_READERS && sl->whole < 0; i++)
+        if (k_readers[i].file && k_readers[i].sniff(head, n) >= RD_EV_MIN_CONFIDENCE)
+            sl->whole = (int)i;
+    if (sl->whole >= 0) { /* it alone reads the input, whole */
+        sl->diag[sl->whole] = cp_xmalloc(sizeof *sl->diag[sl->whole]);
+        diag_init(sl->diag[sl->whole]);
+        return;
+    }
     for (size_t i = 0; i < N_READERS; i++) {
-        score[i] = k_readers[i].sniff(head, n);
+        score[i] = k_readers[i].file ? 0 : k_readers[i].sniff(head, n);
         if ((k_readers[i].flags & RD_EV_ALONE) && score[i] >= RD_EV_MIN_CONFIDENCE)
             alone = i;
     }
     for (size_t i = 0; i < N_READERS; i++) {
+        if (k_readers[i].file)
+            continue;
         bool on = alone < N_READERS ? i == alone
                                     : (k_readers[i].flags & RD_EV_SCAN) || score[i] >= RD_EV_MIN_CONFIDENCE;
         if (on) {
@@ -102,7 +140,6 @@ static void start(slot *sl, const char *head, size_t n)
             diag_init(sl->diag[i]);
         }
     }
-    sl->started = true;
 }
 
 static void feed(slot *sl, const char *line, size_t len, long no)
@@ -133,6 +170,20 @@ static void finish(slot *sl)
 {
     if (!sl->started)
         start(sl, "", 0);
+    if (sl->whole >= 0) {
+        int w = sl->whole;
+        if (sl->too_big)
+            diag_count(sl->diag[w], DIAG_LIMIT_REACHED, sl->path, sl->bytes);
+        else
+            sl->facts[w] = k_readers[w].file(sl->path, (k_readers[w].flags & RD_EV_NO_DATA) ? NULL : sl->data.data ? sl->data.data : "",
+                                             sl->data.len, sl->diag[w]);
+        cp_buf_free(&sl->data);
+        if (diag_total(sl->diag[w]) == 0) {
+            free(sl->diag[w]);
+            sl->diag[w] = NULL;
+        }
+        return;
+    }
     for (size_t i = 0; i < N_READERS; i++)
         if (sl->st[i]) {
             sl->facts[i] = k_readers[i].end(sl->st[i], sl->diag[i]);
@@ -166,9 +217,35 @@ static size_t feed_lines(slot *sl, const char *buf, size_t len, bool final, long
     return (size_t)(p - buf);
 }
 
+/* A whole-file reader's input: its bytes into sl->data (bounded). */
+static int read_whole(slot *sl, cp_src *src, const char *head, size_t n, cp_error *err)
+{
+    if (k_readers[sl->whole].flags & RD_EV_NO_DATA)
+        return 0;
+    cp_buf_append(&sl->data, head, n);
+    char chunk[1 << 16];
+    for (;;) {
+        ssize_t got = cp_src_read(src, chunk, sizeof chunk, err);
+        if (got <= 0)
+            return (int)got;
+        sl->bytes += got;
+        if (sl->too_big || (long long)(sl->data.len + (size_t)got) > RD_EV_MAX_WHOLE_BYTES) {
+            sl->too_big = true;
+            cp_buf_free(&sl->data);
+            continue; /* count the bytes, keep none */
+        }
+        cp_buf_append(&sl->data, chunk, (size_t)got);
+    }
+}
+
 /* Stream one file through a fixed window. Touches only sl. */
 static int read_path(slot *sl, cp_error *err)
 {
+    int w = claim_by_name(sl->path);
+    if (w >= 0 && (k_readers[w].flags & RD_EV_NO_DATA)) { /* the reader opens it */
+        start(sl, "", 0);
+        return 0;
+    }
     cp_src *src;
     int rc = cp_src_open(&src, sl->path, err);
     if (rc < 0)
@@ -184,8 +261,13 @@ static int read_path(slot *sl, cp_error *err)
             break;
         }
         sl->bytes += got;
-        if (!sl->started)
+        if (!sl->started) {
             start(sl, win, have + (size_t)got);
+            if (sl->whole >= 0) {
+                rc = got > 0 ? read_whole(sl, src, win, (size_t)got, err) : 0;
+                break;
+            }
+        }
         size_t len = have + (size_t)got;
         if (skipping) { /* the rest of an over-long line */
             const char *nl = memchr(win, '\n', len);
@@ -221,6 +303,7 @@ static int read_path(slot *sl, cp_error *err)
 static void slot_init(slot *sl, const char *path)
 {
     memset(sl, 0, sizeof *sl);
+    sl->whole = -1;
     sl->path = cp_xstrdup(path);
     sl->file_rank = rd_rank_from_name(path);
 }
@@ -298,9 +381,16 @@ void rd_ev_read_buffer(ev_set *s, const char *name, const char *buf, size_t len)
     slot *sl = cp_xmalloc(sizeof *sl);
     slot_init(sl, name);
     start(sl, buf, len);
-    long no = 0;
-    feed_lines(sl, buf, len, true, &no);
     sl->bytes = (long long)len;
+    if (sl->whole >= 0) {
+        if ((long long)len > RD_EV_MAX_WHOLE_BYTES)
+            sl->too_big = true;
+        else
+            cp_buf_append(&sl->data, buf, len);
+    } else {
+        long no = 0;
+        feed_lines(sl, buf, len, true, &no);
+    }
     finish(sl);
     commit(s, sl);
     free(sl);
@@ -315,6 +405,15 @@ int rd_ev_parse(ev_kind kind, const char *data, size_t len, const char *name, vo
         return cp_error_set(err, CP_ERR_INTERNAL, name, 0, 0, -1, "no reader for evidence kind %d", (int)kind);
     diag_set local;
     diag_init(&local);
+    if (r->file) {
+        *facts = r->file(name ? name : "", (r->flags & RD_EV_NO_DATA) ? NULL : data, len, &local);
+        if (diag)
+            diag_merge(diag, &local);
+        if (!*facts)
+            return cp_error_set(err, CP_ERR_FORMAT, name, 0, 0, -1, "input not recognised: no %s found",
+                                ev_kind_title(kind));
+        return 0;
+    }
     void *st = r->begin(name ? name : "");
     rd_lines it;
     rd_lines_init(&it, data, len);

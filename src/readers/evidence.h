@@ -42,10 +42,22 @@
  *   3. one RD_EV row in src/readers/evidence.def;
  *   4. a fixture, unit tests (rd_ev_read_buffer), a fuzz target, the format
  *      in docs/FORMATS.md.
- * Non-text formats (a Flight Recorder pickle, an .ncu-rep): the same
- * four functions work on a binary head with a sniffer that says so; a
- * reader that needs the whole file may buffer lines in its state (bounded)
- * and parse in end.
+ * Whole-file readers (a Flight Recorder pickle or its one-line JSON, an
+ * .ncu-rep that a tool converts): a row RD_EV_FILE(KIND, p, flags, ext) in
+ * evidence.def and two functions instead of four:
+ *   int   rd_<p>_sniff(const char *head, size_t n)  as above, on the head
+ *         (binary allowed; 0 when the head cannot tell);
+ *   void *rd_<p>_file(const char *path, const char *data, size_t len,
+ *                     diag_set *diag)           the facts or NULL; data is
+ *         the whole decompressed input (bytes as they are: no CR stripping,
+ *         no line cuts, "#@" lines included), at most RD_EV_MAX_WHOLE_BYTES
+ *         (larger inputs are counted as limit_reached and not read); with
+ *         RD_EV_NO_DATA the loop does not read the input: data is NULL and
+ *         the reader opens path itself (a converter such as ncu --import).
+ *   `ext` (a file-name suffix such as ".ncu-rep", or NULL) claims an input
+ *   by its name whatever its head says. An input a whole-file reader claims
+ *   (sniff >= RD_EV_MIN_CONFIDENCE or ext) goes to it alone. Declare the
+ *   two with RD_EV_FILE_DECLARE(p).
  */
 #ifndef CP_READERS_EVIDENCE_H
 #define CP_READERS_EVIDENCE_H
@@ -62,10 +74,13 @@
 #define RD_EV_MAX_LINE_BYTES 65536 /* longer lines are cut (counted as limit_reached) */
 #define RD_EV_MAX_INPUTS 4096      /* inputs past it are counted, not read */
 
+#define RD_EV_MAX_WHOLE_BYTES (1024LL << 20) /* whole-file readers: larger inputs are not read */
+
 enum {
-    RD_EV_SCAN = 1,  /* read every text input (log lines may appear anywhere) */
-    RD_EV_ALONE = 2, /* when it claims the head, no other reader sees the input
-                      * (nvidia-smi -q: its "Key : Value" lines are nobody else's) */
+    RD_EV_SCAN = 1,    /* read every text input (log lines may appear anywhere) */
+    RD_EV_ALONE = 2,   /* when it claims the head, no other reader sees the input
+                        * (nvidia-smi -q: its "Key : Value" lines are nobody else's) */
+    RD_EV_NO_DATA = 4, /* whole-file reader that opens the path itself */
 };
 
 /* One line as the loop hands it to a reader. */
@@ -79,11 +94,15 @@ typedef struct rd_line {
 typedef struct rd_ev_reader {
     ev_kind kind;
     const char *name;    /* the prefix, for messages and tests */
-    unsigned flags;      /* RD_EV_SCAN */
+    unsigned flags;      /* RD_EV_SCAN, RD_EV_ALONE, RD_EV_NO_DATA */
     int (*sniff)(const char *head, size_t n);
+    /* line readers (RD_EV rows); NULL for whole-file readers */
     void *(*begin)(const char *name);
     void (*line)(void *st, const rd_line *ln);
     void *(*end)(void *st, diag_set *diag);
+    /* whole-file readers (RD_EV_FILE rows); NULL for line readers */
+    void *(*file)(const char *path, const char *data, size_t len, diag_set *diag);
+    const char *ext;     /* file-name suffix that claims an input; NULL */
 } rd_ev_reader;
 
 #define RD_EV_DECLARE(p)                                   \
@@ -91,6 +110,10 @@ typedef struct rd_ev_reader {
     void *rd_##p##_begin(const char *name);                \
     void rd_##p##_line(void *st, const rd_line *ln);       \
     void *rd_##p##_end(void *st, diag_set *diag)
+
+#define RD_EV_FILE_DECLARE(p)                              \
+    int rd_##p##_sniff(const char *head, size_t n);        \
+    void *rd_##p##_file(const char *path, const char *data, size_t len, diag_set *diag)
 
 /* The table (static storage) and its length. */
 const rd_ev_reader *rd_ev_readers(size_t *n);

@@ -440,6 +440,48 @@ static void test_rule_signatures(void **state)
     }
 }
 
+/* The API a family about several ranks uses (h14's Flight Recorder
+ * verdicts): ranks once each, named fields, family state freed with the ctx. */
+static int g_freed;
+static void free_state(void *p)
+{
+    g_freed++;
+    free(p);
+}
+
+static void test_rb_api(void **state)
+{
+    (void)state;
+    ev_set s;
+    ev_set_init(&s);
+    rb_ctx *c = rb_run(&s, NULL);
+    assert_int_equal(c->n, 0);
+    const rb_rule *r = rb_rule_of("NCCL_ERROR");
+    assert_non_null(r);
+    rb_finding *x = rb_raise(c, r);
+    rb_rank(x, 7);
+    rb_rank(x, 3);
+    rb_rank(x, 7);
+    assert_int_equal(x->rank, 7);
+    assert_int_equal(x->n_ranks, 2);
+    assert_int_equal(x->ranks[1], 3);
+    rb_field(x, "pg", "%s", "default_pg");
+    rb_field_num(x, "seq", 41);
+    rb_field_num(x, "seq", 42);
+    assert_int_equal(x->n_fields, 2);
+    assert_true(x->fields[1].is_num && x->fields[1].num == 42);
+    assert_string_equal(x->fields[0].text, "default_pg");
+    assert_null(rb_state(c, "frdump"));
+    g_freed = 0;
+    rb_set_state(c, "frdump", malloc(16), free_state);
+    assert_non_null(rb_state(c, "frdump"));
+    rb_set_state(c, "frdump", malloc(16), free_state); /* replaced: the old one freed */
+    assert_int_equal(g_freed, 1);
+    rb_free(c);
+    assert_int_equal(g_freed, 2);
+    ev_set_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -456,6 +498,7 @@ int main(void)
         cmocka_unit_test(test_many_ranks_missing_one),
         cmocka_unit_test(test_long_line_file),
         cmocka_unit_test(test_rank_from_file_name),
+        cmocka_unit_test(test_rb_api),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
