@@ -407,12 +407,7 @@ int rd_ev_parse(ev_kind kind, const char *data, size_t len, const char *name, vo
     diag_init(&local);
     if (r->file) {
         *facts = r->file(name ? name : "", (r->flags & RD_EV_NO_DATA) ? NULL : data, len, &local);
-        if (diag)
-            diag_merge(diag, &local);
-        if (!*facts)
-            return cp_error_set(err, CP_ERR_FORMAT, name, 0, 0, -1, "input not recognised: no %s found",
-                                ev_kind_title(kind));
-        return 0;
+        goto done;
     }
     void *st = r->begin(name ? name : "");
     rd_lines it;
@@ -432,6 +427,7 @@ int rd_ev_parse(ev_kind kind, const char *data, size_t len, const char *name, vo
         r->line(st, &ln);
     }
     *facts = r->end(st, &local);
+done:
     if (diag)
         diag_merge(diag, &local);
     if (!*facts)
