@@ -48,6 +48,7 @@ const ev_nt_row *ev_nt_max_busbw(const ev_nt_run *run, double *busbw_gbps)
 void ev_nccltests_report(const ev_nccltests *facts, rep_report *r, rep_node *o)
 {
     const ev_nccltests *t = facts;
+    rep_str(r, o, "tool", "tool", t->rccl ? "rccl-tests" : "nccl-tests");
     ev_rep_str(r, o, "nccl_tests_version", "nccl-tests version", t->tests_version);
     ev_rep_int(r, o, "nccl_library_version_code", "NCCL library (version code)", t->nccl_library, NULL);
     rep_node *runs = rep_arr(r, o, "runs", "nccl-tests runs");
@@ -73,6 +74,7 @@ void ev_nccltests_report(const ev_nccltests *facts, rep_report *r, rep_node *o)
         rep_num(r, ro, "avg_busbw_gbps", "avg bus bandwidth", run->avg_busbw_gbps, "GB/s");
         ev_rep_line(r, ro, "avg_line", run->avg_line);
         ev_rep_int(r, ro, "out_of_bounds_values", "out of bounds values", run->oob_values, NULL);
+        rep_int(r, ro, "wrong_rows", "rows with #wrong > 0", run->wrong_rows, NULL);
         ev_rep_line(r, ro, "first_line", run->first_line);
         rep_node *tab = rep_table(r, ro, "rows", "rows", cols, sizeof cols / sizeof cols[0]);
         tab->flags |= REP_F_NO_TEXT;

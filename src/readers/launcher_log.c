@@ -14,7 +14,8 @@ typedef struct lst {
 
 static const char *find(const char *s, size_t n, const char *needle) { return rd_memmem(s, n, needle); }
 
-/* "... on mlx5_15 failed: No such device": device and reason into it. */
+/* "... on mlx5_15 failed: No such device" (or, wrapped after "on", a line
+ * "mlx5_15 failed: No such device"): device and reason into it. */
 static bool device_reason(ev_launcher_item *it, const char *s, const char *end)
 {
     const char *f = find(s, (size_t)(end - s), " failed: ");
@@ -25,6 +26,8 @@ static bool device_reason(ev_launcher_item *it, const char *s, const char *end)
         on = p;
     if (on)
         rd_copy_trim(it->device, sizeof it->device, on + 4, (size_t)(f - on - 4));
+    else if (f > s && !memchr(s, ' ', (size_t)(f - s))) /* wrapped right after "on": "mlx5_15 failed: ..." */
+        rd_copy_trim(it->device, sizeof it->device, s, (size_t)(f - s));
     rd_copy_trim(it->detail, sizeof it->detail, f + 9, (size_t)(end - f - 9));
     return true;
 }

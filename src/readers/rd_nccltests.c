@@ -442,9 +442,16 @@ void rd_nccltests_line(void *ctx, const rd_line *ln)
     }
 
     if (rd_starts(line, len, "rccl-tests:") || rd_starts(line, len, "# rccl-tests")) {
-        /* "rccl-tests: Version develop:ab12cd3" (ROCm's fork) */
+        /* "rccl-tests: Version develop:ab12cd3" (ROCm's fork); newer ones
+         * "# rccl-tests version 2.17.9-<branch>:<sha> rccl-headers=N ..." */
         ps->r->rccl = 1;
         ps->r->rccl_line = lineno;
+        for (int i = 1; i + 1 < n; i++)
+            if (rd_feq(&f[i], "Version") || rd_feq(&f[i], "version")) {
+                rd_copy(ps->r->tests_version, sizeof ps->r->tests_version, f[i + 1].p, f[i + 1].len);
+                ps->r->version_line = lineno;
+                break;
+            }
         return;
     }
     if (f[0].p[0] == '#') {

@@ -143,6 +143,7 @@ static void test_nccl_transports_and_topology(void **state)
     assert_int_equal(g_nf.coll_channels, 24);
     assert_int_equal(g_nf.nvls_channels, 16);
     assert_int_equal(g_nf.nranks, 16);
+    assert_int_equal(g_nf.nnodes, 2);
     assert_int_equal(g_nf.max_rank, 3);
     assert_int_equal(g_nf.nvls_available, 1);
     assert_int_equal(g_nf.n_hosts, 2);
@@ -173,6 +174,11 @@ static void test_nccl_net_and_gdr(void **state)
     assert_int_equal(g_nf.gdr_at.line, 7);
     assert_int_equal(g_nf.gid_index, 0);
     assert_string_equal(ev_nccl_env(&g_nf, "NCCL_IB_GID_INDEX", NULL), "0");
+    assert_int_equal(g_nf.n_qps, 1); /* mtu 5 = 4096 bytes (the IB MTU enum) */
+    assert_int_equal(g_nf.qps[0].mtu_bytes, 4096);
+    assert_int_equal(g_nf.qps[0].gid_index, 0);
+    assert_string_equal(g_nf.qps[0].host, "n1");
+    assert_int_equal(g_nf.qps[0].line, 9);
 
     nccl_lines("h:1:2 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)\n");
     assert_int_equal(g_nf.gdr, EV_NCCL_GDR_OFF);
@@ -211,6 +217,47 @@ static void test_nccl_warnings(void **state)
     assert_string_equal(g_nf.issues[6].at.host, "b");
     assert_int_equal(g_nf.issues[7].kind, EV_NCCL_ISSUE_OTHER);
     assert_int_equal(g_nf.warn_lines, 8);
+}
+
+/* Lines of the failure families issue 13 added, in the forms NCCL prints
+ * them (src/transport/net_ib.cc, misc/socket.cc, bootstrap.cc, enqueue.cc). */
+static void test_nccl_more_lines(void **state)
+{
+    (void)state;
+    nccl_lines("RCCL version 2.18.3+hip6.0\n"
+               "9[1a000] -> 2[6b000] [send] via NET/IB/0/GDRDMA\n"
+               "h:1:2 [0] NCCL WARN NET/IB : mlx5_0:1 async fatal event on QP: local access violation work queue error\n"
+               "h:1:2 [0] NCCL WARN Bootstrap : no socket interface found\n"
+               "h:1:2 [0] NCCL INFO ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem 79856\n"
+               "h:1:2 [0] NCCL INFO Check P2P Type intraNodeP2pSupport 0 directMode 1\n"
+               "misc/ibvwrap.cu:61 WARN Failed to open libibverbs.so[.1]\n");
+    assert_true(g_nf.rccl);
+    assert_string_equal(g_nf.version, "2.18.3+hip6.0");
+    assert_int_equal(g_nf.transports[EV_NCCL_TR_NET_IB_GDR], 1); /* a channel line whose "Channel xx :" was cut */
+    assert_int_equal(g_nf.issues[0].kind, EV_NCCL_ISSUE_IB_ASYNC);
+    assert_int_equal(g_nf.issues[0].at.line, 3);
+    assert_int_equal(g_nf.issues[1].kind, EV_NCCL_ISSUE_NO_SOCKET_IF);
+    assert_int_equal(g_nf.shmem_need, 82240);
+    assert_int_equal(g_nf.shmem_max, 79856);
+    assert_int_equal(g_nf.shmem_at.line, 5);
+    assert_int_equal(g_nf.p2p_support, 0);
+    assert_int_equal(g_nf.p2p_support_at.line, 6);
+    assert_int_equal(g_nf.issues[g_nf.n_issues - 1].kind, EV_NCCL_ISSUE_OTHER); /* NCCL <= 2.4's bare WARN */
+    assert_int_equal(g_nf.issues[g_nf.n_issues - 1].at.line, 7);
+
+    /* PyTorch quotes NCCL's last WARN after "Last error:" without its prefix */
+    nccl_lines("torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error\n"
+               "Last error:\n"
+               "socketStartConnect: Connect to 10.0.0.2<45123> failed : Connection refused\n");
+    assert_true(g_nf.n_issues >= 1);
+    assert_int_equal(g_nf.issues[g_nf.n_issues - 1].kind, EV_NCCL_ISSUE_CONNECT);
+    assert_int_equal(g_nf.issues[g_nf.n_issues - 1].at.line, 3);
+
+    /* the same rank and size on two hosts: separate communicators, not one job */
+    nccl_lines("h1:1:2 [0] NCCL INFO comm 0x11 rank 0 nranks 2 cudaDev 0 busId 1b000 - Init COMPLETE\n"
+               "h2:3:4 [0] NCCL INFO comm 0x22 rank 0 nranks 2 cudaDev 0 busId 1b000 - Init COMPLETE\n");
+    assert_true(g_nf.independent_comms >= 1);
+    assert_int_equal(g_nf.independent_at.line, 2);
 }
 
 static void test_nccl_sniff(void **state)
@@ -398,6 +445,115 @@ static void test_smi_query_old_layout(void **state)
     free(s);
 }
 
+/* An nvidia-smi -q excerpt (the remapped-rows block people paste, no
+ * banner): its GPU is anonymous, the counts still read. */
+static void test_smi_query_excerpt(void **state)
+{
+    (void)state;
+    ev_smiq *s = malloc(sizeof *s);
+    const char *t = "    Remapped Rows\n"
+                    "        Correctable Error             : 0\n"
+                    "        Uncorrectable Error           : 3\n"
+                    "        Pending                       : Yes\n"
+                    "        Remapping Failure Occurred    : No\n";
+    parse_into(EV_SMI_QUERY, t, strlen(t), s, sizeof *s);
+    assert_int_equal(s->n_gpus, 1);
+    assert_string_equal(s->gpus[0].bus_id, "");
+    assert_int_equal(s->gpus[0].remap_uncorr, 3);
+    assert_int_equal(s->gpus[0].line_remap_uncorr, 3);
+    assert_int_equal(s->gpus[0].remap_pending, 1);
+    free(s);
+}
+
+/* PyTorch lines issue 13 added: other processes holding the GPU in an OOM
+ * message (NVML's process list), a collective fingerprint mismatch
+ * (TORCH_DISTRIBUTED_DEBUG=DETAIL), CUDA error numbers. */
+static void test_torch_more_lines(void **state)
+{
+    (void)state;
+    torch_lines("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB "
+                "of which 1.06 GiB is free. Process 118636 has 71.62 GiB memory in use. Process 4242 has 2.00 GiB memory in use. "
+                "Including non-PyTorch memory, this process has 4.45 GiB memory in use. Of the allocated memory 3.90 GiB is "
+                "allocated by PyTorch, and 52.15 MiB is reserved by PyTorch but unallocated.\n");
+    assert_int_equal(g_tf.n_ooms, 1);
+    const ev_torch_oom *o = &g_tf.ooms[0];
+    assert_int_equal(o->n_other_procs, 2);
+    assert_int_equal(o->other_pid, 118636);
+    CP_ASSERT_NEAR(o->other_procs_bytes, 73.62 * 1024 * 1024 * 1024, 1e6);
+    CP_ASSERT_NEAR(o->in_use_bytes, 4.45 * 1024 * 1024 * 1024, 1e6);
+
+    torch_lines("RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: "
+                "CollectiveFingerPrint(SequenceNumber=3104, OpType=ALLREDUCE, TensorShape=[195812480], TensorDtypes=Float), "
+                "but Rank 0 is running collective: CollectiveFingerPrint(SequenceNumber=3104, OpType=BROADCAST, "
+                "TensorShape=[1], TensorDtypes=Float).\n");
+    assert_int_equal(g_tf.n_mismatches, 1);
+    const ev_torch_mismatch *m = &g_tf.mismatches[0];
+    assert_int_equal(m->rank, 1);
+    assert_int_equal(m->other_rank, 0);
+    assert_int_equal(m->seq, 3104);
+    assert_string_equal(m->op, "ALLREDUCE");
+    assert_string_equal(m->other_op, "BROADCAST");
+
+    torch_lines("RuntimeError: cuda runtime error (802) : system not yet initialized at /pytorch/aten/src/THC/THCGeneral.cpp:47\n"
+                "CUDA error at bandwidthTest.cu:256 code=802(cudaErrorSystemNotReady) \"cudaGetDeviceCount(&deviceCount)\"\n");
+    assert_int_equal(g_tf.n_cuda_errors, 2);
+    assert_int_equal(g_tf.cuda_errors[0].code, 802);
+    assert_int_equal(g_tf.cuda_errors[1].code, 802);
+}
+
+/* Launcher messages: a UCX error whose device wraps onto the next line,
+ * MPI_ABORT, srun. */
+static void test_launcher_lines(void **state)
+{
+    (void)state;
+    ev_launcher *f = malloc(sizeof *f);
+    const char *t = "[1716392813.442211] [node-7:4242 :0]      ib_iface.c:1012 UCX  ERROR ibv_create_cq(cqe=4096) on\n"
+                    "mlx5_15 failed: No such device\n"
+                    "MPI_ABORT was invoked on rank 3 in communicator MPI_COMM_WORLD\n"
+                    "srun: error: gpu-17: task 5: Exited with exit code 1\n";
+    assert_true(rd_launcher_sniff(t, strlen(t)) >= 0);
+    parse_into(EV_LAUNCHER, t, strlen(t), f, sizeof *f);
+    assert_int_equal(f->n_items, 3);
+    assert_int_equal(f->items[0].kind, EV_LAUNCHER_UCX_ERROR);
+    assert_string_equal(f->items[0].device, "mlx5_15");
+    assert_string_equal(f->items[0].detail, "No such device");
+    assert_int_equal(f->items[0].at.line, 1);
+    assert_int_equal(f->items[1].kind, EV_LAUNCHER_MPI_ABORT);
+    assert_int_equal(f->items[2].kind, EV_LAUNCHER_SRUN_ERROR);
+    assert_int_equal(f->items[2].at.line, 4);
+    free(f);
+}
+
+/* lspci -vv: a full device block and a pasted excerpt (LnkCap/LnkSta only). */
+static void test_lspci(void **state)
+{
+    (void)state;
+    ev_lspci *f = malloc(sizeof *f);
+    const char *t = "41:00.0 Ethernet controller: Mellanox Technologies MT28908 Family [ConnectX-6]\n"
+                    "\t\tLnkCap:\tPort #0, Speed 16GT/s, Width x16, ASPM not supported\n"
+                    "\t\tLnkSta:\tSpeed 16GT/s (ok), Width x8 (downgraded)\n"
+                    "\t\tACSCtl:\tSrcValid- TransBlk- ReqRedir- CmpltRedir- UpstreamFwd- EgressCtrl- DirectTrans-\n";
+    assert_true(rd_lspci_sniff(t, strlen(t)) >= 50);
+    parse_into(EV_LSPCI, t, strlen(t), f, sizeof *f);
+    assert_int_equal(f->n_devs, 1);
+    assert_string_equal(f->devs[0].bdf, "41:00.0");
+    CP_ASSERT_NEAR(f->devs[0].cap_gts, 16, 1e-9);
+    assert_int_equal(f->devs[0].cap_width, 16);
+    assert_int_equal(f->devs[0].sta_width, 8);
+    assert_true(f->devs[0].downgraded);
+    assert_int_equal(f->devs[0].lnksta_at.line, 3);
+    assert_int_equal(f->devs[0].acs_redirect, 0);
+    const char *x = "# lspci -vv -s 3b:00.0 | grep Lnk\n"
+                    "LnkCap: Port #0, Speed 8GT/s, Width x16\n"
+                    "LnkSta: Speed 2.5GT/s (downgraded), Width x16 (ok)\n";
+    parse_into(EV_LSPCI, x, strlen(x), f, sizeof *f);
+    assert_int_equal(f->n_devs, 1);
+    assert_string_equal(f->devs[0].bdf, "");
+    CP_ASSERT_NEAR(f->devs[0].sta_gts, 2.5, 1e-9);
+    assert_int_equal(f->devs[0].acs_redirect, -1);
+    free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -406,6 +562,7 @@ int main(void)
         cmocka_unit_test(test_nccl_transports_and_topology),
         cmocka_unit_test(test_nccl_net_and_gdr),
         cmocka_unit_test(test_nccl_warnings),
+        cmocka_unit_test(test_nccl_more_lines),
         cmocka_unit_test(test_nccl_sniff),
         cmocka_unit_test(test_nccl_caps),
         cmocka_unit_test(test_torch_oom_old_format),
@@ -413,6 +570,10 @@ int main(void)
         cmocka_unit_test(test_torch_interleaved_tracebacks),
         cmocka_unit_test(test_dmesg),
         cmocka_unit_test(test_smi_query_old_layout),
+        cmocka_unit_test(test_smi_query_excerpt),
+        cmocka_unit_test(test_torch_more_lines),
+        cmocka_unit_test(test_launcher_lines),
+        cmocka_unit_test(test_lspci),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

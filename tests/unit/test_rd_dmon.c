@@ -115,6 +115,30 @@ static void test_fixture_dcgmi_two_gpus(void **state)
     ev_dmon_free(d);
 }
 
+/* dcgmi with MIG: GPU instances ("GPU-I n") and the parent GPU are
+ * entities of their own, each with its MIG kind (verdict fixture). */
+static void test_fixture_dcgmi_mig(void **state)
+{
+    (void)state;
+    ev_dmon *d = parse("verdict/dmon_dcgmi_mig.txt", 0);
+    assert_int_equal(d->flavor, EV_DMON_DCGMI);
+    assert_int_equal(d->n_entities, 3);
+    assert_string_equal(d->entities[0].name, "GPU 0");
+    assert_int_equal(d->entities[0].mig, EV_DMON_GPU);
+    assert_string_equal(d->entities[1].name, "GPU-I 1");
+    assert_int_equal(d->entities[1].mig, EV_DMON_GPU_I);
+    assert_int_equal(d->entities[2].mig, EV_DMON_GPU_I);
+    assert_int_equal(d->n_samples, 60);
+    CP_ASSERT_NEAR(ev_dmon_stat_of(d, 2, col(d, "GRACT"))->max, 0.04, 0.011);
+    const char *ci = "#Entity   SMACT\nID\nGPU-CI 3  0.500\n";
+    ev_dmon *c = NULL;
+    assert_int_equal(ev_parse_as(EV_DMON, ci, strlen(ci), "ci", (void **)&c, NULL), 0);
+    assert_int_equal(c->entities[0].mig, EV_DMON_GPU_CI);
+    ev_dmon_free(c);
+    assert_int_equal(diag_total(&ev_last_diag), 0);
+    ev_dmon_free(d);
+}
+
 static void test_not_dmon(void **state)
 {
     (void)state;
@@ -139,6 +163,7 @@ int main(void)
         cmocka_unit_test(test_fixture_date_time),
         cmocka_unit_test(test_fixture_dcgmi_two_gpus),
         cmocka_unit_test(test_not_dmon),
+        cmocka_unit_test(test_fixture_dcgmi_mig),
     };
     const struct CMUnitTest samples[] = {
         cmocka_unit_test(test_dcgmi_triton),

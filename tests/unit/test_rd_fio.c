@@ -89,6 +89,24 @@ static void test_fixture_fio3_nsec(void **state)
     ev_fio_free(f);
 }
 
+/* Group totals pasted alone (no job blocks, no "Run status group" line). */
+static void test_bare_group_lines(void **state)
+{
+    (void)state;
+    const char *t = "   READ: bw=796MiB/s (835MB/s), 796MiB/s-796MiB/s (835MB/s-835MB/s), io=23.3GiB (25.0GB), run=30001-30001msec\n"
+                    "  WRITE: bw=98.5MiB/s (103MB/s), 98.5MiB/s-98.5MiB/s (103MB/s-103MB/s), io=2955MiB (3099MB), run=30001-30001msec\n";
+    assert_true(rd_fio_sniff(t, strlen(t)) >= 50);
+    ev_fio *f = NULL;
+    assert_int_equal(ev_parse_as(EV_FIO, t, strlen(t), "g.txt", (void **)&f, NULL), 0);
+    assert_int_equal(f->n_jobs, 0);
+    assert_true(f->n_groups >= 1);
+    CP_ASSERT_NEAR(f->groups[0].bw_bytes_s[EV_FIO_READ], 796.0 * 1024 * 1024, 1);
+    CP_ASSERT_NEAR(f->groups[f->n_groups - 1].bw_bytes_s[EV_FIO_WRITE], 98.5 * 1024 * 1024, 1);
+    assert_int_equal(f->groups[0].id, -1);
+    assert_int_equal(f->groups[0].line, 1);
+    ev_fio_free(f);
+}
+
 static void test_not_fio(void **state)
 {
     (void)state;
@@ -105,6 +123,7 @@ int main(void)
         cmocka_unit_test(test_fixture_fio2),
         cmocka_unit_test(test_fixture_fio3_nsec),
         cmocka_unit_test(test_not_fio),
+        cmocka_unit_test(test_bare_group_lines),
     };
     const struct CMUnitTest samples[] = {
         cmocka_unit_test(test_zfs_seqwrite),

@@ -218,6 +218,84 @@ static void test_fixture_mpirun_tags(void **state)
     ev_nccltests_free(r);
 }
 
+/* rccl-tests (ROCm's fork): its banner names the tool and version; the
+ * table is the same. */
+static void test_rccl_tests(void **state)
+{
+    (void)state;
+    ev_nccltests *r = parse("verdict/rccl_tests_mi300x_2node_low.txt", 0);
+    assert_int_equal(r->rccl, 1);
+    assert_int_equal(r->rccl_line, 6); /* "#@" lines count */
+    assert_string_equal(r->tests_version, "develop:83d38d9");
+    assert_int_equal(r->n_runs, 1);
+    assert_int_equal(r->runs[0].n_devices, 16);
+    assert_int_equal(r->runs[0].n_hosts, 2);
+    assert_string_equal(r->runs[0].devices[0].name, "AMD Instinct MI300X");
+    assert_string_equal(r->runs[0].devices[0].bus, "0000:05:00");
+    assert_int_equal(r->runs[0].wrong_rows, 0);
+    ev_nccltests_free(r);
+}
+
+/* Data errors: #wrong above 0, nccl-tests' "*" mark on an old "error"
+ * value, "Out of bounds values : N FAILED". */
+static void test_wrong_data(void **state)
+{
+    (void)state;
+    const char *t =
+        "# nThread 1 nGpus 1 minBytes 8 maxBytes 64 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n"
+        "#  Rank  0 Group  0 Pid 1 on h device  0 [0x1b] NVIDIA H100 80GB HBM3\n"
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
+        "           8             2     float     sum      -1    10.00    0.00    0.00      0    10.00    0.00    0.00      0\n"
+        "          16             4     float     sum      -1    10.00    0.00    0.00      4    10.00    0.00    0.00      4\n"
+        "          32             8     float     sum      -1    10.00    0.00    0.00      8    10.00    0.00    0.00      0\n"
+        "# Out of bounds values : 16 FAILED\n"
+        "# Avg bus bandwidth    : 0.001\n";
+    ev_nccltests *r = NULL;
+    assert_int_equal(ev_parse_as(EV_NCCL_TESTS, t, strlen(t), "w.txt", (void **)&r, NULL), 0);
+    const ev_nt_run *run = &r->runs[0];
+    assert_int_equal(run->wrong_rows, 2);
+    assert_int_equal(run->wrong_line, 6);
+    assert_int_equal(run->oob_values, 16);
+    assert_int_equal(run->oob_ok, 0);
+    ev_nccltests_free(r);
+
+    const char *old = /* old columns: a "*" after the error value marks it above the threshold */
+        "# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n"
+        "#                                                     out-of-place                       in-place\n"
+        "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+        "#        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
+        "           8             2   float     sum    10.00    0.00    0.00  0e+00    10.00    0.00    0.00  0e+00\n"
+        "          16             4   float     sum    10.00    0.00    0.00  2e+00*   10.00    0.00    0.00  0e+00\n";
+    assert_int_equal(ev_parse_as(EV_NCCL_TESTS, old, strlen(old), "o.txt", (void **)&r, NULL), 0);
+    assert_int_equal(r->runs[0].wrong_rows, 1);
+    assert_int_equal(r->runs[0].wrong_line, 6);
+    ev_nccltests_free(r);
+}
+
+/* Started once per process without MPI: every process prints its own sweep
+ * into one log, so the sizes restart and each prints an average. */
+static void test_size_restarts(void **state)
+{
+    (void)state;
+    const char *row8 = "           8             2     float     sum      -1    10.00    0.00    0.00      0    10.00    0.00    0.00      0\n";
+    const char *row16 = "          16             4     float     sum      -1    10.00    0.00    0.00      0    10.00    0.00    0.00      0\n";
+    char t[4096];
+    snprintf(t, sizeof t,
+             "# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n"
+             "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+             "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
+             "%s%s%s%s# Avg bus bandwidth    : 0.001\n# Avg bus bandwidth    : 0.001\n",
+             row8, row16, row8, row16);
+    ev_nccltests *r = NULL;
+    assert_int_equal(ev_parse_as(EV_NCCL_TESTS, t, strlen(t), "r.txt", (void **)&r, NULL), 0);
+    assert_int_equal(r->n_runs, 1);
+    assert_int_equal(r->runs[0].size_restarts, 1);
+    assert_int_equal(r->runs[0].restart_line, 6);
+    assert_int_equal(r->runs[0].avg_lines, 2);
+    ev_nccltests_free(r);
+}
+
 static void test_not_nccltests(void **state)
 {
     (void)state;
@@ -239,6 +317,9 @@ int main(void)
         cmocka_unit_test(test_fixture_crash),
         cmocka_unit_test(test_fixture_mpirun_tags),
         cmocka_unit_test(test_not_nccltests),
+        cmocka_unit_test(test_rccl_tests),
+        cmocka_unit_test(test_wrong_data),
+        cmocka_unit_test(test_size_restarts),
     };
     const struct CMUnitTest samples[] = {
         cmocka_unit_test(test_abci_old_error_column),

@@ -126,6 +126,24 @@ static void test_fixture_old_format(void **state)
     ev_perftest_free(r);
 }
 
+/* A results table pasted without its banner or settings, rows commented
+ * out with "# " by the poster: a run of its own. */
+static void test_table_without_banner(void **state)
+{
+    (void)state;
+    const char *t = "# #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n"
+                    "#  65536      5000             97.62              97.58               0.186118\n";
+    assert_true(rd_perftest_sniff(t, strlen(t)) >= 50);
+    ev_perftest *p = NULL;
+    assert_int_equal(ev_parse_as(EV_PERFTEST, t, strlen(t), "t.txt", (void **)&p, NULL), 0);
+    assert_int_equal(p->n_runs, 1);
+    assert_int_equal(p->runs[0].n_rows, 1);
+    assert_int_equal(p->runs[0].rows[0].bytes, 65536);
+    CP_ASSERT_NEAR(p->runs[0].rows[0].bw_avg_gbit_s, 97.58, 1e-9);
+    assert_int_equal(p->runs[0].rows[0].line, 2);
+    ev_perftest_free(p);
+}
+
 static void test_not_perftest(void **state)
 {
     (void)state;
@@ -145,6 +163,7 @@ int main(void)
     const struct CMUnitTest fixtures[] = {
         cmocka_unit_test(test_fixture_old_format),
         cmocka_unit_test(test_not_perftest),
+        cmocka_unit_test(test_table_without_banner),
     };
     const struct CMUnitTest samples[] = {
         cmocka_unit_test(test_cx7_four_runs),
