@@ -25,13 +25,46 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { O_FAIL_ON = 100, O_EVENTS };
+enum { O_FAIL_ON = 100, O_EVENTS, O_RULES, O_NIC_GBPS, O_NVLINK_GBPS };
 
 static const cli_opt opts[] = {
     { "fail-on", 0, "LEVEL", O_FAIL_ON, 0,
       "exit 4 when a verdict has at least this confidence: any, medium (0.5), high (0.8) or a number 0..1" },
     { "events", 0, "N", O_EVENTS, 0, "timeline events kept in the report (default 200, 0 = none)" },
+    { "nic-gbps", 0, "GBIT", O_NIC_GBPS, 0,
+      "NIC line rate per GPU in Gb/s, for benchmark verdicts (default: hardware catalog; as in analyze)" },
+    { "nvlink-gbps", 0, "GBYTE", O_NVLINK_GBPS, 0,
+      "NVLink bandwidth per GPU per direction in GB/s, for benchmark verdicts (default: catalog)" },
+    { "rules", 0, NULL, O_RULES, 0, "list the rule book (every code, what it keys on, where that is documented) and exit" },
 };
+
+/* --rules: the rule book as a table (chainprof.rulebook/1). */
+static int list_rules(cli_ctx *ctx)
+{
+    rep_report *rep = rep_new("chainprof.rulebook/1", ctx->argc, ctx->argv);
+    static const rep_col cols[] = {
+        {"code", "code", NULL, 0}, {"family", "family", NULL, 0}, {"layer", "layer", NULL, 0},
+        {"severity", "severity", NULL, 0}, {"confidence", "confidence", NULL, 2}, {"keys_on", "keys on", NULL, 0},
+        {"source", "documented in", NULL, 0}, {"advice", "advice", NULL, 0},
+    };
+    rep_node *t = rep_table(rep, rep->root, "rules", "rule book (run order)", cols, CP_ARRAY_LEN(cols));
+    for (const rb_family *const *fam = rb_families(); *fam; fam++)
+        for (size_t i = 0; i < (*fam)->n_rules; i++) {
+            const rb_rule *r = &(*fam)->rules[i];
+            rep_node *row = rep_row(rep, t);
+            rep_cell_str(rep, row, r->code);
+            rep_cell_str(rep, row, (*fam)->name);
+            rep_cell_str(rep, row, cp_layer_key(r->layer));
+            rep_cell_str(rep, row, an_severity_name(r->severity));
+            rep_cell_num(rep, row, r->confidence);
+            rep_cell_str(rep, row, r->keys_on);
+            rep_cell_str(rep, row, r->source);
+            rep_cell_str(rep, row, r->advice);
+        }
+    int rc = cli_emit(ctx, rep, NULL, 0);
+    rep_free(rep);
+    return rc;
+}
 
 static bool keep_log_file(const char *path, void *ctx)
 {
@@ -181,7 +214,12 @@ int cmd_diagnose(cli_ctx *ctx)
     bool done;
     int rc = cli_parse_cmd(ctx, opts, CP_ARRAY_LEN(opts), true, &done);
     if (rc || done) return rc;
+    if (cli_has(ctx, O_RULES)) return list_rules(ctx);
     if (ctx->args.n_pos == 0) return cli_usage_error(ctx, "no input: give log files, directories or globs");
+    rb_opts ro = {0, 0};
+    if (cli_get_double(ctx, O_NIC_GBPS, 0, 0, 1e6, &ro.nic_gbit_s) < 0 ||
+        cli_get_double(ctx, O_NVLINK_GBPS, 0, 0, 1e6, &ro.nvlink_gbps) < 0)
+        return CLI_EXIT_USAGE;
     double fail_on = -1;
     if (cli_get(ctx, O_FAIL_ON) && (fail_on = parse_fail_on(cli_get(ctx, O_FAIL_ON))) < 0)
         return cli_usage_error(ctx, "--fail-on %s: expected any, medium, high or a number from 0 to 1", cli_get(ctx, O_FAIL_ON));
@@ -204,7 +242,7 @@ int cmd_diagnose(cli_ctx *ctx)
         rc = cli_fail(&err);
         goto out;
     }
-    c = rb_run(&set, NULL);
+    c = rb_run(&set, &ro);
 
     /* verdict first, then the timeline, then what was read (the text
      * writer follows this order) */

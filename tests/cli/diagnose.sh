@@ -47,4 +47,18 @@ err=$("$CP" diagnose /nonexistent/rank0.log 2>&1 >/dev/null); rc=$?
 gzip -c "$FIX/stalled/rank5.log" > "$tmp/rank5.log.gz"
 "$CP" diagnose --json "$tmp/rank5.log.gz" | grep -q '"code": *"TORCH_PROCESS_STALLED"' || fail "gzip input"
 "$CP" help diagnose | grep -q "fail-on" || fail "man page"
+
+# --rules: the rule book, every row documented
+"$CP" diagnose --rules --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["schema"] == "chainprof.rulebook/1", d["schema"]
+r = d["rules"]
+assert len(r) >= 40 and len({x["code"] for x in r}) == len(r)
+assert all(x["keys_on"] and x["source"] and x["advice"] for x in r)' || fail "--rules"
+# --nic-gbps: benchmark verdicts judge against it, as analyze does
+FIXV=$CP_FIXTURES/verdict
+a=$("$CP" analyze --no-history --nic-gbps 800 --json "$FIXV/rccl_tests_mi300x_2node_low.txt" | python3 -c 'import json,sys; f=json.load(sys.stdin)["findings"]; print(f[0]["title"] if f else "")')
+d=$("$CP" diagnose --nic-gbps 800 --json "$FIXV/rccl_tests_mi300x_2node_low.txt" | python3 -c 'import json,sys; v=json.load(sys.stdin)["verdicts"]; print(v[0]["title"] if v else "")')
+[ -n "$a" ] && [ "$a" = "$d" ] && grep -q "100.0 GB/s" <<<"$d" || fail "--nic-gbps: analyze '$a', diagnose '$d'"
 echo ok

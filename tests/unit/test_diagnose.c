@@ -10,6 +10,7 @@
 #include "base/paths.h"
 #include "model/evidence.h"
 #include "readers/evidence.h"
+#include "readers/rd_text.h"
 
 #include <unistd.h>
 
@@ -259,6 +260,13 @@ static void test_rule_table(void **state)
 {
     (void)state;
     size_t n = 0;
+    char docs_path[1024];
+    snprintf(docs_path, sizeof docs_path, "%s/../../docs/FORMATS.md", CP_FIXTURES);
+    char *docs = NULL;
+    size_t docs_len = 0;
+    cp_error err;
+    if (rd_load_file(docs_path, &docs, &docs_len, &err) < 0)
+        fail_msg("%s: %s", docs_path, err.msg);
     for (const rb_family *const *f = rb_families(); *f; f++) {
         assert_true(strlen((*f)->summary) > 10);
         for (size_t i = 0; i < (*f)->n_rules; i++) {
@@ -271,8 +279,13 @@ static void test_rule_table(void **state)
                 fail_msg("%s: keys_on, source and advice must say something", r->code);
             assert_true(r->confidence > 0 && r->confidence < 1);
             assert_ptr_equal(rb_rule_of(r->code), r); /* one row per code */
+            char quoted[64];
+            snprintf(quoted, sizeof quoted, "`%s`", r->code);
+            if (!strstr(docs, quoted))
+                fail_msg("%s is not in docs/FORMATS.md (\"Rule book codes\")", r->code);
         }
     }
+    free(docs);
     assert_true(n >= 40);
     assert_null(rb_rule_of("NO_SUCH_CODE"));
 }
