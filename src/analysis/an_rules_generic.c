@@ -22,6 +22,8 @@ static void r_nccl_error(rb_ctx *c, const rb_rule *self)
     for (size_t i = 0; i < c->n; i++) /* a specific cause already explains it */
         if (c->v[i].severity == AN_SEV_CRITICAL && c->v[i].confidence >= 0.6)
             return;
+    if (rb_find(c, "NCCL_PEER_CLOSED")) /* the error is the closed connection: its rule says where to look */
+        return;
     rb_finding *x = rb_raise(c, self);
     rb_title(x, "NCCL reported \"%s\" without saying why in these logs", e->what);
     rb_rank(x, e->at.rank);

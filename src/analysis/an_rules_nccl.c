@@ -193,10 +193,48 @@ static void r_ib_other(rb_ctx *c, const rb_rule *self)
     rb_step(x, "ib_write_bw between the two nodes to reproduce outside NCCL");
 }
 
+static void r_ofi(rb_ctx *c, const rb_rule *self)
+{
+    issue_ref ir = first_issue(c, EV_NCCL_ISSUE_OFI_COMPLETION, NULL);
+    if (!ir.is)
+        return;
+    rb_finding *x = rb_raise(c, self);
+    char w[96], rc[32] = "";
+    if (ir.is->code >= 0)
+        snprintf(rc, sizeof rc, "RC %ld", ir.is->code);
+    rb_title(x, "libfabric (NET/OFI, EFA) requests complete with errors (%s%s%s)%s: the EFA devices cannot exchange traffic - a security group, a device or provider problem",
+             rc, rc[0] && ir.is->detail[0] ? ", " : "", ir.is->detail, where(ir.is, w, sizeof w));
+    rb_rank(x, ir.is->at.rank);
+    cite_issues(c, x, EV_NCCL_ISSUE_OFI_COMPLETION, NULL);
+    rb_step(x, "the instances' security group must allow all inbound and outbound traffic to and from itself (EFA requirement)");
+    rb_step(x, "fi_info -p efa   # on every node; FI_LOG_LEVEL=warn shows libfabric's own reason (prov_err) next to NCCL's line");
+    rb_step(x, "run the EFA test (fi_pingpong -p efa) between the two nodes, then nccl-tests");
+}
+
 /* ---- verbs calls ---- */
 
 static bool is_unreachable(const ev_nccl_issue *is) { return is->code == 101 || strstr(is->detail, "unreachable") != NULL; }
-static bool is_other_ibv(const ev_nccl_issue *is) { return !is_unreachable(is); }
+/* ibv_reg_mr (or _iova2, _dmabuf) failing with ENOMEM: the locked-memory limit */
+static bool is_memlock(const ev_nccl_issue *is)
+{
+    return strstr(is->detail, "reg_mr") != NULL && (is->code == 12 || strstr(is->detail, "Cannot allocate memory") != NULL);
+}
+static bool is_other_ibv(const ev_nccl_issue *is) { return !is_unreachable(is) && !is_memlock(is); }
+
+static void r_memlock(rb_ctx *c, const rb_rule *self)
+{
+    issue_ref ir = first_issue(c, EV_NCCL_ISSUE_IBV_CALL, is_memlock);
+    if (!ir.is)
+        return;
+    rb_finding *x = rb_raise(c, self);
+    char w[96];
+    rb_title(x, "registering memory with the NIC failed (%s)%s: the locked-memory limit (ulimit -l) of the process is too low for NCCL's buffers",
+             ir.is->detail, where(ir.is, w, sizeof w));
+    rb_rank(x, ir.is->at.rank);
+    cite_issues(c, x, EV_NCCL_ISSUE_IBV_CALL, is_memlock);
+    rb_step(x, "ulimit -l   # inside the job (mpirun/srun/the container), not the login shell: it must be unlimited");
+    rb_step(x, "/etc/security/limits.conf: '* soft memlock unlimited' and '* hard memlock unlimited'; docker run --ulimit memlock=-1; Slurm PropagateResourceLimits");
+}
 
 static void r_ibv_unreachable(rb_ctx *c, const rb_rule *self)
 {
@@ -375,19 +413,25 @@ static void r_sharedmem(rb_ctx *c, const rb_rule *self)
     }
 }
 
+/* 'system not yet initialized' (802) is CUDA_SYSTEM_NOT_READY's */
+static bool is_not_ready(const ev_nccl_issue *is) { return is->code == 802 || strstr(is->detail, "system not yet initialized") != NULL; }
+static bool is_other_cuda(const ev_nccl_issue *is) { return !is_not_ready(is); }
+
 static void r_cuda(rb_ctx *c, const rb_rule *self)
 {
-    issue_ref ir = first_issue(c, EV_NCCL_ISSUE_CUDA, NULL);
+    issue_ref ir = first_issue(c, EV_NCCL_ISSUE_CUDA, is_other_cuda);
     if (!ir.is || rb_find(c, "NCCL_SHAREDMEM_EXCEEDED"))
         return;
     rb_finding *x = rb_raise(c, self);
     const char *what = ir.is->detail;
     bool oom = ir.is->code == 2 || strstr(what, "out of memory") != NULL;
-    char w[96];
-    rb_title(x, "a CUDA call inside NCCL failed (error %ld%s%s%s)%s%s", ir.is->code, what[0] ? " '" : "", what,
+    char w[96], num[32] = "";
+    if (ir.is->code >= 0)
+        snprintf(num, sizeof num, "error %ld", ir.is->code);
+    rb_title(x, "a CUDA call inside NCCL failed (%s%s%s%s%s)%s%s", num, num[0] && what[0] ? " " : "", what[0] ? "'" : "", what,
              what[0] ? "'" : "", where(ir.is, w, sizeof w), oom ? ": the GPU had no memory left for NCCL's buffers" : "");
     rb_rank(x, ir.is->at.rank);
-    cite_issues(c, x, EV_NCCL_ISSUE_CUDA, NULL);
+    cite_issues(c, x, EV_NCCL_ISSUE_CUDA, is_other_cuda);
     if (oom) {
         rb_step(x, "leave memory for NCCL: lower the framework's memory fraction or batch; NCCL_BUFFSIZE=2097152 shrinks its buffers");
         rb_step(x, "fewer communicators/channels: reuse process groups; NCCL_MAX_NCHANNELS=16");
@@ -395,6 +439,66 @@ static void r_cuda(rb_ctx *c, const rb_rule *self)
         rb_step(x, "dmesg -T | grep -i xid   # a GPU fault at the same time explains the CUDA error");
         rb_step(x, "check the driver supports the CUDA version NCCL was built with (nvidia-smi, the NCCL version line)");
     }
+}
+
+/* ---- configuration failures that name their cause ---- */
+
+static void r_dup_gpu(rb_ctx *c, const rb_rule *self)
+{
+    issue_ref ir = first_issue(c, EV_NCCL_ISSUE_DUP_GPU, NULL);
+    if (!ir.is)
+        return;
+    rb_finding *x = rb_raise(c, self);
+    char w[96];
+    rb_title(x, "two ranks of one communicator run on the same GPU (%s)%s: each process must select its own device before NCCL starts",
+             ir.is->detail, where(ir.is, w, sizeof w));
+    rb_rank(x, ir.is->at.rank);
+    cite_issues(c, x, EV_NCCL_ISSUE_DUP_GPU, NULL);
+    rb_step(x, "torch.cuda.set_device(int(os.environ['LOCAL_RANK'])) before init_process_group (or init_process_group(device_id=...))");
+    rb_step(x, "no more processes per node than GPUs; a CUDA_VISIBLE_DEVICES set for all ranks alike (Ray, a wrapper script) leaves them all on one GPU");
+}
+
+/* CUDA peer access (cudaErrorPeerAccessUnsupported, 217) between two GPUs,
+ * in NCCL's words or a framework's (vLLM/sglang custom all-reduce). */
+static void r_p2p_unsupported(rb_ctx *c, const rb_rule *self)
+{
+    issue_ref ir = first_issue(c, EV_NCCL_ISSUE_P2P, NULL);
+    rb_finding *x = NULL;
+    if (ir.is) {
+        x = rb_raise(c, self);
+        rb_rank(x, ir.is->at.rank);
+        cite_issues(c, x, EV_NCCL_ISSUE_P2P, NULL);
+    }
+    RB_EACH(c, EV_TORCH, f)
+        for (int k = 0; k < f->as.torch->n_issues; k++)
+            if (f->as.torch->issues[k].kind == EV_TORCH_ISSUE_P2P_UNSUPPORTED) {
+                if (!x)
+                    x = rb_raise(c, self);
+                rb_rank(x, f->as.torch->issues[k].at.rank);
+                rb_cite(x, f, &f->as.torch->issues[k].at);
+            }
+    if (!x)
+        return;
+    rb_title(x, "CUDA peer-to-peer access is not supported between these GPUs (error 217): GeForce cards, GPUs on different PCIe root complexes, or ACS/IOMMU blocking P2P");
+    rb_step(x, "NCCL_P2P_DISABLE=1 for every rank (it must reach the worker processes: Ray runtime_env, the launcher's env); vLLM/sglang: --disable-custom-all-reduce");
+    rb_step(x, "nvidia-smi topo -m and cuda-samples p2pBandwidthLatencyTest: which pairs can do P2P");
+    rb_step(x, "sudo lspci -vvv | grep ACSCtl; cat /proc/cmdline   # ACS or an IOMMU in translation mode blocks P2P on PCIe");
+}
+
+static void r_peer_closed(rb_ctx *c, const rb_rule *self)
+{
+    issue_ref ir = first_issue(c, EV_NCCL_ISSUE_PEER_CLOSED, NULL);
+    if (!ir.is)
+        return;
+    rb_finding *x = rb_raise(c, self);
+    char w[96];
+    rb_title(x, "a peer closed its NCCL connection%s%s%s%s: that rank exited (crashed, killed, out of memory) or the network between the nodes broke - its own log holds the cause",
+             ir.is->detail[0] ? " (" : "", ir.is->detail, ir.is->detail[0] ? ")" : "", where(ir.is, w, sizeof w));
+    rb_rank(x, ir.is->at.rank);
+    cite_issues(c, x, EV_NCCL_ISSUE_PEER_CLOSED, NULL);
+    rb_step(x, "find the rank at %s and read its log first: the first failure in time is there (OOM, Xid, a Python exception, a kill)",
+            ir.is->detail[0] ? ir.is->detail : "that address");
+    rb_step(x, "dmesg -T on that node (OOM killer, Xid) and the scheduler's record of the job step");
 }
 
 /* ---- the transport NCCL chose ---- */
@@ -655,7 +759,7 @@ static void events(rb_ctx *c, const ev_file *f)
     for (int k = 0; k < n->n_issues; k++) {
         const ev_nccl_issue *is = &n->issues[k];
         rb_event_add(c, f, &is->at, "nccl_warn", is->kind == EV_NCCL_ISSUE_OTHER ? RB_EV_WARN : RB_EV_ERROR,
-                     is->kind == EV_NCCL_ISSUE_SYSTEM);
+                     is->kind == EV_NCCL_ISSUE_SYSTEM || is->kind == EV_NCCL_ISSUE_PEER_CLOSED);
     }
 }
 
@@ -677,6 +781,10 @@ static const rb_rule k_rules[] = {
      "NCCL net_ib.cc async event thread; NCCL env docs, NCCL_IB_HCA",
      "a device NCCL picked reports errors of its own (a port cabled to nothing, an internal or storage port, a failing HCA): select the devices that reach the other nodes with NCCL_IB_HCA",
      r_ib_async},
+    {"NCCL_OFI_COMPLETION_ERROR", CP_LAYER_INTER, FAIL, 0.7,
+     "NET/OFI Request ... completed with error. RC: N. Error: ... (aws-ofi-nccl, libfabric EFA provider)",
+     "https://github.com/aws/aws-ofi-nccl/issues/156 (maintainer: the security group must accept all traffic within itself); AWS EFA user guide (security group)",
+     "EFA traffic between the instances fails: allow all traffic within the security group, check the EFA devices and the libfabric/aws-ofi-nccl versions", r_ofi},
     {"NCCL_IB_ERROR", CP_LAYER_INTER, FAIL, 0.7,
      "NET/IB : Got completion from peer ... with another ibv_wc_status", "ibv_wc_status (libibverbs); NCCL troubleshooting",
      "look the status up in ibv_wc_status and the vendor syndrome in the NIC's notes; check links and GID/MTU configuration",
@@ -711,6 +819,23 @@ static const rb_rule k_rules[] = {
      "ncclMaxSharedMem N exceeds device/fn maxSharedMem M (then Cuda failure 1 'invalid argument' at kernel launch)",
      "https://github.com/NVIDIA/nccl-tests/issues/287 (maintainers: fixed in NCCL 2.26; upgrade)",
      "this NCCL asks more shared memory per block than the GPU has: use a NCCL release that supports the GPU", r_sharedmem},
+    {"NCCL_DUPLICATE_GPU", CP_LAYER_HOST, FAIL, 0.9,
+     "Duplicate GPU detected : rank a and rank b both on CUDA device d (ncclInvalidUsage)",
+     "NCCL docs, ncclCommInitRank (each rank uses its own device, set before the call); https://github.com/NVIDIA/Megatron-LM/issues/661",
+     "give every rank its own GPU: set the device from LOCAL_RANK before creating the process group, and no more ranks per node than GPUs", r_dup_gpu},
+    {"NCCL_P2P_UNSUPPORTED", CP_LAYER_INTRA, FAIL, 0.85,
+     "Cuda failure 217 'peer access is not supported between these two devices' / failed to open CUDA IPC handle : 217",
+     "https://github.com/NVIDIA/nccl-tests/issues/287 (maintainer: GeForce cards do not support P2P); NCCL troubleshooting (GPU Direct, PCI ACS)",
+     "these GPUs cannot reach each other's memory: NCCL_P2P_DISABLE=1 in every rank's environment (NCCL then uses SHM), or fix ACS/IOMMU where P2P should work",
+     r_p2p_unsupported},
+    {"NCCL_IB_MEMLOCK_LIMIT", CP_LAYER_INTER, FAIL, 0.85,
+     "Call to ibv_reg_mr[_iova2|_dmabuf] failed with error Cannot allocate memory (ENOMEM)",
+     "NCCL troubleshooting, InfiniBand (locked memory limits); https://github.com/NVIDIA/nccl-tests/issues/206 (maintainer: limits.conf, check ulimit -l inside mpirun)",
+     "NCCL registers its buffers with the NIC as locked memory: raise memlock to unlimited for the job's processes", r_memlock},
+    {"NCCL_PEER_CLOSED", CP_LAYER_INTER, AN_SEV_HIGH, 0.45,
+     "Connection closed by remote peer / socketProgress ... Connection reset by peer / Call to recv from ... failed : Broken pipe (ncclRemoteError: a network error or a remote process exiting prematurely)",
+     "NCCL result codes (ncclRemoteError); https://github.com/NVIDIA/nccl/issues/1486 (maintainer: recv returns 0 only when the remote peer closed the socket)",
+     "the other side of the connection went away: find that rank's log and its node's kernel log, where the first failure is", r_peer_closed},
     {"NCCL_CUDA_FAILURE", CP_LAYER_COMPUTE, FAIL, 0.65, "NCCL WARN Cuda failure N 'what' (outside NVLS setup)",
      "CUDA runtime error codes; NCCL troubleshooting",
      "a CUDA call inside NCCL failed: out of memory for NCCL's buffers, or a GPU fault (look for an Xid at the same time)", r_cuda},

@@ -94,6 +94,8 @@ static rb_finding *oom_finding(rb_ctx *c, const rb_rule *self, int cls, const ch
     return x;
 }
 
+static rb_finding *issue_finding(rb_ctx *c, const rb_rule *self, int kind);
+
 static void r_oom_other(rb_ctx *c, const rb_rule *self)
 {
     oom_ref r = first_oom(c);
@@ -140,8 +142,17 @@ static void r_oom_oversized(rb_ctx *c, const rb_rule *self)
 static void r_oom_plain(rb_ctx *c, const rb_rule *self)
 {
     rb_finding *x = oom_finding(c, self, OOM_PLAIN, "");
-    if (!x)
+    if (!x) { /* cuBLAS failing to allocate its workspace is the same shortage */
+        bool any = false;
+        RB_EACH(c, EV_TORCH, f)
+            any |= ev_torch_issue_of(f->as.torch, EV_TORCH_ISSUE_CUBLAS_ALLOC) != NULL;
+        if (!any || first_oom(c).o)
+            return;
+        x = issue_finding(c, self, EV_TORCH_ISSUE_CUBLAS_ALLOC);
+        rb_title(x, "cuBLAS could not allocate its workspace (CUBLAS_STATUS_ALLOC_FAILED): the GPU was out of memory when the first matrix multiply ran");
+        rb_step(x, "nvidia-smi   # another process may hold the GPU; otherwise reduce the batch or model size on this GPU");
         return;
+    }
     rb_step(x, "the message lacks the allocator's numbers: print(torch.cuda.memory_summary()) at the failing step");
     rb_step(x, "reduce the micro-batch size or sequence length; try PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
 }
@@ -455,35 +466,137 @@ static bool is_not_ready(const ev_torch_error *e)
 
 static bool is_ecc(const ev_torch_error *e) { return strstr(e->what, "ECC") != NULL; }
 
+static void not_ready_steps(rb_finding *x)
+{
+    rb_title(x, "CUDA cannot start: error 802 (cudaErrorSystemNotReady, \"system not yet initialized\") - on NVSwitch systems the NVIDIA Fabric Manager is not running");
+    rb_step(x, "systemctl status nvidia-fabricmanager   # install it (the driver's version) and start it: systemctl enable --now nvidia-fabricmanager");
+    rb_step(x, "nvidia-smi -q | grep -i -A2 fabric   # State: Completed, Status: Success");
+    rb_step(x, "in Kubernetes the GPU operator's validator fails the same way until the fabric manager runs on the host");
+}
+
 static void r_not_ready(rb_ctx *c, const rb_rule *self)
 {
+    RB_EACH(c, EV_NCCL_LOG, f) /* NCCL's "Cuda failure 'system not yet initialized'" */
+        for (int k = 0; k < f->as.nccl->n_issues; k++) {
+            const ev_nccl_issue *is = &f->as.nccl->issues[k];
+            if (is->kind != EV_NCCL_ISSUE_CUDA || (is->code != 802 && !strstr(is->detail, "system not yet initialized")))
+                continue;
+            rb_finding *x = rb_raise(c, self);
+            rb_rank(x, is->at.rank);
+            rb_cite(x, f, &is->at);
+            not_ready_steps(x);
+        }
     RB_EACH(c, EV_TORCH, f)
         for (int k = 0; k < f->as.torch->n_cuda_errors; k++) {
             const ev_torch_error *e = &f->as.torch->cuda_errors[k];
             if (!is_not_ready(e))
                 continue;
             rb_finding *x = rb_raise(c, self);
-            rb_title(x, "CUDA cannot start: error 802 (cudaErrorSystemNotReady, \"system not yet initialized\") - on NVSwitch systems the NVIDIA Fabric Manager is not running");
             rb_rank(x, e->at.rank);
             rb_cite(x, f, &e->at);
-            rb_step(x, "systemctl status nvidia-fabricmanager   # install it (the driver's version) and start it: systemctl enable --now nvidia-fabricmanager");
-            rb_step(x, "nvidia-smi -q | grep -i -A2 fabric   # State: Completed, Status: Success");
-            rb_step(x, "in Kubernetes the GPU operator's validator fails the same way until the fabric manager runs on the host");
+            not_ready_steps(x);
         }
 }
 
+/* ---- environment messages that name their cause (ev_torch issues) ---- */
+
+/* The finding of a rule over every issue of one kind (each cited, ranks
+ * named), or NULL when the inputs hold none. */
+static rb_finding *issue_finding(rb_ctx *c, const rb_rule *self, int kind)
+{
+    rb_finding *x = NULL;
+    RB_EACH(c, EV_TORCH, f)
+        for (int k = 0; k < f->as.torch->n_issues; k++) {
+            const ev_torch_issue *is = &f->as.torch->issues[k];
+            if (is->kind != kind)
+                continue;
+            if (!x)
+                x = rb_raise(c, self);
+            rb_rank(x, is->at.rank);
+            rb_cite(x, f, &is->at);
+        }
+    return x;
+}
+
+static void r_store(rb_ctx *c, const rb_rule *self)
+{
+    rb_finding *x = issue_finding(c, self, EV_TORCH_ISSUE_STORE_UNREACHABLE);
+    if (!x)
+        return;
+    rb_title(x, "the ranks could not reach the c10d store (rendezvous) on MASTER_ADDR:MASTER_PORT: rank 0 not up or gone, a wrong address or port, or a firewall between the nodes");
+    rb_step(x, "on a failing node: nc -zv $MASTER_ADDR $MASTER_PORT   # the port must be open and served by rank 0's store");
+    rb_step(x, "check rank 0's log first: a rank 0 that crashed or is still loading leaves every other rank waiting on the store");
+    rb_step(x, "MASTER_ADDR must be an address of rank 0's node reachable from all nodes (not localhost, not a container-internal IP)");
+}
+
+static void r_watchdog_hang(rb_ctx *c, const rb_rule *self)
+{
+    rb_finding *x = issue_finding(c, self, EV_TORCH_ISSUE_WATCHDOG_HANG);
+    if (!x)
+        return;
+    rb_title(x, "ProcessGroupNCCL's watchdog itself hung: a CUDA or NCCL call blocked the process (a GPU fault, a hung kernel, a deadlock holding the GIL), not a slow collective");
+    rb_step(x, "dmesg -T | grep -i xid   # a GPU fault at that time explains a hung CUDA call");
+    rb_step(x, "py-spy dump --native --pid <pid> on a hung rank; TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 for a Flight Recorder dump");
+}
+
+static void r_ddp_unused(rb_ctx *c, const rb_rule *self)
+{
+    rb_finding *x = issue_finding(c, self, EV_TORCH_ISSUE_DDP_UNUSED);
+    if (!x)
+        return;
+    rb_title(x, "DistributedDataParallel: some parameters took no part in the loss, so the gradient reduction of the previous step never finished");
+    rb_step(x, "DistributedDataParallel(model, find_unused_parameters=True), or make every parameter contribute to the loss on every rank");
+    rb_step(x, "TORCH_DISTRIBUTED_DEBUG=DETAIL names the parameters that received no gradient");
+}
+
+static void r_dataloader_shm(rb_ctx *c, const rb_rule *self)
+{
+    rb_finding *x = issue_finding(c, self, EV_TORCH_ISSUE_DATALOADER_SHM);
+    if (!x)
+        return;
+    rb_title(x, "DataLoader workers ran out of shared memory (/dev/shm): the container's default 64 MB is too small for the batches they pass");
+    rb_step(x, "docker run --ipc=host (or --shm-size=16g); in Kubernetes mount an emptyDir with medium: Memory at /dev/shm");
+    rb_step(x, "df -h /dev/shm   # inside the container; fewer num_workers or smaller prefetch_factor only lower the need");
+}
+
+static void r_driver(rb_ctx *c, const rb_rule *self)
+{
+    rb_finding *x = issue_finding(c, self, EV_TORCH_ISSUE_DRIVER_MISMATCH);
+    if (!x)
+        return;
+    rb_title(x, "the NVIDIA driver does not match the software above it: a CUDA runtime newer than the driver supports, or a driver upgraded under running NVML (Driver/library version mismatch)");
+    rb_step(x, "nvidia-smi   # the driver version and the highest CUDA version it supports; the job's CUDA runtime must not be newer (or use the CUDA forward-compatibility package)");
+    rb_step(x, "after a driver upgrade: reboot (or unload and reload the nvidia kernel modules) so the kernel module and the user-space libraries match");
+}
+
+static void r_no_device(rb_ctx *c, const rb_rule *self)
+{
+    rb_finding *x = issue_finding(c, self, EV_TORCH_ISSUE_NO_DEVICE);
+    if (!x)
+        return;
+    rb_title(x, "the process sees no CUDA device: a container started without GPUs, CUDA_VISIBLE_DEVICES empty or wrong, or the driver not loaded");
+    rb_step(x, "nvidia-smi -L inside the same container or job step; docker run --gpus all / the Kubernetes nvidia.com/gpu resource / srun --gpus");
+    rb_step(x, "echo $CUDA_VISIBLE_DEVICES   # a scheduler or launcher may set it to an empty list");
+}
+
+/* A CUDA error whose line names a cause of its own (a driver mismatch,
+ * no device, a cuBLAS allocation failure) belongs to that cause's rule. */
+static bool claimed(const ev_torch *t, const ev_torch_error *e) { return ev_torch_issue_on_line(t, e->at.line); }
 
 static void r_cuda_error(rb_ctx *c, const rb_rule *self)
 {
     RB_EACH(c, EV_TORCH, f)
         for (int k = 0; k < f->as.torch->n_cuda_errors; k++) {
             const ev_torch_error *e = &f->as.torch->cuda_errors[k];
-            if (ev_torch_error_is_access_fault(e) || is_ecc(e) || is_not_ready(e))
+            if (ev_torch_error_is_access_fault(e) || is_ecc(e) || is_not_ready(e) || claimed(f->as.torch, e))
                 continue;
             rb_finding *x = rb_raise(c, self);
             if (!x->title[0]) {
                 rb_rank(x, e->at.rank);
-                rb_title(x, "CUDA error on rank %d: %s", e->at.rank, e->what);
+                if (e->at.rank >= 0)
+                    rb_title(x, "CUDA error on rank %d: %s", e->at.rank, e->what);
+                else
+                    rb_title(x, "CUDA error: %s", e->what);
             }
             rb_cite(x, f, &e->at);
             rb_step(x, "rerun with CUDA_LAUNCH_BLOCKING=1 to get the failing call; dmesg -T | grep -i xid for a GPU fault");
@@ -513,6 +626,8 @@ static void events(rb_ctx *c, const ev_file *f)
         rb_event_add(c, f, &t->signals[k].at, "signal", RB_EV_ERROR, false);
     for (int k = 0; k < t->n_cuda_errors; k++)
         rb_event_add(c, f, &t->cuda_errors[k].at, "cuda_error", RB_EV_ERROR, false);
+    for (int k = 0; k < t->n_issues; k++)
+        rb_event_add(c, f, &t->issues[k].at, ev_torch_issue_key(t->issues[k].kind), RB_EV_ERROR, false);
 }
 
 #define FAIL AN_SEV_CRITICAL
@@ -534,7 +649,8 @@ static const rb_rule k_rules[] = {
      "https://pytorch.org/docs/stable/notes/cuda.html#memory-management",
      "the job needs more memory than the GPU has at that step: smaller micro-batch or sequence, activation checkpointing, sharded optimizer state, more model parallelism",
      r_oom_oversized},
-    {"CUDA_OOM", CP_LAYER_COMPUTE, FAIL, 0.75, "CUDA out of memory without the allocator's numbers", "https://pytorch.org/docs/stable/notes/cuda.html#memory-management",
+    {"CUDA_OOM", CP_LAYER_COMPUTE, FAIL, 0.75, "CUDA out of memory without the allocator's numbers, or CUBLAS_STATUS_ALLOC_FAILED (cuBLAS's workspace)",
+     "https://pytorch.org/docs/stable/notes/cuda.html#memory-management",
      "the GPU ran out of memory: print the allocator's summary at the failing step to see whether it is fragmentation or size", r_oom_plain},
     {"TORCH_COLLECTIVE_DESYNC", CP_LAYER_HOST, FAIL, 0.9,
      "the TORCH_NCCL_DESYNC_DEBUG report ([r] finished collective #a, but didn't join collective #b), 'Detected mismatch between collectives on ranks', or watchdog timeouts in different SeqNum/OpType on different ranks",
@@ -563,6 +679,31 @@ static const rb_rule k_rules[] = {
      "CUDA runtime API (cudaErrorSystemNotReady: required driver daemons not running); https://github.com/pytorch/pytorch/issues/35710",
      "CUDA refuses work until the system is initialised: on NVSwitch (HGX/DGX) systems install and start nvidia-fabricmanager, the driver's version",
      r_not_ready},
+    {"TORCH_STORE_UNREACHABLE", CP_LAYER_HOST, FAIL, 0.75,
+     "c10d: The client socket has timed out after Ns while trying to connect to (host, port) / has failed to connect / store->get(...) got error via c10d key-value store / RendezvousTimeoutError",
+     "https://pytorch.org/docs/stable/distributed.html#environment-variable-initialization (MASTER_ADDR, MASTER_PORT: rank 0 serves the TCPStore)",
+     "every rank must reach rank 0's store: MASTER_ADDR routable from all nodes, MASTER_PORT open, rank 0 started and alive", r_store},
+    {"TORCH_WATCHDOG_HANG", CP_LAYER_COMPUTE, FAIL, 0.6,
+     "ProcessGroupNCCL's watchdog got stuck for N seconds without making progress / Heartbeat monitor timed out!",
+     "PyTorch ProcessGroupNCCL heartbeat monitor (TORCH_NCCL_ENABLE_MONITORING, TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC): a NCCL/CUDA API hang blocking the watchdog",
+     "a CUDA or NCCL call hung inside the process: look for a GPU fault (Xid) and take a stack of the hung rank", r_watchdog_hang},
+    {"TORCH_DDP_UNUSED_PARAMS", CP_LAYER_HOST, FAIL, 0.85,
+     "Expected to have finished reduction in the prior iteration before starting a new one (DDP reducer)",
+     "https://pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html (find_unused_parameters)",
+     "parameters unused in the forward pass leave DDP's reduction open: find_unused_parameters=True or use every parameter", r_ddp_unused},
+    {"TORCH_DATALOADER_SHM", CP_LAYER_HOST, FAIL, 0.85,
+     "DataLoader: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm) / workers are out of shared memory",
+     "https://github.com/pytorch/pytorch#docker-image (use --ipc=host or --shm-size: the DataLoader's workers share memory through /dev/shm)",
+     "give the container a larger /dev/shm (--ipc=host or --shm-size) so DataLoader workers can pass batches", r_dataloader_shm},
+    {"CUDA_DRIVER_MISMATCH", CP_LAYER_COMPUTE, FAIL, 0.85,
+     "The NVIDIA driver on your system is too old / CUDA driver version is insufficient for CUDA runtime version (cudaErrorInsufficientDriver, 35) / Failed to initialize NVML: Driver/library version mismatch",
+     "https://docs.nvidia.com/deploy/cuda-compatibility/ (minimum driver per CUDA runtime); NVML_ERROR_LIB_RM_VERSION_MISMATCH (NVML API reference)",
+     "match the driver to the CUDA runtime (upgrade the driver or use an older CUDA build), and reboot after a driver upgrade so kernel module and libraries agree",
+     r_driver},
+    {"CUDA_NO_DEVICE", CP_LAYER_COMPUTE, FAIL, 0.75,
+     "CUDA error: no CUDA-capable device is detected (cudaErrorNoDevice, 100) / No CUDA GPUs are available / Found no NVIDIA driver on your system",
+     "CUDA runtime API error codes (cudaErrorNoDevice); https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/ (containers see GPUs only when given them)",
+     "give the process its GPUs: the container runtime's --gpus, the scheduler's GPU request, a CUDA_VISIBLE_DEVICES that names existing devices", r_no_device},
     {"CUDA_ERROR", CP_LAYER_COMPUTE, FAIL, 0.5, "another 'CUDA error: <message>'", "CUDA runtime API error codes",
      "a CUDA call failed: rerun with CUDA_LAUNCH_BLOCKING=1 to find it; check for a GPU fault (Xid) at the same time", r_cuda_error},
 };

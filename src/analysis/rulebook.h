@@ -43,7 +43,9 @@
  *      for each line that shows it; rb_step() with commands a user can
  *      paste; rb_rank() when it is about one rank; rb_gain() only when the
  *      evidence measures the time the fix would save;
- *   4. the code in docs/FORMATS.md and a test whose top finding it is
+ *   4. the code in docs/FORMATS.md (regenerate the table: chainprof
+ *      diagnose --rules --json | python3 scripts/rulebook_doc.py
+ *      docs/FORMATS.md) and a test whose top finding it is
  *      (an inline case in tests/unit/test_diagnose.c, a fixture in
  *      tests/cli/verdict_evidence.sh, or a real log's row in tests/cli/corpus.sh).
  * Checklist for a new family (one file plus one row): a file

@@ -65,11 +65,15 @@ const char *ev_nccl_transport_key(int t);  /* "p2p_ipc", for JSON keys */
 #define EV_NCCL_ISSUE_KINDS(X)                                                              \
     X(IB_COMPLETION, "ib_completion", "NET/IB completion with error (code, vendor err)")    \
     X(IB_ASYNC, "ib_async", "an asynchronous IB event (port, QP or device error)")          \
+    X(OFI_COMPLETION, "ofi_completion", "NET/OFI (libfabric, EFA) request completed with error") \
     X(IBV_CALL, "ibv_call", "a verbs call failed (ibv_modify_qp ...)")                      \
     X(CONNECT, "connect", "a socket connect to a peer failed")                              \
     X(NO_SOCKET_IF, "no_socket_if", "no usable network interface for NCCL's sockets")       \
     X(SHM, "shm", "shared memory (/dev/shm) could not be created or extended")              \
     X(NVLS, "nvls", "NVLS (NVLink SHARP) / multicast setup failed")                         \
+    X(DUP_GPU, "duplicate_gpu", "two ranks of one communicator on one GPU")                  \
+    X(P2P, "p2p", "CUDA peer access (P2P/IPC) not supported between two GPUs")                \
+    X(PEER_CLOSED, "peer_closed", "a peer closed or reset its socket (it exited or the link broke)") \
     X(CUDA, "cuda", "a CUDA call inside NCCL failed")                                       \
     X(SYSTEM, "system", "unhandled system error / remote error reported by NCCL")           \
     X(OTHER, "warn", "another NCCL WARN line")

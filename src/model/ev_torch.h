@@ -2,7 +2,8 @@
  * failure side): CUDA out-of-memory errors with their numbers and phase,
  * ProcessGroupNCCL watchdog timeouts and progress, desync reports and
  * collective fingerprint mismatches, NCCL errors as PyTorch reports them,
- * fatal signals and CUDA errors.
+ * fatal signals, CUDA errors and environment messages that name their cause
+ * (store unreachable, driver mismatch, DataLoader shared memory, ...).
  *
  * Filled by src/readers/torch_log.c; read by src/analysis/an_rules_torch.c.
  * Each item keeps its line, rank (launcher tag or "[Rank N]") and time.
@@ -82,6 +83,31 @@ typedef struct ev_torch_error { /* "NCCL error in: ..., <what>", a signal, a CUD
     ev_at at;
 } ev_torch_error;
 
+/* Messages of the job's environment that name their cause, matched by
+ * phrase (each phrase as PyTorch, CUDA, NVML or the DataLoader prints it;
+ * the table is in src/readers/torch_log.c). */
+#define EV_TORCH_ISSUE_KINDS(X)                                                                     \
+    X(STORE_UNREACHABLE, "store_unreachable", "the c10d store (rendezvous) could not be reached")    \
+    X(WATCHDOG_HANG, "watchdog_hang", "ProcessGroupNCCL's watchdog / heartbeat monitor hung")        \
+    X(DDP_UNUSED, "ddp_unused_params", "DDP: parameters that took no part in the loss")              \
+    X(DATALOADER_SHM, "dataloader_shm", "DataLoader workers out of shared memory")                   \
+    X(DRIVER_MISMATCH, "driver_mismatch", "the driver does not match the CUDA runtime or NVML")      \
+    X(NO_DEVICE, "no_device", "no CUDA device visible to the process")                               \
+    X(CUBLAS_ALLOC, "cublas_alloc", "cuBLAS could not allocate its workspace")                       \
+    X(P2P_UNSUPPORTED, "p2p_unsupported", "CUDA peer access not supported between two GPUs")
+typedef enum ev_torch_issue_kind {
+#define X(e, k, d) EV_TORCH_ISSUE_##e,
+    EV_TORCH_ISSUE_KINDS(X)
+#undef X
+    EV_TORCH_ISSUE__COUNT
+} ev_torch_issue_kind;
+const char *ev_torch_issue_key(int kind);
+
+typedef struct ev_torch_issue {
+    int kind;          /* ev_torch_issue_kind */
+    ev_at at;
+} ev_torch_issue;
+
 typedef struct ev_torch {
     long lines;
     long tracebacks;
@@ -96,6 +122,7 @@ typedef struct ev_torch {
     int n_nccl_errors;
     int n_signals;
     int n_cuda_errors;
+    int n_issues;
     long dropped;      /* items past a cap */
     /* arrays last: only [0, n_x) is ever written or read */
     ev_torch_oom ooms[EV_TORCH_MAX_ITEMS];
@@ -106,6 +133,7 @@ typedef struct ev_torch {
     ev_torch_error nccl_errors[EV_TORCH_MAX_ITEMS];
     ev_torch_error signals[EV_TORCH_MAX_ITEMS];
     ev_torch_error cuda_errors[EV_TORCH_MAX_ITEMS];
+    ev_torch_issue issues[EV_TORCH_MAX_ITEMS];
 } ev_torch;
 
 /* True when the reader found anything (an empty facts struct is no evidence). */
@@ -115,6 +143,12 @@ bool ev_torch_any(const ev_torch *f);
  * access was encountered", "misaligned address"): GPU_APP_FAULT, not
  * CUDA_ERROR. */
 bool ev_torch_error_is_access_fault(const ev_torch_error *e);
+
+/* The first issue of a kind, or NULL. */
+const ev_torch_issue *ev_torch_issue_of(const ev_torch *f, int kind);
+/* An issue of any kind on line `line` (a CUDA error line that names its own
+ * cause is that cause's, not CUDA_ERROR's). */
+bool ev_torch_issue_on_line(const ev_torch *f, long line);
 
 void ev_torch_free(ev_torch *f);
 void ev_torch_report(const ev_torch *f, rep_report *r, rep_node *obj);

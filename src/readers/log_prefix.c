@@ -132,7 +132,7 @@ static size_t skip_spaces(const char *s, const char *end)
     return (size_t)(p - s);
 }
 
-/* "[rank3]:" / "[default3]:" / "[80746] " / "[ 1843.308145] " / "[Thu Mar 21 02:07:08 2024] " */
+/* "[rank3]:" / "[default3]:" / "[1,3]<stdout>:" / "[80746] " / "[ 1843.308145] " / "[Thu Mar 21 02:07:08 2024] " */
 static size_t strip_bracket(const char *s, const char *end, rd_prefix *o)
 {
     if (s >= end || *s != '[') return 0;
@@ -157,6 +157,19 @@ static size_t strip_bracket(const char *s, const char *end, rd_prefix *o)
             o->local_rank = (int)v;
             if (after < end && *after == ':') after++;
             return (size_t)(after - s);
+        }
+    }
+    /* Open MPI --tag-output: "[1,3]<stdout>:" / "[1,3]<stderr>:" (job, rank) */
+    q = in;
+    if (rd_scan_long(&q, close, &v) == 0 && q < close && *q == ',') {
+        q++;
+        long r;
+        if (rd_scan_long(&q, close, &r) == 0 && q == close && after < end && *after == '<') {
+            const char *gt = memchr(after, '>', (size_t)(end - after));
+            if (gt && gt + 1 < end && gt[1] == ':' && gt - after <= 8) {
+                o->rank = (int)r;
+                return (size_t)(gt + 2 - s);
+            }
         }
     }
     q = in + skip_spaces(in, close);
@@ -224,6 +237,25 @@ static size_t strip_bracket(const char *s, const char *end, rd_prefix *o)
 }
 
 /* "2024-03-21 02:07:08,408" / "2024-03-21T02:07:08.408Z" optionally in [] */
+/* Ray's worker tag: "(pid=909608) " / "(RayWorkerWrapper pid=16018, ip=10.0.0.5) "
+ * (the process, not a rank: dropped) */
+static size_t strip_ray(const char *s, const char *end)
+{
+    if (s >= end || *s != '(')
+        return 0;
+    const char *close = memchr(s, ')', (size_t)(end - s) > 160 ? 160 : (size_t)(end - s));
+    if (!close || close + 1 >= end || close[1] != ' ')
+        return 0;
+    const char *p = rd_memmem(s, (size_t)(close - s), "pid=");
+    if (!p || (p != s + 1 && p[-1] != ' '))
+        return 0;
+    const char *q = p + 4;
+    long v;
+    if (rd_scan_long(&q, close, &v) != 0 || (q != close && *q != ','))
+        return 0;
+    return (size_t)(close + 2 - s);
+}
+
 static size_t strip_iso(const char *s, const char *end, rd_prefix *o)
 {
     const char *p = s;
@@ -366,6 +398,7 @@ void rd_prefix_parse(const char *line, size_t len, rd_prefix *o)
         ev_time outer = o->ts; /* the outermost stamp (a collector's) wins */
         if (round == 0) k = strip_srun_label(s, end, o);
         if (!k) k = strip_bracket(s, end, o);
+        if (!k) k = strip_ray(s, end);
         if (!k) k = strip_iso(s, end, o);
         if (!k && o->ts.clock == EV_CLOCK_NONE) k = strip_syslog(s, end, o);
         if (!k && o->pid < 0) k = strip_nccl(s, end, o);

@@ -338,6 +338,11 @@ static void classify_warn(ev_nccl *f, const rd_line *ln, const char *body, const
     char what[96];
     if ((k = find(body, n, "Got completion")) != NULL) {
         warn_completion(f, ln, k, end);
+    } else if (find(body, n, "NET/OFI") && (k = find(body, n, "completed with error")) != NULL) {
+        /* aws-ofi-nccl: "NET/OFI Request 0x7f.. completed with error. RC: 20. Error: unknown error. ..." */
+        long rc = rd_long_after(k, end, "RC:");
+        const char *e = find(k, (size_t)(end - k), "Error: ");
+        add_issue(f, ln, EV_NCCL_ISSUE_OFI_COMPLETION, rc, -1, e ? e + 7 : NULL, e ? token_len(e + 7, end, ".") : 0);
     } else if ((k = find(body, n, "async fatal event")) != NULL || (k = find(body, n, "Got async event")) != NULL) {
         warn_async(f, ln, body, k, end);
     } else if ((k = find(body, n, "Call to ibv_")) != NULL ||
@@ -355,6 +360,22 @@ static void classify_warn(ev_nccl *f, const rd_line *ln, const char *body, const
                (loc && find(loc, loc_len, "nvls"))) {
         quoted(body, end, what, sizeof what);
         add_issue(f, ln, EV_NCCL_ISSUE_NVLS, cuda_code(body, end), -1, what, strlen(what));
+    } else if ((k = find(body, n, "Duplicate GPU detected")) != NULL) {
+        /* "Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000" (init.cc) */
+        add_issue(f, ln, EV_NCCL_ISSUE_DUP_GPU, -1, -1, k, (size_t)(end - k));
+    } else if (find(body, n, "peer access is not supported") || find(body, n, "failed to open CUDA IPC handle") ||
+               cuda_code(body, end) == 217) {
+        /* "Cuda failure 217 'peer access is not supported between these two devices'",
+         * "transport/p2p.cc:238 NCCL WARN failed to open CUDA IPC handle : 217 peer access ..." */
+        add_issue(f, ln, EV_NCCL_ISSUE_P2P, 217, -1, NULL, 0);
+    } else if (find(body, n, "Connection closed by remote peer") || find(body, n, "Connection reset by peer") ||
+               (find(body, n, "Call to recv from") && find(body, n, "Broken pipe"))) {
+        /* "Net : Connection closed by remote peer 10.0.0.4<45932>" (a host name too),
+         * "socketProgressOpt: Call to recv from 10.0.0.4<45932> failed : Connection reset by peer",
+         * "Net : Call to recv from 10.200.84.247<58355> failed : Broken pipe" */
+        const char *k2 = find(body, n, "remote peer ");
+        const char *peer = k2 ? k2 + 12 : (k2 = find(body, n, " from ")) != NULL ? k2 + 6 : NULL;
+        add_issue(f, ln, EV_NCCL_ISSUE_PEER_CLOSED, -1, -1, peer, peer ? token_len(peer, end, " :,") : 0);
     } else if ((k = find(body, n, "Cuda failure")) != NULL || (k = find(body, n, "CUDA error")) != NULL) {
         quoted(k, end, what, sizeof what);
         add_issue(f, ln, EV_NCCL_ISSUE_CUDA, cuda_code(k, end), -1, what, strlen(what));

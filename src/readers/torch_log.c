@@ -29,6 +29,36 @@ static const char *const k_keys[] = {
     "ignal ", "rank ", "cuda runtime error",
 };
 
+/* Environment messages that name their cause, as they are printed:
+ * c10d (torch/csrc/distributed/c10d: TCPStore, socket.cpp,
+ * ProcessGroupNCCL.cpp), DDP's reducer, the DataLoader, PyTorch's CUDA
+ * lazy init, CUDA runtime error strings, NVML, cuBLAS. One keyset over the
+ * phrases gates them in one scan. */
+static const struct {
+    int kind;
+    const char *phrase;
+} k_issue_phrases[] = {
+    {EV_TORCH_ISSUE_STORE_UNREACHABLE, "client socket has timed out after"},
+    {EV_TORCH_ISSUE_STORE_UNREACHABLE, "client socket has failed to connect"},
+    {EV_TORCH_ISSUE_STORE_UNREACHABLE, "via c10d key-value store by key"},
+    {EV_TORCH_ISSUE_STORE_UNREACHABLE, "RendezvousTimeoutError"},
+    {EV_TORCH_ISSUE_STORE_UNREACHABLE, "RendezvousConnectionError"},
+    {EV_TORCH_ISSUE_STORE_UNREACHABLE, "Timed out initializing process group in store based barrier"},
+    {EV_TORCH_ISSUE_WATCHDOG_HANG, "watchdog got stuck for"},
+    {EV_TORCH_ISSUE_WATCHDOG_HANG, "Heartbeat monitor timed out"},
+    {EV_TORCH_ISSUE_DDP_UNUSED, "Expected to have finished reduction in the prior iteration"},
+    {EV_TORCH_ISSUE_DATALOADER_SHM, "insufficient shared memory (shm)"},
+    {EV_TORCH_ISSUE_DATALOADER_SHM, "workers are out of shared memory"},
+    {EV_TORCH_ISSUE_DRIVER_MISMATCH, "driver on your system is too old"},
+    {EV_TORCH_ISSUE_DRIVER_MISMATCH, "CUDA driver version is insufficient for CUDA runtime version"},
+    {EV_TORCH_ISSUE_DRIVER_MISMATCH, "Driver/library version mismatch"},
+    {EV_TORCH_ISSUE_NO_DEVICE, "no CUDA-capable device is detected"},
+    {EV_TORCH_ISSUE_NO_DEVICE, "No CUDA GPUs are available"},
+    {EV_TORCH_ISSUE_NO_DEVICE, "Found no NVIDIA driver on your system"},
+    {EV_TORCH_ISSUE_CUBLAS_ALLOC, "CUBLAS_STATUS_ALLOC_FAILED"},
+    {EV_TORCH_ISSUE_P2P_UNSUPPORTED, "peer access is not supported between these two devices"},
+};
+
 typedef struct tb_slot { /* reading state of one traceback */
     int key;         /* rank, -2-local_rank, or -1 for untagged lines */
     bool open;
@@ -43,6 +73,7 @@ typedef struct tb_slot { /* reading state of one traceback */
 typedef struct tst {
     ev_torch *ev;
     rd_keyset keys;
+    rd_keyset issue_keys; /* k_issue_phrases */
     int elastic_rank; /* "rank : N" of torchrun's failure summary; -1 */
     /* open tracebacks, one slot per rank tag (interleaved ranks in one
      * launcher log each keep their own), least recently used recycled */
@@ -482,6 +513,17 @@ void rd_torch_line(void *stp, const rd_line *ln)
     const char *k;
     if (pfx->pid >= 0)
         return; /* an NCCL-prefixed line is never PyTorch's own */
+    uint32_t issues = rd_keyset_scan(&st->issue_keys, s, n);
+    if (issues) { /* one item per line: the first phrase's kind */
+        int kind = k_issue_phrases[__builtin_ctz(issues)].kind;
+        if (f->n_issues == EV_TORCH_MAX_ITEMS) {
+            f->dropped++;
+        } else if (!ev_torch_issue_of(f, kind) || f->n_issues < EV_TORCH_MAX_ITEMS / 2) {
+            ev_torch_issue *it = &f->issues[f->n_issues++];
+            it->kind = kind;
+            set_at(&it->at, ln, line_rank(pfx));
+        }
+    }
     uint32_t mask = rd_keyset_scan(&st->keys, s, n);
     int tb = tb_find(st, tb_key(pfx));
     if ((tb >= 0 && st->tb[tb].open) || (mask & (1u << K_TRACEBACK)))
@@ -540,6 +582,10 @@ void *rd_torch_begin(const char *name)
     memset(st->ev, 0, offsetof(ev_torch, ooms)); /* the arrays after it are filled as items come */
     st->ev->desync_seq = -1;
     rd_keyset_init(&st->keys, k_keys, (int)CP_ARRAY_LEN(k_keys));
+    const char *phrases[CP_ARRAY_LEN(k_issue_phrases)];
+    for (size_t i = 0; i < CP_ARRAY_LEN(k_issue_phrases); i++)
+        phrases[i] = k_issue_phrases[i].phrase;
+    rd_keyset_init(&st->issue_keys, phrases, (int)CP_ARRAY_LEN(k_issue_phrases));
     for (int i = 0; i < TB_SLOTS; i++)
         st->tb[i].key = -1000;
     st->elastic_rank = -1;

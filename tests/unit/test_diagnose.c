@@ -433,6 +433,33 @@ static const rule_case k_rule_cases[] = {
     {"slurmstepd: error: *** JOB 4242 ON gpu-17 CANCELLED AT 2024-05-01T10:00:00 DUE TO TIME LIMIT ***\n",
      "SLURM_JOB_ERROR", "TIME LIMIT"},
     {"[ERROR] torchrun: Bus error (core dumped)\n", "NCCL_SHM_EXHAUSTED", "SIGBUS"},
+    /* issue 13's families beyond the corpus, each in the words NCCL / PyTorch / CUDA print */
+    {"ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\nLast error:\n"
+     "Duplicate GPU detected : rank 3 and rank 0 both on CUDA device f000\n",
+     "NCCL_DUPLICATE_GPU", "same GPU"},
+    {"h:1:2 [0] transport/p2p.cc:238 NCCL WARN failed to open CUDA IPC handle : 217 peer access is not supported between these two devices\n",
+     "NCCL_P2P_UNSUPPORTED", "error 217"},
+    {"Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:307 'peer access is not supported between these two devices'\n",
+     "NCCL_P2P_UNSUPPORTED", "peer-to-peer"},
+    {"gpu1:2:3 [0] misc/ibvwrap.cc:278 NCCL WARN Call to ibv_reg_mr_iova2 failed with error Cannot allocate memory\n",
+     "NCCL_IB_MEMLOCK_LIMIT", "ulimit -l"},
+    {"node3:9:10 [2] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer node4<45932>\n",
+     "NCCL_PEER_CLOSED", "node4<45932>"},
+    {"w:35:89 [5] ofi_process_cq:1039 NCCL WARN NET/OFI Request 0x7f completed with error. RC: 20. Error: unknown error. Completed length: 0\n",
+     "NCCL_OFI_COMPLETION_ERROR", "RC 20"},
+    {"h:1:2 [0] init.cc:1234 NCCL WARN Cuda failure 'system not yet initialized'\n", "CUDA_SYSTEM_NOT_READY", "802"},
+    {"torch.distributed.DistNetworkError: The client socket has timed out after 1800s while trying to connect to (10.1.1.5, 29500).\n",
+     "TORCH_STORE_UNREACHABLE", "MASTER_ADDR"},
+    {"[rank0]:[E ProcessGroupNCCL.cpp:1153] [PG 0 Rank 0] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress\n",
+     "TORCH_WATCHDOG_HANG", "watchdog itself hung"},
+    {"RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one.\n",
+     "TORCH_DDP_UNUSED_PARAMS", "no part in the loss"},
+    {"ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).\n",
+     "TORCH_DATALOADER_SHM", "/dev/shm"},
+    {"RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version\n", "CUDA_DRIVER_MISMATCH", "driver"},
+    {"Failed to initialize NVML: Driver/library version mismatch\n", "CUDA_DRIVER_MISMATCH", "mismatch"},
+    {"RuntimeError: No CUDA GPUs are available\n", "CUDA_NO_DEVICE", "no CUDA device"},
+    {"RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`\n", "CUDA_OOM", "cuBLAS"},
 };
 
 static void test_rule_signatures(void **state)

@@ -37,6 +37,22 @@ static void test_prefixes(void **state)
     assert_int_equal(p.dev, 3);
     assert_true(strncmp(p.msg, "NCCL INFO", 9) == 0);
 
+    /* Open MPI --tag-output: [job,rank]<stdout>: */
+    rd_prefix_parse(LINE("[1,13]<stdout>:w-1:35:89 [5] NCCL WARN NET/OFI Request completed with error"), &p);
+    assert_int_equal(p.rank, 13);
+    assert_string_equal(p.host, "w-1");
+    assert_int_equal(p.dev, 5);
+    assert_true(strncmp(p.msg, "NCCL WARN", 9) == 0);
+
+    /* Ray's worker tags are dropped */
+    rd_prefix_parse(LINE("(RayWorkerWrapper pid=16018, ip=10.0.0.5) Last error:"), &p);
+    assert_true(strncmp(p.msg, "Last error:", 11) == 0);
+    rd_prefix_parse(LINE("(pid=909608) z-pc:909608:910337 [0] NCCL INFO Channel 00"), &p);
+    assert_string_equal(p.host, "z-pc");
+    assert_int_equal(p.pid, 909608);
+    rd_prefix_parse(LINE("(see the log) not a tag"), &p);
+    assert_true(strncmp(p.msg, "(see the log)", 13) == 0);
+
     rd_prefix_parse(LINE("[default5]:[2025-02-11 14:00:05,421] ERROR - boom"), &p);
     assert_int_equal(p.local_rank, 5);
     assert_int_equal(p.ts.year, 2025);
