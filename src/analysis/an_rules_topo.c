@@ -82,7 +82,50 @@ static void r_few_nics(rb_ctx *c, const rb_rule *self)
     }
 }
 
+/* nvidia-smi topo -p2p: GPU pairs whose peer-to-peer status is not OK. */
+static void r_p2p_matrix(rb_ctx *c, const rb_rule *self)
+{
+    RB_EACH(c, EV_TOPO, f) {
+        const ev_topo *m = f->as.topo;
+        if (!m->p2p_line)
+            continue;
+        int bad = 0, ok = 0, why = EV_TOPO_P2P_UNKNOWN;
+        size_t bi = 0, bj = 0;
+        for (size_t i = 0; i < m->n_devs; i++)
+            for (size_t j = i + 1; j < m->n_devs; j++) {
+                if (!m->devs[i].is_gpu || !m->devs[j].is_gpu)
+                    continue;
+                int p = ev_topo_pair(m, i, j).p2p;
+                if (p == EV_TOPO_P2P_OK) {
+                    ok++;
+                } else if (p != EV_TOPO_P2P_UNKNOWN && p != EV_TOPO_P2P_U) {
+                    if (!bad++) {
+                        why = p;
+                        bi = i;
+                        bj = j;
+                    }
+                }
+            }
+        if (!bad)
+            continue;
+        static const char *const what[] = {"", "", "the chipset does not support it", "the GPU does not support it",
+                                           "the topology does not support it", "not supported", "disabled by a registry key"};
+        rb_finding *x = rb_raise(c, self);
+        rb_title(x, "nvidia-smi topo -p2p: %d GPU pair%s cannot use peer-to-peer (%s: %s)%s", bad, bad == 1 ? "" : "s",
+                 ev_topo_p2p_key(why), what[why], ok ? "" : ", none can");
+        rb_cite_line(x, f, m->devs[bi].line ? m->devs[bi].line : m->p2p_line, "%s to %s: %s", m->devs[bi].label,
+                     m->devs[bj].label, ev_topo_p2p_key(why));
+        rb_step(x, "NCCL then copies through host memory (SHM): expect PCIe-level busbw; NCCL_P2P_DISABLE=1 avoids P2P attempts that crash (error 217)");
+        rb_step(x, "GNS on GeForce/consumer GPUs is by design; CNS/TNS: check ACS and the IOMMU (lspci -vvv | grep ACSCtl, iommu=pt), or move the GPUs under one PCIe switch");
+    }
+}
+
 static const rb_rule k_rules[] = {
+    {"TOPO_P2P_NOT_SUPPORTED", CP_LAYER_INTRA, AN_SEV_HIGH, 0.6,
+     "nvidia-smi topo -p2p r|w: GPU pairs marked CNS (chipset not supported), GNS (GPU not supported), TNS (topology not supported), NS or DR (disabled by regkey)",
+     "nvidia-smi(1) topo -p2p legend; https://github.com/NVIDIA/nccl-tests/issues/287 (maintainer: GeForce cards do not support P2P)",
+     "these GPUs cannot reach each other directly: collectives between them go through host memory; fix ACS/IOMMU where the hardware supports P2P, else plan for PCIe/host-memory bandwidth",
+     r_p2p_matrix},
     {"TOPO_GPU_PAIRS_SYS", CP_LAYER_INTRA, AN_SEV_MEDIUM, 0.5, "nvidia-smi topo -m: no NV# cell between GPUs and a GPU pair marked SYS",
      "nvidia-smi topo -m legend (SYS: PCIe plus the SMP interconnect); NCCL env docs, NCCL_P2P_LEVEL",
      "place the ranks of one tensor/pipeline group on GPUs behind one PCIe switch (PIX) or one socket, keep P2P enabled and ACS off; cross-socket P2P is slow or unsupported and NCCL falls back to host memory",

@@ -7,6 +7,12 @@
 
 #include "ev_rep.h"
 
+const char *ev_topo_p2p_key(int s)
+{
+    static const char *const k[] = {"-", "OK", "CNS", "GNS", "TNS", "NS", "DR", "U"};
+    return s >= 0 && s < (int)(sizeof k / sizeof k[0]) ? k[s] : "?";
+}
+
 void ev_topo_free(ev_topo *m)
 {
     if (!m)

@@ -1,7 +1,8 @@
 /* ev_topo.h - facts of an `nvidia-smi topo -m` matrix: the devices (GPU<n>,
  * NIC<n>, or RDMA names in old drivers) with their CPU/NUMA affinity, the
- * path class of every device pair (NV<n>, PIX, PXB, PHB, NODE, SYS) and the
- * NIC legend. Filled by src/readers/rd_topo.c (which also fills the topology
+ * path class of every device pair (NV<n>, PIX, PXB, PHB, NODE, SYS), the
+ * NIC legend, and the peer-to-peer status of a `nvidia-smi topo -p2p`
+ * matrix (alone or after the -m matrix). Filled by src/readers/rd_topo.c (which also fills the topology
  * model from it). The struct owns its arrays: free with ev_topo_free.
  */
 #ifndef CP_MODEL_EV_TOPO_H
@@ -27,9 +28,23 @@ typedef struct ev_topo_dev {
     uint32_t legend_line; /* line of its NIC legend entry; 0 none */
 } ev_topo_dev;
 
+/* `nvidia-smi topo -p2p r|w|n|a` status of a pair (its legend). */
+typedef enum ev_topo_p2p {
+    EV_TOPO_P2P_UNKNOWN = 0, /* no -p2p matrix, or self */
+    EV_TOPO_P2P_OK,          /* OK  = Status Ok */
+    EV_TOPO_P2P_CNS,         /* CNS = Chipset not supported */
+    EV_TOPO_P2P_GNS,         /* GNS = GPU not supported */
+    EV_TOPO_P2P_TNS,         /* TNS = Topology not supported */
+    EV_TOPO_P2P_NS,          /* NS  = Not supported */
+    EV_TOPO_P2P_DR,          /* DR  = Disabled by regkey */
+    EV_TOPO_P2P_U,           /* U   = Unknown */
+} ev_topo_p2p;
+const char *ev_topo_p2p_key(int s); /* "OK", "CNS", ... as printed */
+
 typedef struct ev_topo_cell {
     topo_link_kind kind;  /* TOPO_LINK_UNKNOWN for self and unread cells */
     int lanes;            /* NV<n> -> n */
+    int p2p;              /* ev_topo_p2p, from a topo -p2p matrix of the same devices */
 } ev_topo_cell;
 
 typedef struct ev_topo {
@@ -40,6 +55,7 @@ typedef struct ev_topo {
     uint32_t header_line;
     int tab_separated;
     int has_nic_legend;
+    uint32_t p2p_line;    /* first row of a topo -p2p matrix; 0 none */
 } ev_topo;
 
 /* Cell between devices i and j. */

@@ -94,6 +94,21 @@ static int path_cell(const cellv *c, ev_topo_cell *out)
     return 0;
 }
 
+/* A `topo -p2p` status cell; 1 when recognised. */
+static int p2p_cell(const cellv *c, int *out)
+{
+    static const struct { const char *s; int v; } tab[] = {
+        {"OK", EV_TOPO_P2P_OK}, {"CNS", EV_TOPO_P2P_CNS}, {"GNS", EV_TOPO_P2P_GNS}, {"TNS", EV_TOPO_P2P_TNS},
+        {"NS", EV_TOPO_P2P_NS}, {"DR", EV_TOPO_P2P_DR}, {"U", EV_TOPO_P2P_U},
+    };
+    for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+        if (ceq(c, tab[i].s)) {
+            *out = tab[i].v;
+            return 1;
+        }
+    return 0;
+}
+
 /* A device label: letters then digits possibly with '_' ("GPU0", "NIC10",
  * "mlx5_0"), ending in a digit, not a path value like NV12. */
 static int is_label(const cellv *c)
@@ -123,6 +138,10 @@ typedef struct parser {
     enum aff_col aff[8];
     int n_aff;
     int in_legend;
+    /* columns of a second matrix (topo -p2p lists the GPUs only): device
+     * index per column; n_cols 0 = the header's devices in order */
+    int n_cols;
+    int *col_dev;
 } parser;
 
 static int parse_header(parser *ps, const cellv *c, int n, uint32_t lineno, int tabbed)
@@ -222,20 +241,33 @@ static void parse_affinity(parser *ps, ev_topo_dev *dv, const cellv *c, int n, u
 static void parse_row(parser *ps, int row, const cellv *c, int n, uint32_t lineno)
 {
     ev_topo *m = ps->m;
-    int nd = (int)m->n_devs;
+    int nd = ps->n_cols ? ps->n_cols : (int)m->n_devs;
     if (n < 1 + nd) {
         rd_note(&ps->local, DIAG_EVIDENCE_BAD_ROW, ps->name, lineno);
         return;
     }
     ev_topo_dev *dv = &m->devs[row];
-    dv->line = lineno;
+    if (!ps->n_cols)
+        dv->line = lineno;
     for (int j = 0; j < nd; j++) {
-        ev_topo_cell cell;
-        if (!path_cell(&c[1 + j], &cell))
+        size_t col = ps->n_cols ? (size_t)ps->col_dev[j] : (size_t)j;
+        ev_topo_cell cell, *dst = &m->cells[(size_t)row * m->n_devs + col];
+        int p2p;
+        if (path_cell(&c[1 + j], &cell)) {
+            if (cell.kind != TOPO_LINK_UNKNOWN || dst->kind == TOPO_LINK_UNKNOWN) {
+                dst->kind = cell.kind;
+                dst->lanes = cell.lanes;
+            }
+        } else if (p2p_cell(&c[1 + j], &p2p)) { /* nvidia-smi topo -p2p */
+            dst->p2p = p2p;
+            if (!m->p2p_line)
+                m->p2p_line = lineno;
+        } else {
             rd_note(&ps->local, DIAG_EVIDENCE_BAD_VALUE, ps->name, lineno);
-        m->cells[(size_t)row * m->n_devs + (size_t)j] = cell;
+        }
     }
-    parse_affinity(ps, dv, c + 1 + nd, n - 1 - nd, lineno);
+    if (!ps->n_cols)
+        parse_affinity(ps, dv, c + 1 + nd, n - 1 - nd, lineno);
 }
 
 /* "  NIC0: mlx5_0" */
@@ -292,11 +324,25 @@ void rd_topo_line(void *st, const rd_line *ln)
         ps->in_legend = 1;
         return;
     }
-    if (ps->in_legend) {
+    int row = find_dev(m, &c[first]);
+    if (ps->in_legend && row < 0) {
         parse_legend(ps, line, n, lineno);
         return;
     }
-    int row = find_dev(m, &c[first]);
+    ps->in_legend = 0; /* a device row after the legend: the next matrix */
+    if (row >= 0 && first + 1 < k && find_dev(m, &c[first + 1]) >= 0) {
+        /* the header again: a second matrix of these devices (topo -p2p, GPUs only) */
+        if (!ps->col_dev)
+            ps->col_dev = cp_xcalloc(m->n_devs, sizeof *ps->col_dev);
+        ps->n_cols = 0;
+        for (int i = first; i < k && ps->n_cols < (int)m->n_devs; i++) {
+            int d = find_dev(m, &c[i]);
+            if (d < 0)
+                break;
+            ps->col_dev[ps->n_cols++] = d;
+        }
+        return;
+    }
     if (row >= 0)
         parse_row(ps, row, c + first, k - first, lineno);
 }
@@ -306,6 +352,7 @@ void *rd_topo_end(void *st, diag_set *diag)
     parser *ps = st;
     ev_topo *m = ps->m;
     free(ps->c);
+    free(ps->col_dev);
     free(ps->name);
     if (m->n_devs == 0) { /* no header row of device columns */
         ev_topo_free(m);
@@ -402,6 +449,9 @@ int rd_topo_sniff(const char *buf, size_t len)
     int score = 0;
     if (rd_find(buf, len, "GPU0") && rd_find(buf, len, "CPU Affinity"))
         score += 50;
+    if (rd_find(buf, len, "GPU0") && (rd_find(buf, len, "Chipset not supported") || rd_find(buf, len, "GNS") ||
+                                      rd_find(buf, len, "CNS") || rd_find(buf, len, "TNS")))
+        score += 50; /* nvidia-smi topo -p2p */
     if (rd_find(buf, len, "Connection traversing"))
         score += 30;
     if (rd_find(buf, len, " X ") || rd_find(buf, len, "\tX\t"))

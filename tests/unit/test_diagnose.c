@@ -460,6 +460,8 @@ static const rule_case k_rule_cases[] = {
     {"Failed to initialize NVML: Driver/library version mismatch\n", "CUDA_DRIVER_MISMATCH", "mismatch"},
     {"RuntimeError: No CUDA GPUs are available\n", "CUDA_NO_DEVICE", "no CUDA device"},
     {"RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`\n", "CUDA_OOM", "cuBLAS"},
+    {" \tGPU0\tGPU1\t\n GPU0\tX\tGNS\t\n GPU1\tGNS\tX\t\n\nLegend:\n\n  X    = Self\n  GNS  = GPU not supported\n",
+     "TOPO_P2P_NOT_SUPPORTED", "GNS"},
 };
 
 static void test_rule_signatures(void **state)

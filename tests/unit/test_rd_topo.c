@@ -214,6 +214,40 @@ static void test_fixture_bad_cell(void **state)
     ev_topo_free(m);
 }
 
+/* nvidia-smi topo -p2p r: alone (its legend, GNS cells), and after a
+ * topo -m matrix with NICs, listing the GPUs only. */
+static void test_p2p_matrix(void **state)
+{
+    (void)state;
+    const char *alone = " \tGPU0\tGPU1\t\n GPU0\tX\tGNS\t\n GPU1\tGNS\tX\t\n\nLegend:\n\n  X    = Self\n"
+                        "  OK   = Status Ok\n  CNS  = Chipset not supported\n  GNS  = GPU not supported\n";
+    assert_true(rd_topo_sniff(alone, strlen(alone)) >= 50);
+    ev_topo *m = NULL;
+    assert_int_equal(ev_parse_as(EV_TOPO, alone, strlen(alone), "p2p.txt", (void **)&m, NULL), 0);
+    assert_int_equal(m->n_gpus, 2);
+    assert_int_equal(ev_topo_pair(m, 0, 1).p2p, EV_TOPO_P2P_GNS);
+    assert_int_equal(m->p2p_line, 2);
+    assert_int_equal(diag_total(&ev_last_diag), 0);
+    ev_topo_free(m);
+
+    const char *both = "\tGPU0\tGPU1\tNIC0\tCPU Affinity\tNUMA Affinity\n"
+                       "GPU0\t X \tPHB\tPIX\t0-63\t0\n"
+                       "GPU1\tPHB\t X \tPHB\t0-63\t0\n"
+                       "NIC0\tPIX\tPHB\t X \n\nNIC Legend:\n\n  NIC0: mlx5_0\n\n"
+                       "\tGPU0\tGPU1\n"
+                       "GPU0\tX\tCNS\n"
+                       "GPU1\tCNS\tX\n";
+    assert_int_equal(ev_parse_as(EV_TOPO, both, strlen(both), "both.txt", (void **)&m, NULL), 0);
+    assert_int_equal(m->n_devs, 3);
+    assert_int_equal(ev_topo_pair(m, 0, 1).kind, TOPO_LINK_PHB); /* the -m cell stays */
+    assert_int_equal(ev_topo_pair(m, 0, 1).p2p, EV_TOPO_P2P_CNS);
+    assert_int_equal(ev_topo_pair(m, 0, 2).p2p, EV_TOPO_P2P_UNKNOWN);
+    assert_string_equal(m->devs[2].name, "mlx5_0");
+    assert_int_equal(m->p2p_line, 11);
+    assert_int_equal(diag_total(&ev_last_diag), 0);
+    ev_topo_free(m);
+}
+
 static void test_not_topo(void **state)
 {
     (void)state;
@@ -232,6 +266,7 @@ int main(void)
         cmocka_unit_test(test_fixture_old_driver),
         cmocka_unit_test(test_fixture_bad_cell),
         cmocka_unit_test(test_not_topo),
+        cmocka_unit_test(test_p2p_matrix),
     };
     const struct CMUnitTest samples[] = {
         cmocka_unit_test(test_a100_tab_separated),
