@@ -106,15 +106,46 @@ static void r_no_mpi(rb_ctx *c, const rb_rule *self)
 
 /* ---- nccl-tests: bandwidth ---- */
 
-/* Expected busbw for a GPU name and scope, with where it came from: the
- * trace analysis's expectation (an_expected_busbw_gbps), and for an unknown
- * GPU inside one node the slowest host link a training GPU has today. */
-static double expected_busbw(const rb_ctx *c, const char *gpu, bool inter, const char **source)
+/* Most devices of a run on one host (a run without hosts counts as one). */
+static int ranks_per_host(const ev_nt_run *run)
+{
+    int best = 0;
+    for (size_t i = 0; i < run->n_devices; i++) {
+        int n = 0;
+        for (size_t j = 0; j < run->n_devices; j++)
+            n += strcmp(run->devices[i].host, run->devices[j].host) == 0;
+        if (n > best)
+            best = n;
+    }
+    return best;
+}
+
+/* Expected busbw for a run's GPU and scope, with where it came from: the
+ * trace analysis's expectation (an_expected_busbw_gbps), except inside a
+ * node where the scale-up fabric cannot be counted on - more GPUs on the
+ * host than the fabric's domain, a 2-GPU domain (an NVLink bridge between
+ * PCIe cards, an optional part), or a device that names itself PCIe where
+ * the catalog row it matched is not - which leaves the PCIe link; for a GPU
+ * unknown to the
+ * catalog the slowest host link a training GPU has today. */
+static double expected_busbw(const rb_ctx *c, const ev_nt_run *run, const char *gpu, bool inter, const char **source)
 {
     const hw_gpu *g = gpu && gpu[0] ? hw_gpu_find(gpu) : NULL;
     an_opts o = {.nic_gbit_s = c->opts.nic_gbit_s, .nvlink_gbps = c->opts.nvlink_gbps};
     an_ctx k = {.opts = &o};
     double v = an_expected_busbw_gbps(&k, g, inter, source);
+    if (!inter && g && g->pcie_gbps > 0 && !(c->opts.nvlink_gbps > 0) && g->scaleup_gbps > g->pcie_gbps) {
+        int per_host = ranks_per_host(run);
+        bool says_pcie = strcasestr(gpu, "pcie") && !strcasestr(g->name, "pcie");
+        /* a 2-GPU domain is an optional bridge between PCIe cards: not assumed present */
+        bool bridge = g->scaleup_domain > 0 && g->scaleup_domain <= 2;
+        if (says_pcie || bridge || (g->scaleup_domain > 0 && per_host > g->scaleup_domain)) {
+            *source = says_pcie ? "catalog PCIe rate (the device names itself PCIe)"
+                      : bridge  ? "catalog PCIe rate (NVLink bridges between PCIe cards are optional)"
+                                : "catalog PCIe rate (more GPUs on the host than the scale-up domain)";
+            return g->pcie_gbps;
+        }
+    }
     if (!isnan(v) || inter)
         return v;
     *source = "PCIe 3.0 x16 (GPU not in the catalog)";
@@ -138,7 +169,7 @@ static void r_below_expected(rb_ctx *c, const rb_rule *self)
             const ev_nt_row *row = ev_nt_max_busbw(run, &bw);
             bool inter = run->n_hosts > 1;
             const char *gpu = run->n_devices ? run->devices[0].name : NULL, *src = NULL;
-            double exp = expected_busbw(c, gpu, inter, &src);
+            double exp = expected_busbw(c, run, gpu, inter, &src);
             if (!row || !isfinite(exp) || bw >= NT_LOW_FRAC * exp)
                 continue;
             rb_finding *x = rb_find(c, self->code);
