@@ -393,6 +393,24 @@ void rd_prefix_parse(const char *line, size_t len, rd_prefix *o)
     o->rank = o->local_rank = o->dev = -1;
     o->pid = o->tid = -1;
     const char *s = line, *end = line + len;
+    /* a line pasted from a Markdown quote ("> ", ">> ") or indented under
+     * a heading: the quote marks go; leading blanks go only when a prefix
+     * follows them (a traceback's indented frames keep their indent) */
+    while (s < end && *s == '>' && (s + 1 == end || s[1] == ' ' || s[1] == '>'))
+        s += s + 1 < end && s[1] == ' ' ? 2 : 1;
+    if (s < end && (*s == ' ' || *s == '\t')) {
+        const char *t = s;
+        while (t < end && (*t == ' ' || *t == '\t'))
+            t++;
+        rd_prefix probe;
+        memset(&probe, 0, sizeof probe);
+        probe.rank = probe.local_rank = probe.dev = probe.pid = probe.tid = -1;
+        /* a "[1] " process tag is no proof: indented "[1] finished collective #2" is a message */
+        int bracket = strip_bracket(t, end, &probe) &&
+                       (probe.rank >= 0 || probe.local_rank >= 0 || probe.ts.clock != EV_CLOCK_NONE);
+        if (t < end && (bracket || strip_iso(t, end, &probe) || strip_nccl(t, end, &probe)))
+            s = t;
+    }
     for (int round = 0; round < 8 && s < end; round++) {
         size_t k = 0;
         ev_time outer = o->ts; /* the outermost stamp (a collector's) wins */

@@ -44,6 +44,15 @@ static void test_prefixes(void **state)
     assert_int_equal(p.dev, 5);
     assert_true(strncmp(p.msg, "NCCL WARN", 9) == 0);
 
+    /* pasted from a Markdown quote, or indented: the prefix still peels;
+     * an indented traceback frame keeps its indent */
+    rd_prefix_parse(LINE("> n1:8001:8001 [0] NCCL INFO Using network IB"), &p);
+    assert_string_equal(p.host, "n1");
+    rd_prefix_parse(LINE("                    n1:8001:8001 [0] NCCL INFO Using network IB"), &p);
+    assert_string_equal(p.host, "n1");
+    rd_prefix_parse(LINE(">   File \"train.py\", line 3, in <module>"), &p);
+    assert_true(strncmp(p.msg, "  File", 6) == 0);
+
     /* Ray's worker tags are dropped */
     rd_prefix_parse(LINE("(RayWorkerWrapper pid=16018, ip=10.0.0.5) Last error:"), &p);
     assert_true(strncmp(p.msg, "Last error:", 11) == 0);
