@@ -547,6 +547,10 @@ void rd_torch_line(void *stp, const rd_line *ln)
         set_at(&p->at, ln, line_rank(pfx));
     } else if ((k = find(s, n, "] finished collective #")) != NULL) {
         desync_line(st, ln, s, k, end);
+    } else if (find(s, n, "finished collective #") && (k = find(ln->text, ln->len, "] finished collective #")) != NULL) {
+        /* "[1] finished collective #2, ..." at the start of a line: the prefix
+         * parser took "[1] " for a launcher's process tag */
+        desync_line(st, ln, ln->text, k, ln->text + ln->len);
     } else if ((k = find(s, n, "Timeout at collective:")) != NULL) {
         /* " - [0] Timeout at collective: ALLREDUCE, #3" */
         const char *op = k + 22;
