@@ -130,6 +130,31 @@ static rb_finding *xid_findings(rb_ctx *c, const rb_rule *self)
 
 static void r_xid(rb_ctx *c, const rb_rule *self) { xid_findings(c, self); }
 
+/* Xid 74/144-150, or the CUDA error an NVLink fault raises in the
+ * application ("uncorrectable NVLink error detected during the execution",
+ * cudaErrorNvlinkUncorrectable). */
+static void r_nvlink(rb_ctx *c, const rb_rule *self)
+{
+    rb_finding *x = xid_findings(c, self);
+    RB_EACH(c, EV_TORCH, f)
+        for (int k = 0; k < f->as.torch->n_cuda_errors; k++) {
+            const ev_torch_error *e = &f->as.torch->cuda_errors[k];
+            if (!strstr(e->what, "NVLink"))
+                continue;
+            if (!x) {
+                x = rb_raise(c, self);
+                rb_rank(x, e->at.rank);
+                if (e->at.rank >= 0)
+                    rb_title(x, "an uncorrectable NVLink error reached the application on rank %d: %s", e->at.rank, e->what);
+                else
+                    rb_title(x, "an uncorrectable NVLink error reached the application: %s", e->what);
+                rb_step(x, "nvidia-smi nvlink -s; nvidia-smi nvlink -e   # link state and error counters on that node; dmesg -T | grep -i xid");
+                rb_step(x, "drain the node, reset the GPUs (or reboot); reseat or RMA when a link stays down");
+            }
+            rb_cite(x, f, &e->at);
+        }
+}
+
 static void r_fell_off_bus(rb_ctx *c, const rb_rule *self)
 {
     rb_finding *x = xid_findings(c, self);
@@ -257,7 +282,10 @@ static void r_app_fault(rb_ctx *c, const rb_rule *self)
             if (!x) {
                 x = rb_raise(c, self);
                 rb_rank(x, e->at.rank);
-                rb_title(x, "CUDA error on rank %d: %s", e->at.rank, e->what);
+                if (e->at.rank >= 0)
+                    rb_title(x, "the application's kernel faulted on rank %d (CUDA error: %s)", e->at.rank, e->what);
+                else
+                    rb_title(x, "the application's kernel faulted (CUDA error: %s)", e->what);
             }
             rb_cite(x, f, &e->at);
             rb_step(x, "rerun with CUDA_LAUNCH_BLOCKING=1, then compute-sanitizer python train.py to find the kernel");
@@ -402,8 +430,10 @@ static const rb_rule k_rules[] = {
      "Xid 63, nvidia-smi -q Remapped Rows 'Pending : Yes' (or 'Pending Page Blacklist/Retirement : Yes')",
      "NVIDIA memory error management (a remap takes effect at the next GPU reset); https://github.com/leptonai/gpud/pull/80",
      "a memory repair waits for a GPU reset: drain the node and reset the GPU (or reboot), then confirm Pending : No", r_remap_pending},
-    {"GPU_NVLINK_ERROR", CP_LAYER_INTRA, FAIL, 0.8, "Xid 74, 144-150 (NVLink errors)", XID_CATALOG,
-     "an NVLink reported a fatal error: nvidia-smi nvlink -e / -s, reset the GPU; reseat/RMA if the link stays down", r_xid},
+    {"GPU_NVLINK_ERROR", CP_LAYER_INTRA, FAIL, 0.8,
+     "Xid 74, 144-150 (NVLink errors); CUDA error: uncorrectable NVLink error detected during the execution (cudaErrorNvlinkUncorrectable)",
+     XID_CATALOG,
+     "an NVLink reported a fatal error: nvidia-smi nvlink -e / -s, reset the GPU; reseat/RMA if the link stays down", r_nvlink},
     {"GPU_FIRMWARE", CP_LAYER_COMPUTE, FAIL, 0.8, "Xid 61, 62, 119, 120, 143 (PMU/GSP firmware errors, init failure)", XID_CATALOG,
      "the GPU's firmware stopped: reset the GPU or reboot; update the driver; RMA if it repeats", r_xid},
     {"GPU_FAULTY_REPEATED", CP_LAYER_COMPUTE, FAIL, 0.7,
@@ -411,7 +441,7 @@ static const rb_rule k_rules[] = {
      XID_CATALOG " (hardware among the causes of Xid 13/31); https://github.com/pytorch/pytorch/issues/51382 (one GPU faulty)",
      "one GPU faults under every process that uses it: exclude it (CUDA_VISIBLE_DEVICES), run dcgmi diag on it, RMA it", r_faulty_gpu},
     {"GPU_APP_FAULT", CP_LAYER_COMPUTE, FAIL, 0.6,
-     "Xid 13, 31, 43, 69 (application faults), CUDA error: an illegal memory access was encountered / misaligned address", XID_CATALOG,
+     "Xid 13, 31, 43, 69 (application faults), CUDA error: an illegal memory access was encountered / misaligned address / illegal instruction / device-side assert triggered", XID_CATALOG,
      "a kernel accessed memory it does not own: usually the application (find the kernel with compute-sanitizer), hardware when one GPU faults under every job",
      r_app_fault},
     {"GPU_ECC_SBE_RATE", CP_LAYER_COMPUTE, AN_SEV_MEDIUM, 0.4, "Xid 92 (high single-bit ECC error rate)", XID_CATALOG,

@@ -588,7 +588,8 @@ static void r_cuda_error(rb_ctx *c, const rb_rule *self)
     RB_EACH(c, EV_TORCH, f)
         for (int k = 0; k < f->as.torch->n_cuda_errors; k++) {
             const ev_torch_error *e = &f->as.torch->cuda_errors[k];
-            if (ev_torch_error_is_access_fault(e) || is_ecc(e) || is_not_ready(e) || claimed(f->as.torch, e))
+            if (ev_torch_error_is_access_fault(e) || is_ecc(e) || is_not_ready(e) || claimed(f->as.torch, e) ||
+                strstr(e->what, "NVLink"))
                 continue;
             rb_finding *x = rb_raise(c, self);
             if (!x->title[0]) {

@@ -48,7 +48,8 @@ bool ev_torch_issue_on_line(const ev_torch *f, long line)
 
 bool ev_torch_error_is_access_fault(const ev_torch_error *e)
 {
-    return strstr(e->what, "illegal") != NULL || strstr(e->what, "misaligned") != NULL;
+    return strstr(e->what, "illegal") != NULL || strstr(e->what, "misaligned") != NULL ||
+           strstr(e->what, "device-side assert") != NULL;
 }
 
 void ev_torch_free(ev_torch *f) { free(f); }

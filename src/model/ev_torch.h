@@ -139,9 +139,9 @@ typedef struct ev_torch {
 /* True when the reader found anything (an empty facts struct is no evidence). */
 bool ev_torch_any(const ev_torch *f);
 
-/* A CUDA error that is the application's access fault ("an illegal memory
- * access was encountered", "misaligned address"): GPU_APP_FAULT, not
- * CUDA_ERROR. */
+/* A CUDA error that is the application's own fault ("an illegal memory
+ * access was encountered", "misaligned address", "device-side assert
+ * triggered"): GPU_APP_FAULT, not CUDA_ERROR. */
 bool ev_torch_error_is_access_fault(const ev_torch_error *e);
 
 /* The first issue of a kind, or NULL. */

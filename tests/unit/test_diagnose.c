@@ -424,6 +424,8 @@ static const rule_case k_rule_cases[] = {
     {"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n", "CUDA_OOM", "2.00 GiB"},
     {"[rank0]: RuntimeError: CUDA error: an illegal memory access was encountered\n", "GPU_APP_FAULT", "illegal memory access"},
     {"[rank0]: RuntimeError: CUDA error: invalid device ordinal\n", "CUDA_ERROR", "invalid device ordinal"},
+    {"[rank2]: RuntimeError: CUDA error: uncorrectable NVLink error detected during the execution\n", "GPU_NVLINK_ERROR", "rank 2"},
+    {"RuntimeError: CUDA error: device-side assert triggered\n", "GPU_APP_FAULT", "device-side assert"},
     {"[ 10.0] NVRM: Xid (PCI:0000:3b:00): 92, pid=1, High single-bit ECC error rate\n", "GPU_ECC_SBE_RATE", "Xid 92"},
     {"[ 10.0] NVRM: Xid (PCI:0000:3b:00): 121, pid=1, C2C Link corrected error\n", "GPU_C2C", "Xid 121"},
     {"[ 10.0] NVRM: Xid (PCI:0000:3b:00): 68, pid=1, NVDEC0 Exception: Error code 0\n", "GPU_ENGINE", "Xid 68"},
