@@ -16,7 +16,8 @@ packages=(
   libcmocka-dev                         # unit tests
   iproute2                              # network-namespace test hosts
   chromium                              # HTML report tests (headless)
-  python3                               # a few test helpers compare JSON
+  python3                               # a few test helpers compare JSON; `chainprof run`'s Python package
+  python3-venv                          # the Python package installed into a venv (pip install ./python)
   time                                  # /usr/bin/time: peak RSS in the benchmarks
 )
 

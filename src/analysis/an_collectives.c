@@ -21,7 +21,10 @@
  *   transfer time is the duration of the last-arriving rank's kernel. Busbw
  *   is computed on transfer time, so a slow rank does not masquerade as a
  *   slow network. Unmatched kernels (partial traces, send/recv) count their
- *   whole duration as transfer.
+ *   whole duration as transfer; a scope's busbw is taken from the kernels
+ *   whose transfer is known, and is flagged a lower bound when it has only
+ *   unmatched group collectives (one rank's trace of eight cannot tell its
+ *   wait from the transfer).
  * - The wait of each kernel is added to its step (by kernel start) in the
  *   layers result, for the stragglers analysis and the findings rules.
  * - Expected busbw per scope: --nic-gbps (Gbit/s, converted) / --nvlink-gbps,
@@ -357,13 +360,50 @@ double an_expected_busbw_gbps(const an_ctx *ctx, const hw_gpu *gpu, bool inter, 
 
 static void expected(const an_ctx *ctx, an_collectives_result *cr)
 {
-    const tl_timeline *tl = ctx->tl;
-    const hw_gpu *gpu = NULL;
-    for (size_t i = 0; i < tl->n_ranks && !gpu; i++)
-        if (tl->ranks[i].meta.gpu_name)
-            gpu = hw_gpu_find(tl_str(tl, tl->ranks[i].meta.gpu_name));
+    const an_job_result *j = ctx->results[AN_job];
+    const hw_gpu *gpu = j ? j->gpu : NULL; /* only a row of the trace's own vendor */
     cr->expected_inter_gbps = an_expected_busbw_gbps(ctx, gpu, true, &cr->expected_inter_source);
     cr->expected_intra_gbps = an_expected_busbw_gbps(ctx, gpu, false, &cr->expected_intra_source);
+}
+
+/* A kernel whose wait cannot be told from its transfer: a collective of a
+ * group with more than one rank that the cross-rank match could not pair
+ * (some members untraced), so its whole duration counts as transfer. */
+static bool unsplit(const rec *r) { return !r->matched && r->op != COLL_SEND_RECV && r->n > 1; }
+
+/* Per scope: the time-weighted median busbw over the kernels whose
+ * transfer time is known (matched, or send/recv and one-rank groups); when
+ * a scope has none, over the unsplit kernels, flagged as a lower bound
+ * (their durations include waiting for the untraced ranks). */
+static void scope_summaries(const rec *v, size_t n, an_collectives_result *cr)
+{
+    wpair *wp = cp_xcalloc(n ? n : 1, sizeof *wp);
+    for (int scope = 0; scope < 2; scope++) {
+        int64_t known_ns = 0, unsplit_ns = 0;
+        for (size_t i = 0; i < n; i++)
+            if (v[i].inter == (scope == 1) && v[i].op != COLL_OTHER) {
+                if (unsplit(&v[i]))
+                    unsplit_ns += v[i].end - v[i].start;
+                else
+                    known_ns += v[i].transfer_ns;
+            }
+        bool lower = known_ns == 0 && unsplit_ns > 0;
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+            if (v[i].inter == (scope == 1) && isfinite(v[i].busbw) && v[i].op != COLL_OTHER && unsplit(&v[i]) == lower)
+                wp[m++] = (wpair){ v[i].busbw, (double)v[i].transfer_ns };
+        double med = weighted_median(wp, m);
+        if (scope) {
+            cr->inter_busbw_gbps = med;
+            cr->inter_busbw_lower_bound = lower;
+            cr->inter_unsplit_ns = unsplit_ns;
+        } else {
+            cr->intra_busbw_gbps = med;
+            cr->intra_busbw_lower_bound = lower;
+            cr->intra_unsplit_ns = unsplit_ns;
+        }
+    }
+    free(wp);
 }
 
 static void add_wait_to_steps(an_layers_result *lr, const rec *r)
@@ -415,20 +455,7 @@ int an_collectives_run(an_ctx *ctx)
         add_wait_to_steps(lr, r);
     }
 
-    /* scope summaries */
-    wpair *wp = cp_xcalloc(n ? n : 1, sizeof *wp);
-    for (int scope = 0; scope < 2; scope++) {
-        size_t m = 0;
-        for (size_t i = 0; i < n; i++)
-            if (v[i].inter == (scope == 1) && isfinite(v[i].busbw) && v[i].op != COLL_OTHER)
-                wp[m++] = (wpair){ v[i].busbw, (double)v[i].transfer_ns };
-        double med = weighted_median(wp, m);
-        if (scope)
-            cr->inter_busbw_gbps = med;
-        else
-            cr->intra_busbw_gbps = med;
-    }
-    free(wp);
+    scope_summaries(v, n, cr);
     for (size_t i = 0; i < n; i++)
         if (v[i].inter)
             cr->inter_bytes_total += v[i].bytes;
@@ -500,9 +527,13 @@ int an_collectives_run(an_ctx *ctx)
     rep_num(rp, s, "inter_busbw_gbps", "inter-node busbw (time-weighted median)", cr->inter_busbw_gbps, "GB/s");
     rep_num(rp, s, "expected_inter_busbw_gbps", "expected inter-node busbw", cr->expected_inter_gbps, "GB/s");
     rep_str(rp, s, "expected_inter_source", "expected inter from", cr->expected_inter_source);
+    rep_bool(rp, s, "inter_busbw_lower_bound", "inter busbw is a lower bound (ranks missing)", cr->inter_busbw_lower_bound);
     rep_num(rp, s, "intra_busbw_gbps", "intra-node busbw (time-weighted median)", cr->intra_busbw_gbps, "GB/s");
     rep_num(rp, s, "expected_intra_busbw_gbps", "expected intra-node busbw", cr->expected_intra_gbps, "GB/s");
     rep_str(rp, s, "expected_intra_source", "expected intra from", cr->expected_intra_source);
+    rep_bool(rp, s, "intra_busbw_lower_bound", "intra busbw is a lower bound (ranks missing)", cr->intra_busbw_lower_bound);
+    rep_int(rp, s, "unsplit_ns", "collective time not split into wait and transfer (ranks missing)",
+            cr->inter_unsplit_ns + cr->intra_unsplit_ns, "ns");
     for (size_t i = 0; i < tl->n_ranks; i++)
         rep_int(rp, ctx->rank_nodes[i], "collective_wait_ns", "wait in collectives", lr->ranks[i].total.comm_wait_ns,
                 "ns");

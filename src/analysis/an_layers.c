@@ -43,6 +43,7 @@ enum {
     LB_COPY_PAGEABLE, /* ... pageable or synchronous ones (also counted above) */
     LB_COPY_COMPUTE,  /* D2D copies and memsets */
     LB_STORAGE,       /* host inside a checkpoint / I/O region */
+    LB_FILE_IO,       /* host inside a file I/O call (nsys OS runtime trace) */
     LB_DATALOADER,    /* host inside the data loader */
     LB_LAUNCH,        /* host inside a runtime/driver call */
     LB_HOST,          /* host inside another framework op */
@@ -105,19 +106,45 @@ typedef struct sweep_env {
     const an_ctx *ctx;
     const an_layers_result *lr;
     uint8_t *host_class;   /* per name id: 0 not yet, else HC_* */
+    uint32_t io_class_key; /* "class": file I/O calls with a storage class (chainprof run traces) */
     int64_t win_t0, win_t1; /* only events overlapping [win_t0, win_t1) take part */
 } sweep_env;
 
-enum { HC_NONE = AN_HC_OTHER, HC_STORAGE = AN_HC_STORAGE, HC_DATALOADER = AN_HC_DATALOADER };
+enum { HC_NONE = AN_HC_OTHER, HC_STORAGE = AN_HC_STORAGE, HC_DATALOADER = AN_HC_DATALOADER, HC_FILE_IO };
 
-/* Host regions that mean the GPU waits on storage. Case-insensitive
- * substrings of the event name (python functions, annotations, ops). */
+/* Host regions that mean the GPU waits on storage: known save/load APIs
+ * and checkpoint regions, case-insensitive substrings of the event name
+ * (python functions, annotations, ops, NVTX ranges). */
 static const char *const storage_patterns[] = {
-    "checkpoint", "torch.save", "torch.load", "dcp.save", "dcp.load", "distributed.checkpoint",
-    "save_state_dict", "fsync", "file_read", "read_file", "np.load", "safetensors", "pickle.dump", "pickle.load",
+    "checkpoint", "torch.save", "torch.load", "serialization.py", "dcp.save", "dcp.load", "distributed.checkpoint",
+    "save_state_dict", "fsync", "file_read", "read_file", "np.load", "np.save", "safetensors", "pickle.dump",
+    "pickle.load", "save_pretrained", "from_pretrained",
+};
+/* ... except activation checkpointing, which recomputes the forward pass in
+ * the backward (compute, not storage): torch.utils.checkpoint and its
+ * CheckpointFunction, FSDP's checkpoint_wrapper (module names
+ * "_checkpoint_wrapped_module", CheckpointWrapper), Megatron's and
+ * DeepSpeed's activation checkpointing, Hugging Face's
+ * gradient_checkpointing. */
+static const char *const recompute_patterns[] = {
+    "utils.checkpoint", "utils/checkpoint.py", "checkpointfunction", "checkpoint_wrapper", "checkpointwrapper",
+    "checkpoint_wrapped", "activation_checkpoint", "checkpoint_sequential", "gradient_checkpointing",
+    "checkpoint_activations", "activation_checkpointing", "checkpointing.py", "non_reentrant", "recompute",
 };
 static const char *const dataloader_patterns[] = {
     "dataloader", "data_loader", "_next_data", "enumerate(DataLoader", "collate", "dataset.__getitem__",
+};
+/* OS runtime calls that do file I/O, by their libc names as nsys traces
+ * them (exact names; nsys' OSRT_API also holds poll, ioctl, pthread_*,
+ * which are not). read/write may also be on a pipe or socket: inside a
+ * data-loader region they stay data loading. */
+static const char *const file_io_calls[] = {
+    "open", "open64", "openat", "openat64", "creat", "creat64", "fopen", "fopen64", "fclose", "fdopen",
+    "read", "pread", "pread64", "preadv", "preadv2", "readv", "fread", "fgets",
+    "write", "pwrite", "pwrite64", "pwritev", "pwritev2", "writev", "fwrite", "fputs", "fflush",
+    "fsync", "fdatasync", "sync", "syncfs", "sync_file_range", "msync", "fallocate", "posix_fallocate",
+    "ftruncate", "copy_file_range", "io_submit", "io_getevents", "io_uring_enter", "stat", "stat64",
+    "fstat", "fstat64", "lstat", "statx", "unlink", "rename", "mkdir",
 };
 
 static bool matches(const char *name, const char *const *pat, size_t n)
@@ -130,11 +157,20 @@ static bool matches(const char *name, const char *const *pat, size_t n)
 
 int an_host_class_of(const char *name)
 {
-    return matches(name, storage_patterns, CP_ARRAY_LEN(storage_patterns))         ? HC_STORAGE
-           : matches(name, dataloader_patterns, CP_ARRAY_LEN(dataloader_patterns)) ? HC_DATALOADER
-                                                                                    : HC_NONE;
+    if (matches(name, storage_patterns, CP_ARRAY_LEN(storage_patterns)))
+        return matches(name, recompute_patterns, CP_ARRAY_LEN(recompute_patterns)) ? HC_NONE : HC_STORAGE;
+    return matches(name, dataloader_patterns, CP_ARRAY_LEN(dataloader_patterns)) ? HC_DATALOADER : HC_NONE;
 }
 
+bool an_is_file_io_call(const char *name)
+{
+    for (size_t i = 0; i < CP_ARRAY_LEN(file_io_calls); i++)
+        if (strcmp(name, file_io_calls[i]) == 0)
+            return true;
+    return false;
+}
+
+/* The class of a host event's name (cached per name id). */
 static int host_class(sweep_env *env, uint32_t name_id, const char *name)
 {
     uint8_t *c = &env->host_class[name_id];
@@ -167,6 +203,25 @@ static bool step_id(const char *name, int64_t *id)
         return false;
     *id = v;
     return true;
+}
+
+const an_step_layers *an_step_by_id(const an_rank_layers *rl, int64_t id)
+{
+    size_t lo = 0, hi = rl->n_steps;
+    /* ids increase with time in practice; fall back to a scan */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (rl->steps[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < rl->n_steps && rl->steps[lo].id == id)
+        return &rl->steps[lo];
+    for (size_t i = 0; i < rl->n_steps; i++)
+        if (rl->steps[i].id == id)
+            return &rl->steps[i];
+    return NULL;
 }
 
 /* ---- node membership ---- */
@@ -250,6 +305,15 @@ void an_event_scope(const an_ctx *ctx, const an_layers_result *lr, size_t ev, in
         return;
     }
     int32_t g[1024];
+    int64_t nn, gs;
+    if (tl_arg_int(ctx->tl, ev, "nNodes", &nn) && nn > 0) {
+        /* the collective says how many nodes its communicator spans
+         * (chainprof run traces, from NCCL's profiler plugin) */
+        *group_size = tl_arg_int(ctx->tl, ev, "Group size", &gs) && gs > 0 ? (int)gs
+                                                                           : an_event_group(ctx, ev, g, (int)CP_ARRAY_LEN(g));
+        *inter = nn > 1;
+        return;
+    }
     *group_size = an_event_group(ctx, ev, g, (int)CP_ARRAY_LEN(g));
     *inter = an_event_inter(ctx, lr, ev);
     if (c)
@@ -393,8 +457,14 @@ static void collect(sweep_env *env, size_t ri, pts *p, step_win **steps, size_t 
                     (*steps)[(*n_steps)++] = (step_win){ sid, a, b };
                     continue;
                 }
-                int hc = host_class(env, tl->name[i], name);
-                if (hc == HC_STORAGE)
+                /* OS runtime calls (few) are file I/O or nothing; the I/O
+                 * calls of chainprof run traces carry a storage class */
+                bool io = c == TL_CAT_OSRT &&
+                          (an_is_file_io_call(name) || tl_arg_by_id(tl, i, env->io_class_key, NULL));
+                int hc = c == TL_CAT_OSRT ? (io ? HC_FILE_IO : HC_NONE) : host_class(env, tl->name[i], name);
+                if (c == TL_CAT_OSRT)
+                    lab = io ? LB_FILE_IO : -1;
+                else if (hc == HC_STORAGE)
                     lab = LB_STORAGE;
                 else if (hc == HC_DATALOADER)
                     lab = LB_DATALOADER;
@@ -447,7 +517,9 @@ static cp_layer attribute(an_step_layers *st, const int *c, int64_t d)
     active[CP_LAYER_COMPUTE] = c[LB_COMPUTE] > 0 || c[LB_COPY_COMPUTE] > 0;
     active[CP_LAYER_INTER] = c[LB_INTER] > 0;
     active[CP_LAYER_INTRA] = c[LB_INTRA] > 0 || c[LB_COPY_INTRA] > 0;
-    active[CP_LAYER_STORAGE] = c[LB_STORAGE] > 0;
+    /* a file I/O call inside a data-loader region is the data loader's */
+    bool storage = c[LB_STORAGE] > 0 || (c[LB_FILE_IO] > 0 && c[LB_DATALOADER] == 0);
+    active[CP_LAYER_STORAGE] = storage;
     active[CP_LAYER_HOST] = c[LB_DATALOADER] > 0 || c[LB_LAUNCH] > 0 || c[LB_HOST] > 0;
     cp_layer l;
     if (c[LB_COMPUTE] > 0)
@@ -459,13 +531,13 @@ static cp_layer attribute(an_step_layers *st, const int *c, int64_t d)
     else if (c[LB_COPY_INTRA] > 0) {
         l = CP_LAYER_INTRA;
         st->copy_intra_ns += d;
-        if (c[LB_STORAGE] > 0) /* the checkpoint's device-to-host snapshot */
+        if (storage) /* the checkpoint's device-to-host snapshot */
             st->copy_in_storage_ns += d;
         else if (c[LB_COPY_PAGEABLE] > 0)
             st->copy_pageable_ns += d;
     } else if (c[LB_COPY_COMPUTE] > 0)
         l = CP_LAYER_COMPUTE;
-    else if (c[LB_STORAGE] > 0)
+    else if (storage)
         l = CP_LAYER_STORAGE;
     else if (active[CP_LAYER_HOST]) {
         l = CP_LAYER_HOST;
@@ -692,6 +764,7 @@ int an_layers_run(an_ctx *ctx)
     lr->pgr_key = cp_intern_find(&tl->strings, pgr, strlen(pgr));
     lr->pgr_info = cp_xcalloc(n_str + 1, sizeof *lr->pgr_info);
     sweep_env env = { .ctx = ctx, .lr = lr, .host_class = cp_xcalloc(n_str + 1, 1),
+                      .io_class_key = cp_intern_find(&tl->strings, "class", 5),
                       .win_t0 = INT64_MIN, .win_t1 = INT64_MAX };
     /* fill both caches first, so the sweeps only read them and run one rank
      * per thread */

@@ -43,25 +43,6 @@ static double median_i64(int64_t *v, size_t n)
     return n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2;
 }
 
-static const an_step_layers *step_by_id(const an_rank_layers *rl, int64_t id)
-{
-    size_t lo = 0, hi = rl->n_steps;
-    /* ids increase with time in practice; fall back to a scan */
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (rl->steps[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo < rl->n_steps && rl->steps[lo].id == id)
-        return &rl->steps[lo];
-    for (size_t i = 0; i < rl->n_steps; i++)
-        if (rl->steps[i].id == id)
-            return &rl->steps[i];
-    return NULL;
-}
-
 static const cp_layer blame_layers[] = { CP_LAYER_COMPUTE, CP_LAYER_HOST, CP_LAYER_STORAGE, CP_LAYER_INTRA, CP_LAYER_IDLE };
 
 typedef struct acc {
@@ -110,7 +91,7 @@ int an_stragglers_run(an_ctx *ctx)
             continue;
         size_t m = 0;
         for (size_t r = 0; r < nr; r++) {
-            st[r] = step_by_id(&lr->ranks[r], ids[i]);
+            st[r] = an_step_by_id(&lr->ranks[r], ids[i]);
             if (st[r]) {
                 own[r] = st[r]->dur_ns - st[r]->comm_wait_ns;
                 tmp[m++] = own[r];

@@ -90,9 +90,16 @@ typedef struct an_hostops_result {
 } an_hostops_result;
 
 /* Host region class of an event name, by the same patterns the sweep uses:
- * AN_HC_STORAGE (checkpoint / file I/O), AN_HC_DATALOADER, else AN_HC_OTHER. */
+ * AN_HC_STORAGE (checkpoint save/load, known I/O APIs; activation
+ * checkpointing is not storage), AN_HC_DATALOADER, else AN_HC_OTHER. */
 enum { AN_HC_OTHER = 1, AN_HC_STORAGE, AN_HC_DATALOADER };
 int an_host_class_of(const char *name);
+/* True for an OS runtime call that does file I/O (open, read, pwrite64,
+ * fsync, ...: the names nsys traces); such calls are storage time. */
+bool an_is_file_io_call(const char *name);
+
+/* The step of rl with ProfilerStep id `id`, NULL when it has none. */
+const an_step_layers *an_step_by_id(const an_rank_layers *rl, int64_t id);
 
 /* Node index of a global rank under the result's node map. */
 int32_t an_node_of(const an_layers_result *lr, int32_t rank);
@@ -109,6 +116,38 @@ bool an_event_inter(const an_ctx *ctx, const an_layers_result *lr, size_t ev);
 /* an_event_group's size and an_event_inter together, cached in lr by the
  * event's "Process Group Ranks" string (the hot path of the sweeps). */
 void an_event_scope(const an_ctx *ctx, const an_layers_result *lr, size_t ev, int *group_size, bool *inter);
+
+/* ---- job: what the traces show the job is (an_job.c) ---- */
+
+typedef enum an_job_kind { AN_JOB_UNKNOWN = 0, AN_JOB_TRAINING, AN_JOB_INFERENCE } an_job_kind;
+/* CUDA/HIP graphs in the trace: none, only captured (warm-up), replayed */
+typedef enum an_graph_phase { AN_GRAPH_NONE = 0, AN_GRAPH_CAPTURE, AN_GRAPH_REPLAY } an_graph_phase;
+
+struct hw_gpu;
+struct hw_vendor;
+
+typedef struct an_job_result {
+    void (*free)(void *self);
+    an_job_kind kind;
+    const char *kind_why;             /* static: what decided the kind */
+    tl_gpu_vendor vendor;             /* agreed over ranks; UNKNOWN when none or mixed */
+    const struct hw_vendor *hw;       /* collective library and fabric name; NULL unknown */
+    const struct hw_gpu *gpu;         /* catalog row of the traced GPU, only when its vendor is the trace's */
+    const char *gpu_name;             /* as the trace names it; NULL none */
+    bool gpu_vendor_mismatch;         /* the name matched a row of another vendor (not used) */
+    int32_t world_size;               /* from the traces, -1 unknown */
+    int32_t ranks_traced;
+    int64_t backward_ops, optimizer_ops, training_markers, dataloader_regions, serving_markers;
+    int64_t graph_launches, graph_captures, graph_instantiations;
+    an_graph_phase graph_phase;
+} an_job_result;
+
+const char *an_job_kind_name(an_job_kind k);
+/* The scale-up fabric's name ("NVLink", "xGMI") and the collective
+ * library's ("NCCL", "RCCL") for titles and advice; generic words when the
+ * vendor is unknown (j may be NULL). */
+const char *an_job_scaleup(const an_job_result *j);
+const char *an_job_ccl(const an_job_result *j);
 
 /* ---- collectives ---- */
 
@@ -135,8 +174,13 @@ typedef struct an_collectives_result {
     double expected_inter_gbps, expected_intra_gbps; /* NaN unknown */
     const char *expected_inter_source, *expected_intra_source;
     int64_t n_kernels, n_matched, n_without_args;
-    /* time-weighted p50 busbw per scope over all ops (NaN when none) */
+    /* time-weighted p50 busbw per scope over all ops (NaN when none), from
+     * the kernels whose transfer time is known; a lower bound when the
+     * scope has only kernels whose wait could not be split off (members of
+     * their group untraced: *_unsplit_ns of kernel time) */
     double inter_busbw_gbps, intra_busbw_gbps;
+    bool inter_busbw_lower_bound, intra_busbw_lower_bound;
+    int64_t inter_unsplit_ns, intra_unsplit_ns;
     int64_t inter_bytes_total;
 } an_collectives_result;
 
@@ -179,11 +223,20 @@ typedef struct an_finding {
     const char *code;                 /* static rule code, e.g. "NET_INTER_SLOW" */
     cp_layer layer;
     an_severity severity;
-    double gain_pct;                  /* step time saved if fixed, % of measured */
+    double gain_pct;                  /* step time saved if fixed, % of the amortised step time */
+    uint32_t removes;                 /* bit (1u << cp_layer) per layer whose exposed time the fix removes;
+                                       * the gain never exceeds that time (set to 1u << layer by
+                                       * an_finding_add) */
+    double cap_pct;                   /* that time, % (0 when not computed) */
+    /* a periodic stall (CKPT_SYNC_STALL): NaN otherwise */
+    double per_occurrence_ns;         /* what one occurrence costs now */
+    double stays_ns;                  /* ... of which the fix leaves (the checkpoint's snapshot) */
+    double interval_steps;            /* steps between occurrences */
+    const char *interval_source;      /* "trace", "--ckpt-every", "default" */
     int32_t rank;                     /* the rank concerned, -1 all/none */
     uint32_t order;                   /* insertion order: the last sort key (rule table order) */
     char title[240];
-    char assumption[320];
+    char assumption[400];
     const char *recommendation;       /* static text */
     int n_evidence;
     char evidence[AN_FINDING_MAX_EVIDENCE][240];
@@ -191,7 +244,8 @@ typedef struct an_finding {
 
 typedef struct an_findings_result {
     void (*free)(void *self);
-    double job_ns;                    /* the step time gains are relative to */
+    double job_ns;                    /* measured step time (all steps, mean over ranks) */
+    double base_ns;                   /* the gains' basis: job_ns with periodic stalls amortised */
     size_t n, cap;
     an_finding *v;                    /* sorted: critical first, then by gain */
 } an_findings_result;

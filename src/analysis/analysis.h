@@ -36,8 +36,12 @@ struct ev_set; /* src/model/evidence.h: the evidence files (owned by the caller)
 typedef struct an_opts {
     int gpus_per_node;       /* 0 = from the trace's device count */
     int nthreads;
-    double nic_gbit_s;         /* NIC line rate per GPU in Gb/s (1e9 bit/s); 0 = catalog */
+    double nic_gbit_s;       /* NIC line rate per GPU in Gbit/s; 0 = catalog */
     double nvlink_gbps;      /* NVLink per GPU per direction in GB/s; 0 = catalog */
+    /* the checkpoint interval (--ckpt-every): seconds or steps, 0 = not
+     * given (then the trace's, else a stated default) */
+    double ckpt_every_s;
+    double ckpt_every_steps;
     const struct ev_set *evidence; /* evidence files for the rule book; NULL none */
     /* launch_stats.by_correlation lists every launch when true; otherwise
      * only the outliers (short kernels, runtime and delay outliers), at most

@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 enum { O_GPUS_PER_NODE = 100, O_RANK_MAP, O_FAIL_ON, O_NIC_GBPS, O_NVLINK_GBPS, O_DETAIL, O_DB, O_NO_HISTORY,
-       O_LAUNCH_TABLE };
+       O_LAUNCH_TABLE, O_CKPT_EVERY };
 
 static const cli_opt opts[] = {
     { "gpus-per-node", 0, "N", O_GPUS_PER_NODE, 0,
@@ -44,6 +44,8 @@ static const cli_opt opts[] = {
       "NIC line rate per GPU in Gb/s, the expected inter-node busbw (default: hardware catalog)" },
     { "nvlink-gbps", 0, "GBYTE", O_NVLINK_GBPS, 0,
       "NVLink bandwidth per GPU per direction in GB/s, the expected intra-node busbw (default: catalog)" },
+    { "ckpt-every", 0, "SECONDS|Nsteps", O_CKPT_EVERY, 0,
+      "checkpoint interval, to amortise a checkpoint stall (default: the trace's, else one every 30 min)" },
     { "db", 0, "PATH", O_DB, 0, "history database (default $XDG_DATA_HOME/chainprof/history.db)" },
     { "no-history", 0, NULL, O_NO_HISTORY, 0, "do not record this run in the history database" },
 };
@@ -207,7 +209,25 @@ static bool keep_trace_file(const char *path, void *ctx)
 {
     (void)ctx;
     return cp_str_ends(path, ".json") || cp_str_ends(path, ".json.gz") || cp_str_ends(path, ".json.zst") ||
-           cp_str_ends(path, ".sqlite") || cp_str_ends(path, ".nsys-rep") || cp_str_ends(path, ".log") || cp_str_ends(path, ".txt");
+           cp_str_ends(path, ".sqlite") || cp_str_ends(path, ".nsys-rep") || cp_str_ends(path, ".log") || cp_str_ends(path, ".txt") ||
+           cp_str_ends(path, ".cptrace");
+}
+
+/* --ckpt-every: "900" or "900s" seconds (as `chainprof model` takes it),
+ * "500steps" steps. Returns 0 or -1. */
+static int parse_ckpt_every(const char *v, double *seconds, double *steps)
+{
+    char *end;
+    double d = strtod(v, &end);
+    if (end == v || !(d > 0) || d > 1e9)
+        return -1;
+    if (!*end || !strcmp(end, "s"))
+        *seconds = d;
+    else if (!strcmp(end, "steps") || !strcmp(end, "step"))
+        *steps = d;
+    else
+        return -1;
+    return 0;
 }
 
 int cmd_analyze(cli_ctx *ctx)
@@ -225,6 +245,10 @@ int cmd_analyze(cli_ctx *ctx)
         cli_get_double(ctx, O_NIC_GBPS, 0, 0, 1e6, &nic_gbit_s) < 0 ||
         cli_get_double(ctx, O_NVLINK_GBPS, 0, 0, 1e6, &nvlink_gbps) < 0)
         return CLI_EXIT_USAGE;
+    double ckpt_s = 0, ckpt_steps = 0;
+    if (cli_get(ctx, O_CKPT_EVERY) && parse_ckpt_every(cli_get(ctx, O_CKPT_EVERY), &ckpt_s, &ckpt_steps) < 0)
+        return cli_usage_error(ctx, "--ckpt-every '%s': expected seconds (900) or steps (500steps), above 0",
+                               cli_get(ctx, O_CKPT_EVERY));
     int fail_on = -1;
     if (cli_get(ctx, O_FAIL_ON) && (fail_on = an_severity_parse(cli_get(ctx, O_FAIL_ON))) < 0)
         return cli_usage_error(ctx, "--fail-on '%s': expected info, low, medium, high or critical",
@@ -310,7 +334,8 @@ int cmd_analyze(cli_ctx *ctx)
     rep_diagnostics(rep, &tl->diag);
     an_opts ao = { .gpus_per_node = (int)gpn, .nthreads = nthreads, .nic_gbit_s = nic_gbit_s,
                    .launch_table = cli_has(ctx, O_LAUNCH_TABLE),
-                   .nvlink_gbps = nvlink_gbps, .evidence = &evidence };
+                   .nvlink_gbps = nvlink_gbps, .ckpt_every_s = ckpt_s, .ckpt_every_steps = ckpt_steps,
+                   .evidence = &evidence };
     int arc = an_run_all(&an, tl, rep, &ao, &err);
     if (arc < 0) {
         rc = cli_fail(&err);

@@ -25,7 +25,7 @@
 #include "../gpu/gpu.h"
 #include "coll_bench.h"
 #include "coll_nccl.h"
-#include "p2p_slow.h"
+#include "../model/p2p_slow.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -100,13 +100,7 @@ static void emit_p2p(probe_ctx *ctx, int n, char (*hosts)[COMM_HOST_MAX], const 
                      hosts[j]);
             probe_emit_value(ctx, metric, bw[(size_t)i * (size_t)n + (size_t)j], "GB/s", NAN, method);
         }
-    char verdict[1024];
-    size_t off = 0;
     const char *what = v.by_host ? "host" : "rank";
-    if (!v.decidable)
-        off += (size_t)snprintf(verdict, sizeof verdict,
-                                "undecidable: fewer than 3 %ss with measurements, no slow %s can be singled out",
-                                what, what);
     for (size_t e = 0; e < v.n_ents; e++) {
         if (!v.ents[e].slow)
             continue;
@@ -116,10 +110,6 @@ static void emit_p2p(probe_ctx *ctx, int n, char (*hosts)[COMM_HOST_MAX], const 
                  "median of its %s-pair bandwidths below %.0f%% of the median %s (%.3f GB/s)", what,
                  100 * (1 - v.margin), what, v.reference_gbps);
         probe_emit_value(ctx, metric, v.ents[e].score_gbps, "GB/s", v.reference_gbps, method);
-        if (off < sizeof verdict)
-            off += (size_t)snprintf(verdict + off, sizeof verdict - off, "%sslow %s %s (%.3f GB/s vs %.3f)",
-                                    off ? "; " : "", what, v.ents[e].label, v.ents[e].score_gbps,
-                                    v.reference_gbps);
     }
     for (size_t l = 0; l < v.n_links; l++) {
         if (!v.links[l].slow)
@@ -130,41 +120,9 @@ static void emit_p2p(probe_ctx *ctx, int n, char (*hosts)[COMM_HOST_MAX], const 
         snprintf(method, sizeof method, "median pair bandwidth below %.0f%% of the median %s (%.3f GB/s)",
                  100 * (1 - v.margin), what, v.reference_gbps);
         probe_emit_value(ctx, metric, v.links[l].bw_gbps, "GB/s", v.reference_gbps, method);
-        if (off < sizeof verdict)
-            off += (size_t)snprintf(verdict + off, sizeof verdict - off, "%sslow link %s <-> %s (%.3f GB/s)",
-                                    off ? "; " : "", v.ents[v.links[l].a].label, v.ents[v.links[l].b].label,
-                                    v.links[l].bw_gbps);
     }
-    if (!off)
-        snprintf(verdict, sizeof verdict, "no slow %s or link (every %s within %.0f%% of the median %.3f GB/s)",
-                 what, what, 100 * v.margin, v.reference_gbps);
-    if (ctx->rep) {
-        rep_report *r = ctx->rep;
-        rep_node *p = rep_obj(r, r->root, "p2p", "rank-pair bandwidth");
-        rep_str(r, p, "verdict", "verdict", verdict);
-        rep_str(r, p, "grouped_by", "grouped by", what);
-        rep_num(r, p, "reference_gbps", "median", v.reference_gbps, "GB/s");
-        rep_num(r, p, "margin", "slow below (fraction under median)", v.margin, NULL);
-        static const rep_col ecols[] = {{"name", "host/rank", NULL, -1}, {"median_gbps", "median pair", "GB/s", 3},
-                                        {"slow", "slow", NULL, -1}};
-        rep_node *t = rep_table(r, p, "hosts", "hosts", ecols, 3);
-        for (size_t e = 0; e < v.n_ents; e++) {
-            rep_node *row = rep_row(r, t);
-            rep_cell_str(r, row, v.ents[e].label);
-            rep_cell_num(r, row, v.ents[e].score_gbps);
-            rep_cell_bool(r, row, v.ents[e].slow);
-        }
-        static const rep_col lcols[] = {{"a", "from", NULL, -1}, {"b", "to", NULL, -1},
-                                        {"bw_gbps", "bandwidth", "GB/s", 3}, {"slow", "slow", NULL, -1}};
-        t = rep_table(r, p, "links", "links", lcols, 4);
-        for (size_t l = 0; l < v.n_links; l++) {
-            rep_node *row = rep_row(r, t);
-            rep_cell_str(r, row, v.ents[v.links[l].a].label);
-            rep_cell_str(r, row, v.ents[v.links[l].b].label);
-            rep_cell_num(r, row, v.links[l].bw_gbps);
-            rep_cell_bool(r, row, v.links[l].slow);
-        }
-    }
+    if (ctx->rep)
+        p2p_slow_report(ctx->rep, ctx->rep->root, "p2p", "rank-pair bandwidth", &v);
     p2p_slow_free(&v);
     free(hp);
 }

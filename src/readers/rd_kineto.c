@@ -852,7 +852,8 @@ static int read_devices(kr *r)
                 return t;
             if (t == CP_JT_OBJ_END)
                 break;
-            int which = TOK_IS(&r->tok, "name") ? 1 : TOK_IS(&r->tok, "totalGlobalMem") ? 2 : 0;
+            int which = TOK_IS(&r->tok, "name") ? 1 : TOK_IS(&r->tok, "totalGlobalMem") ? 2
+                        : TOK_IS(&r->tok, "warpSize") ? 3 : 0;
             t = next(r);
             if (t < 0)
                 return t;
@@ -863,6 +864,10 @@ static int read_devices(kr *r)
                 int64_t v;
                 if (cp_jt_parse_i64(r->tok.s, r->tok.n, &v) == 0)
                     r->meta->gpu_mem_bytes = v;
+            } else if (which == 3 && t == CP_JT_NUMBER) {
+                int64_t v; /* AMD wavefronts are 64 wide, NVIDIA warps 32 */
+                if (cp_jt_parse_i64(r->tok.s, r->tok.n, &v) == 0 && v == 64)
+                    r->v_hip = true;
             }
             if ((t = finish_value(r, t)) < 0)
                 return t;
@@ -986,6 +991,15 @@ static int read_top(kr *r)
                     : (TOK_IS(k, "host_name") || TOK_IS(k, "hostname")) ? 5
                     : (TOK_IS(k, "schemaVersion") || TOK_IS(k, "traceName") ||
                        TOK_IS(k, "displayTimeUnit")) ? 6 : 0;
+        /* the profiler's version metadata names the vendor's tracer:
+         * roctracer/HIP on ROCm, CUPTI/CUDA on NVIDIA (kineto's
+         * VersionLogger) */
+        if (which == 0 && (TOK_IS(k, "roctracer_version") || TOK_IS(k, "hip_runtime_version") ||
+                           TOK_IS(k, "hip_driver_version")))
+            r->v_hip = true;
+        else if (which == 0 && (TOK_IS(k, "cupti_version") || TOK_IS(k, "cuda_runtime_version") ||
+                                TOK_IS(k, "cuda_driver_version")))
+            r->v_cuda = true;
         if (which == 0 || which == 6) {
             r->seen_kineto_key |= which == 6;
             if ((t = cp_jt_skip(r->jt, &r->jerr)) < 0)

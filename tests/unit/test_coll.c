@@ -4,7 +4,7 @@
 
 #include "comm/comm.h"
 #include "probe/coll_bench.h"
-#include "probe/p2p_slow.h"
+#include "model/p2p_slow.h"
 
 #include <math.h>
 #include <stdlib.h>

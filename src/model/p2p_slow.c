@@ -114,3 +114,57 @@ void p2p_slow_free(p2p_slow_result *r)
     free(r->links);
     memset(r, 0, sizeof *r);
 }
+
+void p2p_slow_verdict(const p2p_slow_result *v, char *verdict, size_t n)
+{
+    size_t off = 0;
+    const char *what = v->by_host ? "host" : "rank";
+    verdict[0] = 0;
+    if (!v->decidable)
+        off += (size_t)snprintf(verdict, n, "undecidable: fewer than 3 %ss with measurements, no slow %s can be "
+                                "singled out", what, what);
+    for (size_t e = 0; e < v->n_ents && off < n; e++)
+        if (v->ents[e].slow)
+            off += (size_t)snprintf(verdict + off, n - off, "%sslow %s %s (%.3f GB/s vs %.3f)", off ? "; " : "",
+                                    what, v->ents[e].label, v->ents[e].score_gbps, v->reference_gbps);
+    for (size_t l = 0; l < v->n_links && off < n; l++)
+        if (v->links[l].slow)
+            off += (size_t)snprintf(verdict + off, n - off, "%sslow link %s <-> %s (%.3f GB/s)", off ? "; " : "",
+                                    v->ents[v->links[l].a].label, v->ents[v->links[l].b].label,
+                                    v->links[l].bw_gbps);
+    if (!off)
+        snprintf(verdict, n, "no slow %s or link (every %s within %.0f%% of the median %.3f GB/s)", what, what,
+                 100 * v->margin, v->reference_gbps);
+}
+
+rep_node *p2p_slow_report(rep_report *r, rep_node *parent, const char *key, const char *title,
+                          const p2p_slow_result *v)
+{
+    char verdict[1024];
+    p2p_slow_verdict(v, verdict, sizeof verdict);
+    rep_node *p = rep_obj(r, parent, key, title);
+    rep_str(r, p, "verdict", "verdict", verdict);
+    rep_str(r, p, "grouped_by", "grouped by", v->by_host ? "host" : "rank");
+    rep_num(r, p, "reference_gbps", "median", v->reference_gbps, "GB/s");
+    rep_num(r, p, "margin", "slow below (fraction under median)", v->margin, NULL);
+    static const rep_col ecols[] = { { "name", "host/rank", NULL, -1 }, { "median_gbps", "median pair", "GB/s", 3 },
+                                     { "slow", "slow", NULL, -1 } };
+    rep_node *t = rep_table(r, p, "hosts", "hosts", ecols, 3);
+    for (size_t e = 0; e < v->n_ents; e++) {
+        rep_node *row = rep_row(r, t);
+        rep_cell_str(r, row, v->ents[e].label);
+        rep_cell_num(r, row, v->ents[e].score_gbps);
+        rep_cell_bool(r, row, v->ents[e].slow);
+    }
+    static const rep_col lcols[] = { { "a", "from", NULL, -1 }, { "b", "to", NULL, -1 },
+                                     { "bw_gbps", "bandwidth", "GB/s", 3 }, { "slow", "slow", NULL, -1 } };
+    t = rep_table(r, p, "links", "links", lcols, 4);
+    for (size_t l = 0; l < v->n_links; l++) {
+        rep_node *row = rep_row(r, t);
+        rep_cell_str(r, row, v->ents[v->links[l].a].label);
+        rep_cell_str(r, row, v->ents[v->links[l].b].label);
+        rep_cell_num(r, row, v->links[l].bw_gbps);
+        rep_cell_bool(r, row, v->links[l].slow);
+    }
+    return p;
+}

@@ -18,11 +18,17 @@
  * `decidable` is false. Default margin P2P_SLOW_MARGIN (0.5: below half the
  * median), documented in docs/METRICS.md.
  *
+ * Used by `probe coll` (pair bandwidths it measures) and `analyze` (pair
+ * bandwidths on the wire from NCCL's proxy steps in `chainprof run` traces),
+ * which share the verdict sentence and the report section below.
+ *
  * Ownership: p2p_slow_analyze fills *out with malloc'd arrays; free them with
  * p2p_slow_free.
  */
-#ifndef CP_PROBE_P2P_SLOW_H
-#define CP_PROBE_P2P_SLOW_H
+#ifndef CP_MODEL_P2P_SLOW_H
+#define CP_MODEL_P2P_SLOW_H
+
+#include "report.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -57,5 +63,13 @@ typedef struct p2p_slow_result {
 void p2p_slow_analyze(int n, const char *const *hosts, const double *bw, double margin,
                       p2p_slow_result *out);
 void p2p_slow_free(p2p_slow_result *r);
+/* One sentence naming the slow hosts/ranks and links, or saying none is or
+ * that it cannot be told. */
+void p2p_slow_verdict(const p2p_slow_result *v, char *buf, size_t n);
+/* The section: verdict, grouped_by, reference_gbps, margin, the hosts and
+ * links tables (schema in docs/FORMATS.md, `p2p` of probe, `links` of
+ * analyze). */
+rep_node *p2p_slow_report(rep_report *r, rep_node *parent, const char *key, const char *title,
+                          const p2p_slow_result *v);
 
 #endif
