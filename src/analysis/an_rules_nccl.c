@@ -214,10 +214,11 @@ static void r_ofi(rb_ctx *c, const rb_rule *self)
 /* ---- verbs calls ---- */
 
 static bool is_unreachable(const ev_nccl_issue *is) { return is->code == 101 || strstr(is->detail, "unreachable") != NULL; }
-/* ibv_reg_mr (or _iova2, _dmabuf) failing with ENOMEM: the locked-memory limit */
+/* a verbs call failing with ENOMEM (ibv_reg_mr and its variants, also
+ * ibv_create_cq/_qp, which pin memory too): the locked-memory limit */
 static bool is_memlock(const ev_nccl_issue *is)
 {
-    return strstr(is->detail, "reg_mr") != NULL && (is->code == 12 || strstr(is->detail, "Cannot allocate memory") != NULL);
+    return is->code == 12 || strstr(is->detail, "Cannot allocate memory") != NULL;
 }
 static bool is_other_ibv(const ev_nccl_issue *is) { return !is_unreachable(is) && !is_memlock(is); }
 
@@ -829,7 +830,7 @@ static const rb_rule k_rules[] = {
      "these GPUs cannot reach each other's memory: NCCL_P2P_DISABLE=1 in every rank's environment (NCCL then uses SHM), or fix ACS/IOMMU where P2P should work",
      r_p2p_unsupported},
     {"NCCL_IB_MEMLOCK_LIMIT", CP_LAYER_INTER, FAIL, 0.85,
-     "Call to ibv_reg_mr[_iova2|_dmabuf] failed with error Cannot allocate memory (ENOMEM)",
+     "Call to ibv_reg_mr[_iova2|_dmabuf] (or ibv_create_cq/_qp) failed with error Cannot allocate memory (ENOMEM)",
      "NCCL troubleshooting, InfiniBand (locked memory limits); https://github.com/NVIDIA/nccl-tests/issues/206 (maintainer: limits.conf, check ulimit -l inside mpirun)",
      "NCCL registers its buffers with the NIC as locked memory: raise memlock to unlimited for the job's processes", r_memlock},
     {"NCCL_PEER_CLOSED", CP_LAYER_INTER, AN_SEV_HIGH, 0.45,

@@ -529,6 +529,16 @@ static void r_store(rb_ctx *c, const rb_rule *self)
     rb_step(x, "MASTER_ADDR must be an address of rank 0's node reachable from all nodes (not localhost, not a container-internal IP)");
 }
 
+static void r_port_in_use(rb_ctx *c, const rb_rule *self)
+{
+    rb_finding *x = issue_finding(c, self, EV_TORCH_ISSUE_STORE_PORT_IN_USE);
+    if (!x)
+        return;
+    rb_title(x, "rank 0 could not open the c10d store: MASTER_PORT is already in use on its node (a previous run still alive, or two jobs with one port)");
+    rb_step(x, "ss -ltnp | grep $MASTER_PORT   # on rank 0's node: which process holds the port; end a leftover run");
+    rb_step(x, "give each job its own MASTER_PORT (torchrun --master_port, or --rdzv-endpoint host:0 for a free port)");
+}
+
 static void r_watchdog_hang(rb_ctx *c, const rb_rule *self)
 {
     rb_finding *x = issue_finding(c, self, EV_TORCH_ISSUE_WATCHDOG_HANG);
@@ -681,9 +691,13 @@ static const rb_rule k_rules[] = {
      "CUDA refuses work until the system is initialised: on NVSwitch (HGX/DGX) systems install and start nvidia-fabricmanager, the driver's version",
      r_not_ready},
     {"TORCH_STORE_UNREACHABLE", CP_LAYER_HOST, FAIL, 0.75,
-     "c10d: The client socket has timed out after Ns while trying to connect to (host, port) / has failed to connect / store->get(...) got error via c10d key-value store / RendezvousTimeoutError",
+     "c10d: The client socket has timed out after Ns while trying to connect to (host, port) / has failed to connect / store->get(...) got error via c10d key-value store / DistStoreError: Timed out after N seconds waiting for clients / RendezvousTimeoutError",
      "https://pytorch.org/docs/stable/distributed.html#environment-variable-initialization (MASTER_ADDR, MASTER_PORT: rank 0 serves the TCPStore)",
      "every rank must reach rank 0's store: MASTER_ADDR routable from all nodes, MASTER_PORT open, rank 0 started and alive", r_store},
+    {"TORCH_MASTER_PORT_IN_USE", CP_LAYER_HOST, FAIL, 0.85,
+     "c10d: The server socket has failed to bind to ...:PORT (errno: 98 - Address already in use) / has failed to listen on any local network address",
+     "https://pytorch.org/docs/stable/elastic/run.html (--master-port; --rdzv-endpoint with port 0 picks a free one)",
+     "the rendezvous port is taken on rank 0's node: stop the leftover process or use another MASTER_PORT", r_port_in_use},
     {"TORCH_WATCHDOG_HANG", CP_LAYER_COMPUTE, FAIL, 0.6,
      "ProcessGroupNCCL's watchdog got stuck for N seconds without making progress / Heartbeat monitor timed out!",
      "PyTorch ProcessGroupNCCL heartbeat monitor (TORCH_NCCL_ENABLE_MONITORING, TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC): a NCCL/CUDA API hang blocking the watchdog",

@@ -88,6 +88,7 @@ typedef struct ev_torch_error { /* "NCCL error in: ..., <what>", a signal, a CUD
  * the table is in src/readers/torch_log.c). */
 #define EV_TORCH_ISSUE_KINDS(X)                                                                     \
     X(STORE_UNREACHABLE, "store_unreachable", "the c10d store (rendezvous) could not be reached")    \
+    X(STORE_PORT_IN_USE, "store_port_in_use", "the c10d store could not listen: its port is taken")   \
     X(WATCHDOG_HANG, "watchdog_hang", "ProcessGroupNCCL's watchdog / heartbeat monitor hung")        \
     X(DDP_UNUSED, "ddp_unused_params", "DDP: parameters that took no part in the loss")              \
     X(DATALOADER_SHM, "dataloader_shm", "DataLoader workers out of shared memory")                   \

@@ -159,6 +159,15 @@ static size_t strip_bracket(const char *s, const char *end, rd_prefix *o)
             return (size_t)(after - s);
         }
     }
+    /* c10d's glog without a time (PyTorch <= 2.1): "[E ProcessGroupNCCL.cpp:475] ",
+     * "[W socket.cpp:426] " - a level letter, then file:line */
+    if (n >= 5 && strchr("EWIF", in[0]) && in[1] == ' ' && isdigit((unsigned char)close[-1])) {
+        const char *colon = memchr(in, ':', n);
+        if (colon && colon > in + 2 && !memchr(in + 2, ' ', (size_t)(colon - in - 2))) {
+            o->level = in[0];
+            return (size_t)(after - s) + skip_spaces(after, end);
+        }
+    }
     /* Open MPI --tag-output: "[1,3]<stdout>:" / "[1,3]<stderr>:" (job, rank) */
     q = in;
     if (rd_scan_long(&q, close, &v) == 0 && q < close && *q == ',') {

@@ -44,6 +44,12 @@ static void test_prefixes(void **state)
     assert_int_equal(p.dev, 5);
     assert_true(strncmp(p.msg, "NCCL WARN", 9) == 0);
 
+    /* c10d's glog without a time (PyTorch <= 2.1): the message's rank reads */
+    rd_prefix_parse(LINE("[E ProcessGroupNCCL.cpp:475] [Rank 3] Watchdog caught collective operation timeout"), &p);
+    assert_int_equal(p.level, 'E');
+    assert_int_equal(p.rank, 3);
+    assert_true(strncmp(p.msg, "[Rank 3]", 8) == 0);
+
     /* pasted from a Markdown quote, or indented: the prefix still peels;
      * an indented traceback frame keeps its indent */
     rd_prefix_parse(LINE("> n1:8001:8001 [0] NCCL INFO Using network IB"), &p);
