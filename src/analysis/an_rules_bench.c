@@ -273,6 +273,40 @@ static void r_dip(rb_ctx *c, const rb_rule *self)
 
 /* ---- perftest ---- */
 
+static void r_perftest_failed(rb_ctx *c, const rb_rule *self)
+{
+    RB_EACH(c, EV_PERFTEST, f) {
+        const ev_perftest *p = f->as.perftest;
+        if (!p->n_failures)
+            continue;
+        rb_finding *x = rb_raise(c, self);
+        if (!x->title[0]) {
+            switch (p->fail_kind) {
+            case EV_PT_FAIL_CONNECT:
+                rb_title(x, "perftest could not reach its peer over TCP (its out-of-band connection): the server is not running there, or a firewall or the wrong address is in the way");
+                rb_step(x, "start the server side first (ib_write_bw -d <dev> with no host), then the client with the server's IP; -p <port> when 18515 is blocked");
+                break;
+            case EV_PT_FAIL_QP:
+                rb_title(x, "perftest could not move its QP to ready-to-receive: the two sides disagree on the path (RoCE GID index, MTU, link layer, port)");
+                rb_step(x, "show_gids on both nodes: pass the same RoCE v2 GID index with -x <idx> on both sides; ibv_devinfo for port state and active_mtu");
+                break;
+            case EV_PT_FAIL_COMPLETION:
+                rb_title(x, "perftest's transfers completed with error status %ld: the RDMA path between the nodes drops or rejects traffic", p->fail_status);
+                rb_step(x, "status 12 is the transport retry counter: the peer never acknowledged (GID, PFC/lossless config, a bad link); status 4/10 are protection/access errors");
+                break;
+            case EV_PT_FAIL_DEVICE:
+                rb_title(x, "perftest found no usable RDMA device: the driver, the device name (-d) or the container's /dev/infiniband");
+                rb_step(x, "ibv_devices; ibv_devinfo   # the names -d accepts; in a container mount /dev/infiniband and the RDMA libraries");
+                break;
+            default:
+                rb_title(x, "perftest failed before measuring: %s", p->failure);
+                break;
+            }
+        }
+        rb_cite_line(x, f, p->failure_line, "%s", p->failure);
+    }
+}
+
 #define PT_LOW_FRAC 0.75
 #define PT_TARGET_FRAC 0.9 /* what a healthy RDMA link carries in ib_*_bw */
 
@@ -398,6 +432,10 @@ static const rb_rule k_rules[] = {
      "one size range runs slower than smaller sizes: compare algorithms/protocols there (NCCL_ALGO, NCCL_PROTO) and check thresholds a tuner sets", r_dip},
     {"NCCLTESTS_FAILED", CP_LAYER_INTER, FAIL, 0.5, "nccl-tests 'NCCL failure', 'CUDA failure', 'Test failure' lines", "NVIDIA/nccl-tests (common.cu)",
      "the test did not complete: the NCCL WARN line before the failure names the cause", r_failed},
+    {"PERFTEST_FAILED", CP_LAYER_INTER, FAIL, 0.7,
+     "perftest: Couldn't connect to <host>:<port> / Failed to modify QP <n> to RTR / Failed status <n>: wr_id ... syndrom / Couldn't get device info",
+     "linux-rdma/perftest (perftest_communication.c, perftest_resources.c messages); NCCL troubleshooting (run ib_write_bw between the nodes)",
+     "the RDMA test itself failed: its message names the stage (TCP exchange, QP setup, transfer, device)", r_perftest_failed},
     {"PERFTEST_BELOW_LINE_RATE", CP_LAYER_INTER, AN_SEV_MEDIUM, 0.6,
      "a perftest bandwidth run's best average below 75 % of the line rate (--nic-gbps or the smallest standard rate at or above its peak)",
      "linux-rdma/perftest README; NVIDIA RDMA performance tuning (a healthy link carries 90-98 %)",

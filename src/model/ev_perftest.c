@@ -67,4 +67,9 @@ void ev_perftest_report(const ev_perftest *facts, rep_report *r, rep_node *o)
             ev_rep_line(r, ro, "result_line", w ? w->line : 0);
         }
     }
+    rep_int(r, o, "failures", "test failures", p->n_failures, NULL);
+    if (p->n_failures) {
+        rep_str(r, o, "first_failure", "first failure", p->failure);
+        ev_rep_line(r, o, "first_failure_line", p->failure_line);
+    }
 }

@@ -72,9 +72,25 @@ typedef struct ev_pt_run {
     uint32_t first_line, last_line;
 } ev_pt_run;
 
+/* A perftest failure line (perftest_communication.c, perftest_resources.c):
+ * the test never measured. */
+typedef enum ev_pt_fail {
+    EV_PT_FAIL_NONE = 0,
+    EV_PT_FAIL_CONNECT,    /* "Couldn't connect to <host>:<port>", "Unable to open file descriptor for socket connection" */
+    EV_PT_FAIL_QP,         /* "Failed to modify QP <n> to RTR|RTS" (address, GID, MTU of the path) */
+    EV_PT_FAIL_COMPLETION, /* "Failed status <n>: wr_id ... syndrom 0x.." / "Completion with error" */
+    EV_PT_FAIL_DEVICE,     /* "Couldn't get device info", "No IB devices found", "IB device <d> not found" */
+    EV_PT_FAIL_OTHER,      /* "Failed to exchange data between server and clients", ... */
+} ev_pt_fail;
+
 typedef struct ev_perftest {
     ev_pt_run *runs;
     size_t n_runs, cap_runs;
+    int n_failures;
+    int fail_kind;          /* ev_pt_fail of the first failure */
+    long fail_status;       /* "Failed status N" (an ibv_wc_status); -1 */
+    char failure[160];      /* the first failure line */
+    uint32_t failure_line;
 } ev_perftest;
 
 /* Row with the largest average bandwidth in a bandwidth run (NULL if none). */

@@ -259,6 +259,8 @@ static int is_banner(const char *s, size_t n)
             (n >= 12 && memcmp(s + n - 12, "Latency Test", 12) == 0));
 }
 
+static int failure_line(ev_perftest *r, const char *s, size_t n, uint32_t lineno);
+
 void rd_perftest_line(void *ctx, const rd_line *ln)
 {
     parser *ps = ctx;
@@ -279,6 +281,8 @@ void rd_perftest_line(void *ctx, const rd_line *ln)
         }
     }
     if (sn == 0)
+        return;
+    if (failure_line(ps->r, s, sn, lineno))
         return;
     char tool[32];
     if (find_tool(s, sn, tool, sizeof tool)) {
@@ -318,6 +322,42 @@ void rd_perftest_line(void *ctx, const rd_line *ln)
         parse_settings(ps, line, len, lineno);
 }
 
+/* A failure line of perftest (the phrases of perftest_communication.c and
+ * perftest_resources.c); the first is kept. */
+static int failure_line(ev_perftest *r, const char *s, size_t n, uint32_t lineno)
+{
+    static const struct { const char *phrase; int kind; } tab[] = {
+        {"Couldn't connect to", EV_PT_FAIL_CONNECT},
+        {"Unable to open file descriptor for socket connection", EV_PT_FAIL_CONNECT},
+        {"Unable to init the socket connection", EV_PT_FAIL_CONNECT},
+        {"Failed to modify QP", EV_PT_FAIL_QP},
+        {"Failed to create QP", EV_PT_FAIL_QP},
+        {"Failed status ", EV_PT_FAIL_COMPLETION},
+        {"Completion with error", EV_PT_FAIL_COMPLETION},
+        {"Couldn't get device info", EV_PT_FAIL_DEVICE},
+        {"No IB devices found", EV_PT_FAIL_DEVICE},
+        {"Couldn't get context for", EV_PT_FAIL_DEVICE},
+        {"Failed to exchange data between server and clients", EV_PT_FAIL_OTHER},
+        {"Couldn't allocate MR", EV_PT_FAIL_OTHER},
+    };
+    for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
+        const char *k = rd_find(s, n, tab[i].phrase);
+        if (!k)
+            continue;
+        long status = strcmp(tab[i].phrase, "Failed status ") == 0 ? rd_leading_int(k + strlen(tab[i].phrase), -1) : -1;
+        if (r->n_failures++ == 0) {
+            r->fail_kind = tab[i].kind;
+            r->fail_status = status;
+            rd_copy(r->failure, sizeof r->failure, s, n);
+            r->failure_line = lineno;
+        } else if (r->fail_kind == EV_PT_FAIL_COMPLETION && r->fail_status < 0) {
+            r->fail_status = status; /* "Completion with error" then "Failed status 12: ..." */
+        }
+        return 1;
+    }
+    return 0;
+}
+
 void *rd_perftest_begin(const char *name)
 {
     parser *ps = cp_xcalloc(1, sizeof *ps);
@@ -334,7 +374,7 @@ void *rd_perftest_end(void *st, diag_set *diag)
     size_t tables = 0;
     for (size_t i = 0; i < r->n_runs; i++)
         tables += r->runs[i].header_line != 0;
-    if (tables == 0) { /* no test banner followed by a #bytes header */
+    if (tables == 0 && !r->n_failures) { /* no test banner followed by a #bytes header, no failure */
         ev_perftest_free(r);
         r = NULL;
     } else {
@@ -363,5 +403,11 @@ int rd_perftest_sniff(const char *buf, size_t len)
         score += 20;
     if (rd_find(buf, len, "local address:"))
         score += 10;
+    /* a run that failed before its table: the tool and its failure words */
+    if ((rd_find(buf, len, "ib_write_") || rd_find(buf, len, "ib_read_") || rd_find(buf, len, "ib_send_") ||
+         rd_find(buf, len, "ib_atomic_")) &&
+        (rd_find(buf, len, "Couldn't connect to") || rd_find(buf, len, "Failed to modify QP") ||
+         rd_find(buf, len, "Failed status ") || rd_find(buf, len, "Unable to open file descriptor")))
+        score += 60;
     return score > 100 ? 100 : score;
 }

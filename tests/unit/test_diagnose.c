@@ -466,6 +466,11 @@ static const rule_case k_rule_cases[] = {
     {"Failed to initialize NVML: Driver/library version mismatch\n", "CUDA_DRIVER_MISMATCH", "mismatch"},
     {"RuntimeError: No CUDA GPUs are available\n", "CUDA_NO_DEVICE", "no CUDA device"},
     {"RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`\n", "CUDA_OOM", "cuBLAS"},
+    {"$ ib_write_bw -d mlx5_0 -x 3 10.0.0.2\n Couldn't connect to 10.0.0.2:18515\nUnable to open file descriptor for socket connection\n",
+     "PERFTEST_FAILED", "could not reach its peer"},
+    {"ib_send_bw -d mlx5_1 10.0.0.2\n #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
+     "Completion with error at client\nFailed status 12: wr_id 0 syndrom 0x81\nscnt=128, ccnt=0\n",
+     "PERFTEST_FAILED", "status 12"},
     {" \tGPU0\tGPU1\t\n GPU0\tX\tGNS\t\n GPU1\tGNS\tX\t\n\nLegend:\n\n  X    = Self\n  GNS  = GPU not supported\n",
      "TOPO_P2P_NOT_SUPPORTED", "GNS"},
 };
