@@ -71,7 +71,39 @@ static void r_pattern_gap(rb_ctx *c, const rb_rule *self)
     }
 }
 
+/* A fio job that ended with an error (its result line's err=, fio's
+ * "fio: io_u error on file ...", "fio: pid=..., err=N/..." lines). */
+static void r_job_error(rb_ctx *c, const rb_rule *self)
+{
+    RB_EACH(c, EV_FIO, f) {
+        const ev_fio *fi = f->as.fio;
+        const ev_fio_job *bad = NULL;
+        for (size_t i = 0; i < fi->n_jobs && !bad; i++)
+            if (fi->jobs[i].err > 0)
+                bad = &fi->jobs[i];
+        bool io_err = fi->n_warnings && (strstr(fi->warning, "io_u error") || strstr(fi->warning, "err="));
+        if (!bad && !io_err)
+            continue;
+        rb_finding *x = rb_raise(c, self);
+        if (bad)
+            rb_title(x, "fio job %s ended with error %d (%s): the storage returned I/O errors, the test measured nothing valid",
+                     bad->name, bad->err, strerror(bad->err));
+        else
+            rb_title(x, "fio reported an I/O error: %s", fi->warning);
+        if (bad)
+            rb_cite_line(x, f, bad->line, "%s: err=%d", bad->name, bad->err);
+        if (fi->n_warnings)
+            rb_cite_line(x, f, fi->warning_line, "%s", fi->warning);
+        rb_step(x, "dmesg -T | tail   # the device or filesystem error behind it (NVMe, a network filesystem timeout, ENOSPC)");
+        rb_step(x, "df -h and the filesystem's own health (lfs check servers, mount options); rerun fio on local NVMe to compare");
+    }
+}
+
 static const rb_rule k_rules[] = {
+    {"FIO_JOB_ERROR", CP_LAYER_STORAGE, AN_SEV_CRITICAL, 0.7,
+     "fio: a job's result line with err= N (N > 0), 'fio: io_u error on file ...: <reason>' / 'fio: pid=..., err=N/file:...'",
+     "fio documentation (output: err= is the job's first error, an errno)",
+     "the storage failed the test's I/O: find the device or filesystem error at that time before reading any bandwidth", r_job_error},
     {"FIO_ACCESS_PATTERN_GAP", CP_LAYER_STORAGE, AN_SEV_MEDIUM, 0.5,
      "fio read results of one file more than 8x apart (e.g. rw=read bs=1M against rw=randread bs=4k)",
      "fio documentation (rw, bs); PyTorch data loading (torch.utils.data) - random small reads of a networked filesystem",

@@ -471,6 +471,11 @@ static const rule_case k_rule_cases[] = {
     {"ib_send_bw -d mlx5_1 10.0.0.2\n #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
      "Completion with error at client\nFailed status 12: wr_id 0 syndrom 0x81\nscnt=128, ccnt=0\n",
      "PERFTEST_FAILED", "status 12"},
+    {"randread: (g=0): rw=randread, bs=(R) 4096B-4096B, ioengine=libaio, iodepth=32\nfio-3.28\n"
+     "fio: pid=1234, err=5/file:io_u.c:1787, func=io_u error, error=Input/output error\n"
+     "randread: (groupid=0, jobs=1): err= 5 (file:io_u.c:1787, func=io_u error, error=Input/output error): pid=1234: Mon Jan  1\n"
+     "  read: IOPS=1000, BW=3906KiB/s (4000kB/s)(3906KiB/1000msec)\n",
+     "FIO_JOB_ERROR", "error 5"},
     {" \tGPU0\tGPU1\t\n GPU0\tX\tGNS\t\n GPU1\tGNS\tX\t\n\nLegend:\n\n  X    = Self\n  GNS  = GPU not supported\n",
      "TOPO_P2P_NOT_SUPPORTED", "GNS"},
 };
