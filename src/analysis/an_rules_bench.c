@@ -271,6 +271,23 @@ static void r_dip(rb_ctx *c, const rb_rule *self)
     }
 }
 
+/* ---- iperf3 ---- */
+
+static void r_iperf_failed(rb_ctx *c, const rb_rule *self)
+{
+    RB_EACH(c, EV_IPERF, f) {
+        const ev_iperf *p = f->as.iperf;
+        if (!p->n_errors)
+            continue;
+        rb_finding *x = rb_raise(c, self);
+        if (!x->title[0])
+            rb_title(x, "iperf3 failed: %s", p->error);
+        rb_cite_line(x, f, p->error_line, "iperf3: error - %s", p->error);
+        rb_step(x, "start the server first (iperf3 -s) and check the port (-p, default 5201) is open between the hosts: nc -zv <server> 5201");
+        rb_step(x, "'the server is busy running a test': one client at a time per server port; start more servers on other ports for parallel tests");
+    }
+}
+
 /* ---- perftest ---- */
 
 static void r_perftest_failed(rb_ctx *c, const rb_rule *self)
@@ -432,6 +449,9 @@ static const rb_rule k_rules[] = {
      "one size range runs slower than smaller sizes: compare algorithms/protocols there (NCCL_ALGO, NCCL_PROTO) and check thresholds a tuner sets", r_dip},
     {"NCCLTESTS_FAILED", CP_LAYER_INTER, FAIL, 0.5, "nccl-tests 'NCCL failure', 'CUDA failure', 'Test failure' lines", "NVIDIA/nccl-tests (common.cu)",
      "the test did not complete: the NCCL WARN line before the failure names the cause", r_failed},
+    {"IPERF_FAILED", CP_LAYER_INTER, FAIL, 0.6, "iperf3: error - <reason> (unable to connect to server, the server is busy, ...)",
+     "iperf3(1) (esnet/iperf: the error messages of iperf_error.c)",
+     "the TCP test did not run: a server not listening, a firewall, or a server busy with another client", r_iperf_failed},
     {"PERFTEST_FAILED", CP_LAYER_INTER, FAIL, 0.7,
      "perftest: Couldn't connect to <host>:<port> / Failed to modify QP <n> to RTR / Failed status <n>: wr_id ... syndrom / Couldn't get device info",
      "linux-rdma/perftest (perftest_communication.c, perftest_resources.c messages); NCCL troubleshooting (run ib_write_bw between the nodes)",

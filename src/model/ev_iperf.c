@@ -44,4 +44,9 @@ void ev_iperf_report(const ev_iperf *facts, rep_report *r, rep_node *o)
         }
     ev_rep_int(r, o, "retransmits", "TCP retransmits (senders)", any ? retr : -1, NULL);
     rep_int(r, o, "rows", "rows", (int64_t)p->n_rows, NULL);
+    rep_int(r, o, "errors", "iperf3 errors", p->n_errors, NULL);
+    if (p->n_errors) {
+        rep_str(r, o, "first_error", "first error", p->error);
+        ev_rep_line(r, o, "first_error_line", p->error_line);
+    }
 }

@@ -46,6 +46,9 @@ typedef struct ev_iperf {
     size_t n_sections, cap_sections;
     ev_iperf_row *rows;
     size_t n_rows, cap_rows;
+    int n_errors;          /* "iperf3: error - ..." lines */
+    char error[160];       /* the first one, after "error - " */
+    uint32_t error_line;
 } ev_iperf;
 
 /* The receiver summary with the highest rate (the achieved throughput; a

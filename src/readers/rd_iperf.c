@@ -168,6 +168,14 @@ void rd_iperf_line(void *ctx, const rd_line *ln)
     const char *line = ln->text;
     size_t len = ln->len;
     uint32_t lineno = (uint32_t)ln->no;
+    const char *e = rd_find(line, len, "iperf3: error - ");
+    if (e) { /* "iperf3: error - unable to connect to server: Connection refused" */
+        if (r->n_errors++ == 0) {
+            rd_copy(r->error, sizeof r->error, e + 16, len - (size_t)(e + 16 - line));
+            r->error_line = lineno;
+        }
+        return;
+    }
     rd_field f[32];
     int n = rd_split(line, len, f, 32, NULL);
     if (n == 0)
@@ -203,7 +211,7 @@ void *rd_iperf_end(void *stp, diag_set *diag)
 {
     ist *st = stp;
     ev_iperf *r = NULL;
-    if (st->r.n_rows) {
+    if (st->r.n_rows || st->r.n_errors) {
         r = cp_xmalloc(sizeof *r);
         *r = st->r; /* the arrays move with it */
         diag_merge(diag, &st->local);
@@ -231,5 +239,7 @@ int rd_iperf_sniff(const char *buf, size_t len)
         score += 20;
     if (rd_find(buf, len, "sender") || rd_find(buf, len, "receiver") || rd_find(buf, len, "iperf"))
         score += 10;
+    if (rd_find(buf, len, "iperf3: error - "))
+        score += 60;
     return score > 100 ? 100 : score;
 }

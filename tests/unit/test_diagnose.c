@@ -476,6 +476,7 @@ static const rule_case k_rule_cases[] = {
      "randread: (groupid=0, jobs=1): err= 5 (file:io_u.c:1787, func=io_u error, error=Input/output error): pid=1234: Mon Jan  1\n"
      "  read: IOPS=1000, BW=3906KiB/s (4000kB/s)(3906KiB/1000msec)\n",
      "FIO_JOB_ERROR", "error 5"},
+    {"$ iperf3 -c 10.0.0.2 -P 4\niperf3: error - unable to connect to server: Connection refused\n", "IPERF_FAILED", "Connection refused"},
     {" \tGPU0\tGPU1\t\n GPU0\tX\tGNS\t\n GPU1\tGNS\tX\t\n\nLegend:\n\n  X    = Self\n  GNS  = GPU not supported\n",
      "TOPO_P2P_NOT_SUPPORTED", "GNS"},
 };
