@@ -235,7 +235,7 @@ typedef struct an_finding {
     const char *interval_source;      /* "trace", "--ckpt-every", "default" */
     int32_t rank;                     /* the rank concerned, -1 all/none */
     uint32_t order;                   /* insertion order: the last sort key (rule table order) */
-    char title[160];
+    char title[240];
     char assumption[400];
     const char *recommendation;       /* static text */
     int n_evidence;
@@ -259,23 +259,14 @@ void an_finding_evidence(an_finding *x, const char *fmt, ...) __attribute__((for
 
 /* What a healthy path reaches, as a fraction of the expected busbw: the
  * target the gains of slow-collective findings scale to (trace rules in
- * an_findings.c, nccl-tests in an_evidence_tables.c; docs/METRICS.md). */
+ * an_findings.c, nccl-tests in an_rules_bench.c; docs/METRICS.md). */
 #define AN_NET_TARGET_FRAC 0.8   /* NCCL over IB/RoCE */
 #define AN_INTRA_TARGET_FRAC 0.7 /* NCCL over NVLink/PCIe inside a node */
 
 /* ---- evidence files ---- */
 
-/* an_evidence: findings from the evidence files (NCCL logs, nccl-tests,
- * perftest), merged into the ranked list by an_findings. */
+/* an_evidence: the rule book's findings over the evidence files
+ * (rulebook.h), merged into the ranked list by an_findings. */
 typedef an_findings_result an_evidence_result;
-
-/* Rules per table-shaped evidence kind (an_evidence_tables.c); facts is the
- * reader's result (rd_nccltests *, rd_perftest *, rd_topo *), e the file's
- * evidence[] entry. */
-void an_ev_nccl_tests(an_ctx *ctx, an_evidence_result *out, const char *path, const void *facts, rep_node *e);
-void an_ev_perftest(an_ctx *ctx, an_evidence_result *out, const char *path, const void *facts, rep_node *e);
-void an_ev_topo(an_evidence_result *out, const char *path, const void *facts, rep_node *e, rep_report *rp);
-/* nvidia-smi dmon / dcgmi dmon samples (rd_dmon *): an_evidence_dmon.c. */
-void an_ev_dmon(an_ctx *ctx, an_evidence_result *out, const char *path, const void *facts, rep_node *e);
 
 #endif

@@ -31,13 +31,7 @@ typedef enum an_id {
     AN__COUNT
 } an_id;
 
-/* An evidence file given to analyze, parsed by its reader (owned by the
- * caller; kind is an evidence registry key or "nccl_log"). */
-typedef struct an_evidence_file {
-    const char *path;
-    const char *kind;
-    const void *facts;       /* rd_nccltests *, rd_perftest *, rd_nccl_facts *, ... */
-} an_evidence_file;
+struct ev_set; /* src/model/evidence.h: the evidence files (owned by the caller) */
 
 typedef struct an_opts {
     int gpus_per_node;       /* 0 = from the trace's device count */
@@ -48,8 +42,7 @@ typedef struct an_opts {
      * given (then the trace's, else a stated default) */
     double ckpt_every_s;
     double ckpt_every_steps;
-    const an_evidence_file *evidence;
-    size_t n_evidence;
+    const struct ev_set *evidence; /* evidence files for the rule book; NULL none */
     /* launch_stats.by_correlation lists every launch when true; otherwise
      * only the outliers (short kernels, runtime and delay outliers), at most
      * AN_LAUNCH_ROWS of them, so a trace of a million launches does not put

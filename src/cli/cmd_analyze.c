@@ -15,8 +15,8 @@
 #include "../base/paths.h"
 #include "../base/src.h"
 #include "../base/util.h"
+#include "../model/evidence.h"
 #include "../readers/evidence.h"
-#include "../readers/nccl_log.h"
 #include "../readers/reader.h"
 
 #include <stdio.h>
@@ -62,16 +62,12 @@ typedef struct input {
     const char *compression;
     bool from_dir;               /* found in a directory or by a glob, not named */
     bool skipped;                /* from_dir and not a format we read */
-    const rd_evidence_kind *ev;  /* evidence file (not a trace) */
-    bool nccl_log;               /* an NCCL_DEBUG log (evidence) */
-    void *facts;                 /* the evidence reader's result */
+    bool evidence;               /* not a trace: read into the evidence set */
+    char kinds[96];              /* the evidence kinds found in it */
 } input;
 
-static bool is_evidence(const input *in) { return in->ev || in->nccl_log; }
-static const char *input_kind(const input *in)
-{
-    return in->ev ? in->ev->key : in->nccl_log ? "nccl_log" : in->reader->name;
-}
+static bool is_evidence(const input *in) { return in->evidence; }
+static const char *input_kind(const input *in) { return in->evidence ? in->kinds : in->reader->name; }
 
 typedef struct read_job {
     input *inputs;
@@ -99,8 +95,8 @@ static void read_one(void *ctx, size_t i)
     in->rc = in->reader->read(in->path, in->builder, &ro, &in->err);
 }
 
-/* Sniff every input; returns an exit code (3 when one is not recognised). */
-static int detect_inputs(input *inputs, size_t n, diag_set *diags)
+/* Sniff every input for a trace format; returns an exit code. */
+static int detect_inputs(input *inputs, size_t n)
 {
     unsigned char *head = cp_xmalloc(RD_SNIFF_BYTES);
     int rc = 0;
@@ -119,76 +115,56 @@ static int detect_inputs(input *inputs, size_t n, diag_set *diags)
             cp_src_close(s);
         }
         inputs[i].reader = rd_detect(inputs[i].path, head, (size_t)got);
-        if (!inputs[i].reader) { /* not a trace: evidence, from its content */
-            int conf = 0, nccl = rd_nccl_sniff((const char *)head, (size_t)got);
-            inputs[i].ev = rd_evidence_detect((const char *)head, (size_t)got, &conf);
-            /* an NCCL log that a table sniffer also half-likes is a log */
-            if (nccl >= 60 && (!inputs[i].ev || nccl >= conf)) {
-                inputs[i].ev = NULL;
-                inputs[i].nccl_log = true;
-            }
-        }
-        if (!inputs[i].reader && !is_evidence(&inputs[i])) {
-            /* a stray file in a trace directory (a README, synth.json) is
-             * skipped and counted; a file the user named is an error */
-            if (inputs[i].from_dir) {
-                inputs[i].skipped = true;
-                diag_count(diags, DIAG_SKIPPED_FILE, inputs[i].path, -1);
-                cp_log_warn("%s: skipped: not a trace or evidence format chainprof analyze reads",
-                            inputs[i].path);
-                continue;
-            }
-            cp_error_set(&err, CP_ERR_FORMAT, inputs[i].path, 0, 0, 0,
-                         "input not recognised: not a trace or evidence format chainprof analyze reads "
-                         "(failure logs go to chainprof diagnose)");
-            rc = cli_fail(&err);
-        }
+        inputs[i].evidence = !inputs[i].reader; /* the evidence loop decides what it is */
     }
     free(head);
     return rc;
 }
 
-/* Parse the evidence inputs (after the traces: they are small). A file
- * whose content was recognised but does not parse stops the run (exit 3),
- * like a trace that is not one. */
-static int load_evidence(input *inputs, size_t n, an_evidence_file **out, size_t *n_out)
+/* Read the evidence inputs into set (before the traces: they are small, and
+ * a file that is nothing chainprof reads should stop the run before the
+ * long part). A named file in which no reader finds its kind stops the run
+ * (exit 3); one found in a directory is skipped and counted. */
+static int load_evidence(input *inputs, size_t n, int nthreads, ev_set *set, diag_set *skipped)
 {
-    *out = cp_xcalloc(n ? n : 1, sizeof **out);
-    *n_out = 0;
-    for (size_t i = 0; i < n; i++) {
+    char **paths = cp_xcalloc(n ? n : 1, sizeof *paths);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (inputs[i].evidence)
+            paths[m++] = (char *)inputs[i].path;
+    cp_error err;
+    cp_error_clear(&err);
+    long dropped = 0;
+    int rc = rd_ev_read_files(set, paths, m, nthreads, &dropped, &err);
+    free(paths);
+    if (rc < 0)
+        return cli_fail(&err);
+    if (dropped)
+        diag_count_n(skipped, DIAG_LIMIT_REACHED, (uint64_t)dropped, NULL, -1);
+    size_t k = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
         input *in = &inputs[i];
-        cp_error err;
-        cp_error_clear(&err);
-        if (in->ev) {
-            const rd_evidence_kind *k;
-            if (rd_evidence_load(in->path, &k, &in->facts, &err) < 0)
-                return cli_fail(&err);
-            in->ev = k;
-        } else if (in->nccl_log) {
-            cp_buf b = CP_BUF_INIT;
-            if (cp_src_read_all(in->path, &b, (size_t)1 << 30, &err) < 0) {
-                cp_buf_free(&b);
-                return cli_fail(&err);
-            }
-            rd_nccl_facts *f = cp_xmalloc(sizeof *f);
-            rd_nccl_parse_buf(f, in->path, b.data ? b.data : "", b.len);
-            cp_buf_free(&b);
-            in->facts = f;
-        } else {
+        if (!in->evidence)
+            continue;
+        if (k >= set->n_inputs) { /* past RD_EV_MAX_INPUTS: counted above */
+            in->skipped = true;
             continue;
         }
-        (*out)[(*n_out)++] = (an_evidence_file){ in->path, input_kind(in), in->facts };
+        const ev_input *ei = &set->inputs[k++];
+        ev_kinds_str(ei->kinds, in->kinds, sizeof in->kinds);
+        if (ei->kinds)
+            continue;
+        if (in->from_dir) { /* a stray file in a trace directory (a README, synth.json) */
+            in->skipped = true;
+            diag_count(skipped, DIAG_SKIPPED_FILE, in->path, -1);
+            cp_log_warn("%s: skipped: not a trace or evidence format chainprof analyze reads", in->path);
+            continue;
+        }
+        cp_error_set(&err, CP_ERR_FORMAT, in->path, 0, 0, 0,
+                     "input not recognised: not a trace or evidence format chainprof analyze reads");
+        rc = cli_fail(&err);
     }
-    return 0;
-}
-
-static void free_evidence(input *in)
-{
-    if (in->ev && in->facts)
-        in->ev->free(in->facts);
-    else if (in->nccl_log)
-        free(in->facts);
-    in->facts = NULL;
+    return rc;
 }
 
 /* The verdict first, then the per-rank summary and the layer view; the
@@ -290,7 +266,11 @@ int cmd_analyze(cli_ctx *ctx)
     }
     diag_set skipped;
     diag_init(&skipped);
-    rc = detect_inputs(inputs, paths.n, &skipped);
+    ev_set evidence;
+    ev_set_init(&evidence);
+    rc = detect_inputs(inputs, paths.n);
+    if (!rc)
+        rc = load_evidence(inputs, paths.n, nthreads, &evidence, &skipped);
     size_t n_inputs = 0; /* drop the skipped ones, keeping order */
     for (size_t i = 0; i < paths.n; i++)
         if (!inputs[i].skipped)
@@ -344,26 +324,19 @@ int cmd_analyze(cli_ctx *ctx)
     }
     cp_log_phase("timeline finish", c_finish);
     free(bs);
-    an_evidence_file *evidence = NULL;
-    size_t n_evidence = 0;
-    if ((rc = load_evidence(inputs, n_inputs, &evidence, &n_evidence)) != 0) {
-        free(evidence);
-        goto out;
-    }
-
     rep = rep_new("chainprof.analyze/1", ctx->argc, ctx->argv);
     for (size_t i = 0; i < n_inputs; i++) {
         rep_node *in = rep_input(rep, inputs[i].path, input_kind(&inputs[i]), inputs[i].size_bytes);
         rep_str(rep, in, "compression", "compression", inputs[i].compression);
     }
     diag_merge(&tl->diag, &skipped);
+    ev_set_diag(&evidence, &tl->diag); /* every evidence reader's damage with the traces' */
     rep_diagnostics(rep, &tl->diag);
     an_opts ao = { .gpus_per_node = (int)gpn, .nthreads = nthreads, .nic_gbit_s = nic_gbit_s,
                    .launch_table = cli_has(ctx, O_LAUNCH_TABLE),
                    .nvlink_gbps = nvlink_gbps, .ckpt_every_s = ckpt_s, .ckpt_every_steps = ckpt_steps,
-                   .evidence = evidence, .n_evidence = n_evidence };
+                   .evidence = &evidence };
     int arc = an_run_all(&an, tl, rep, &ao, &err);
-    free(evidence);
     if (arc < 0) {
         rc = cli_fail(&err);
         goto out;
@@ -397,9 +370,9 @@ out:
         for (size_t k = 0; k < inputs[i].n_extra; k++)
             tl_builder_free(inputs[i].extra[k]);
         free(inputs[i].extra);
-        free_evidence(&inputs[i]);
     }
     free(inputs);
+    ev_set_free(&evidence);
     cp_paths_free(&paths);
     return rc;
 }

@@ -1,73 +1,144 @@
-/* evidence.h - registry of the evidence readers and content sniffing.
+/* evidence.h - the evidence reader table and the one reading loop that fills
+ * the evidence model (src/model/evidence.h) for `analyze` and `diagnose`.
  *
- * `chainprof analyze` takes evidence files in any order and any name; each
- * file's kind is decided from its content: every reader's sniffer looks at
- * the first RD_SNIFF_BYTES and returns a confidence 0..100, the highest one
- * at or above RD_EVIDENCE_MIN_CONFIDENCE wins (ties go to the earlier row).
- * The parse and free functions of a row take and give the reader's own
- * result struct as void *; the caller casts by kind name.
+ * Every evidence and log format is one line-streaming reader: the loop
+ * (rd_ev_read_*) streams each input once (plain, .gz or .zst, a fixed
+ * window: a file of any size costs O(RD_EV_MAX_LINE_BYTES) plus the facts),
+ * peels each line's prefixes once (log_prefix.h), and hands the line to
+ * every reader active on that input. A reader is active when it is a scan
+ * reader (RD_EV_SCAN in evidence.def) or when its sniffer scores the head
+ * at least RD_EV_MIN_CONFIDENCE. At the end each active reader returns its
+ * facts, or NULL when the input held none of its kind; so one input may
+ * yield several evidence files (NCCL INFO lines interleaved with an
+ * nccl-tests table give an nccl_log file and an nccl_tests file), and every
+ * reader's damage counts land in the set (ev_set_diag merges them into the
+ * report's diagnostics).
  *
- * How to add a reader:
- *   1. write src/readers/rd_<fmt>.c/.h with rd_<fmt>_sniff, rd_<fmt>_parse
- *      (data, len, name, &out, err), rd_<fmt>_free, a `diag_set diag` member
- *      in the result, and rd_<fmt>_report in evidence_report.c;
- *   2. add one RD_EVIDENCE_ADAPT(<fmt>, type) line and one row to the table in
- *      evidence.c (key, title, adapters);
- *   3. give it a fixture, a unit test and a fuzz target, and document the
- *      format in docs/FORMATS.md.
+ * The loop also does what every reader would otherwise repeat: it skips
+ * "#@" lines (the provenance notes of the project's sample logs; line
+ * numbers still count them), strips a trailing CR, cuts lines longer than
+ * RD_EV_MAX_LINE_BYTES (counted), gives an untimed line the time of the last
+ * timed line of its input (ordering across ranks), and gives an untagged
+ * line of "rank3.log" rank 3 (counted as rank_from_filename).
+ *
+ * Reader contract (all four functions in one file, no globals):
+ *   int   rd_<p>_sniff(const char *head, size_t n)  confidence 0..100 that
+ *         head (the first bytes of an input) is this format;
+ *   void *rd_<p>_begin(const char *name)            reading state (owned by
+ *         the loop until end); name is the input's path, for messages;
+ *   void  rd_<p>_line(void *st, const rd_line *ln)  one line; a line that
+ *         is not this reader's is ignored cheaply;
+ *   void *rd_<p>_end(void *st, diag_set *diag)       frees st; returns the
+ *         facts (the model's type of the kind, caller owns) or NULL when
+ *         the input held none; counts damage into diag.
+ *
+ * Checklist for a new reader (one file + one row):
+ *   1. the kind and its fact type in src/model (checklist in
+ *      src/model/evidence.h), unless it yields an existing kind;
+ *   2. src/readers/rd_<fmt>.c (or <fmt>_log.c) with the four functions
+ *      above, declared with RD_EV_DECLARE(<p>) in its header; every fact
+ *      with its line; bad items counted (rd_note, diag.def codes), never
+ *      fatal;
+ *   3. one RD_EV row in src/readers/evidence.def;
+ *   4. a fixture, unit tests (rd_ev_read_buffer), a fuzz target, the format
+ *      in docs/FORMATS.md.
+ * Whole-file readers (a Flight Recorder pickle or its one-line JSON, an
+ * .ncu-rep that a tool converts): a row RD_EV_FILE(KIND, p, flags, ext) in
+ * evidence.def and two functions instead of four:
+ *   int   rd_<p>_sniff(const char *head, size_t n)  as above, on the head
+ *         (binary allowed; 0 when the head cannot tell);
+ *   void *rd_<p>_file(const char *path, const char *data, size_t len,
+ *                     diag_set *diag)           the facts or NULL; data is
+ *         the whole decompressed input (bytes as they are: no CR stripping,
+ *         no line cuts, "#@" lines included), at most RD_EV_MAX_WHOLE_BYTES
+ *         (larger inputs are counted as limit_reached and not read); with
+ *         RD_EV_NO_DATA the loop does not read the input: data is NULL and
+ *         the reader opens path itself (a converter such as ncu --import).
+ *   `ext` (a file-name suffix such as ".ncu-rep", or NULL) claims an input
+ *   by its name whatever its head says. An input a whole-file reader claims
+ *   (sniff >= RD_EV_MIN_CONFIDENCE or ext) goes to it alone. Declare the
+ *   two with RD_EV_FILE_DECLARE(p).
  */
 #ifndef CP_READERS_EVIDENCE_H
 #define CP_READERS_EVIDENCE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "../base/error.h"
 #include "../model/diag.h"
-#include "../model/report.h"
+#include "../model/evidence.h"
+#include "log_prefix.h"
 
-#define RD_EVIDENCE_MIN_CONFIDENCE 50
+#define RD_EV_MIN_CONFIDENCE 50
+#define RD_EV_MAX_LINE_BYTES 65536 /* longer lines are cut (counted as limit_reached) */
+#define RD_EV_MAX_INPUTS 4096      /* inputs past it are counted, not read */
 
-typedef int (*rd_sniff_fn)(const char *buf, size_t len);
-typedef int (*rd_parse_fn)(const char *data, size_t len, const char *name, void **out,
-                           cp_error *err);
-typedef void (*rd_free_fn)(void *facts);
-typedef void (*rd_report_fn)(const void *facts, rep_report *r, rep_node *obj);
-typedef const diag_set *(*rd_diag_fn)(const void *facts);
+#define RD_EV_MAX_WHOLE_BYTES (1024LL << 20) /* whole-file readers: larger inputs are not read */
 
-typedef struct rd_evidence_kind {
-    const char *key;   /* stable name reported in JSON: "nccl_tests", "perftest", ... */
-    const char *title; /* for people: "nccl-tests output" */
-    rd_sniff_fn sniff;
-    rd_parse_fn parse;
-    rd_free_fn free;
-    rd_report_fn report; /* the facts as an evidence[] entry's fields */
-    rd_diag_fn diag;     /* the damage counted while parsing */
-} rd_evidence_kind;
+enum {
+    RD_EV_SCAN = 1,    /* read every text input (log lines may appear anywhere) */
+    RD_EV_ALONE = 2,   /* when it claims the head, no other reader sees the input
+                        * (nvidia-smi -q: its "Key : Value" lines are nobody else's) */
+    RD_EV_NO_DATA = 4, /* whole-file reader that opens the path itself */
+};
 
-/* The table (static storage, never freed) and its length. */
-const rd_evidence_kind *rd_evidence_kinds(size_t *n);
+/* One line as the loop hands it to a reader. */
+typedef struct rd_line {
+    const char *text;    /* the whole line, no newline or CR */
+    size_t len;
+    long no;             /* 1-based line number in the input */
+    const rd_prefix *pfx; /* its prefixes, peeled once (rank/host/time, msg) */
+} rd_line;
 
-/* Kind by key, or NULL. */
-const rd_evidence_kind *rd_evidence_kind_by_key(const char *key);
+typedef struct rd_ev_reader {
+    ev_kind kind;
+    const char *name;    /* the prefix, for messages and tests */
+    unsigned flags;      /* RD_EV_SCAN, RD_EV_ALONE, RD_EV_NO_DATA */
+    int (*sniff)(const char *head, size_t n);
+    /* line readers (RD_EV rows); NULL for whole-file readers */
+    void *(*begin)(const char *name);
+    void (*line)(void *st, const rd_line *ln);
+    void *(*end)(void *st, diag_set *diag);
+    /* whole-file readers (RD_EV_FILE rows); NULL for line readers */
+    void *(*file)(const char *path, const char *data, size_t len, diag_set *diag);
+    const char *ext;     /* file-name suffix that claims an input; NULL */
+} rd_ev_reader;
 
-/* Best kind for the content, or NULL when no sniffer reaches
- * RD_EVIDENCE_MIN_CONFIDENCE. *confidence (may be NULL) gets the best score. */
-const rd_evidence_kind *rd_evidence_detect(const char *buf, size_t len, int *confidence);
+#define RD_EV_DECLARE(p)                                   \
+    int rd_##p##_sniff(const char *head, size_t n);        \
+    void *rd_##p##_begin(const char *name);                \
+    void rd_##p##_line(void *st, const rd_line *ln);       \
+    void *rd_##p##_end(void *st, diag_set *diag)
 
-/* Every kind whose sniffer reaches RD_EVIDENCE_MIN_CONFIDENCE, best first
- * (a log may hold two formats, e.g. nccl-tests run with NCCL_DEBUG=INFO).
- * Stores at most max kinds in out; returns how many matched. */
-size_t rd_evidence_detect_all(const char *buf, size_t len, const rd_evidence_kind **out,
-                              size_t max);
+#define RD_EV_FILE_DECLARE(p)                              \
+    int rd_##p##_sniff(const char *head, size_t n);        \
+    void *rd_##p##_file(const char *path, const char *data, size_t len, diag_set *diag)
 
-/* Detect the kind of the file at path from its first RD_SNIFF_BYTES.
- * Returns the kind's key, or "not recognised" (then err holds CP_ERR_FORMAT
- * naming the file; an unreadable file gives CP_ERR_IO). */
-const char *rd_evidence_detect_path(const char *path, int *confidence, cp_error *err);
+/* The table (static storage) and its length. */
+const rd_ev_reader *rd_ev_readers(size_t *n);
+/* The reader of a kind, or NULL. */
+const rd_ev_reader *rd_ev_reader_of(ev_kind kind);
 
-/* Read the file, detect its kind and parse it. On success *kind and *facts
- * are set and the caller frees facts with (*kind)->free. */
-int rd_evidence_load(const char *path, const rd_evidence_kind **kind, void **facts,
-                     cp_error *err);
+/* Best table (non-scan) reader for a head, or NULL below
+ * RD_EV_MIN_CONFIDENCE; *confidence (may be NULL) gets the best score. Scan
+ * readers are asked too, so a head full of NCCL lines is claimed. */
+const rd_ev_reader *rd_ev_detect(const char *head, size_t n, int *confidence);
+
+/* Read each file into s: one input per path (in order), its evidence files
+ * after it. Files are read on up to nthreads threads (one file per thread);
+ * the set does not depend on the thread count. Returns 0, or the first
+ * error (err filled: a file that cannot be opened or read); inputs past
+ * RD_EV_MAX_INPUTS are counted in *dropped (may be NULL). */
+int rd_ev_read_files(ev_set *s, char *const *paths, size_t n, int nthreads, long *dropped, cp_error *err);
+/* Read one in-memory input named `name`. */
+void rd_ev_read_buffer(ev_set *s, const char *name, const char *buf, size_t len);
+
+/* Parse a buffer with one kind's reader only (tests, fuzz targets, callers
+ * that know the kind): 0 and *facts set (caller frees with ev_facts_free),
+ * or CP_ERR_FORMAT when the buffer holds none of the kind. diag (may be
+ * NULL) gets the damage. */
+int rd_ev_parse(ev_kind kind, const char *data, size_t len, const char *name, void **facts, diag_set *diag,
+                cp_error *err);
 
 #endif

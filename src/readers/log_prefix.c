@@ -17,47 +17,12 @@
 
 #define NS_PER_SEC 1000000000LL
 
-static const int k_month_start[12] = {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334};
-
-/* ns since Jan 1 of the year for a calendar date; month 1..12, day 1..31. */
+/* ns since Jan 1 of the year for a calendar date (no leap day: stamps with
+ * and without a year must stay comparable; ev_base.h) */
 static int64_t wall_ns(int year, int month, int day, int h, int m, int s, int64_t frac_ns)
 {
-    /* no leap day: stamps with and without a year must stay comparable */
     (void)year;
-    int64_t days = k_month_start[month - 1] + (day - 1);
-    return ((days * 24 + h) * 60 + m) * 60 * NS_PER_SEC + (int64_t)s * NS_PER_SEC + frac_ns;
-}
-
-int rd_time_cmp(rd_time a, rd_time b)
-{
-    if (a.clock == RD_CLOCK_NONE || a.clock != b.clock) return 2;
-    if (a.clock == RD_CLOCK_WALL && a.year && b.year && a.year != b.year)
-        return a.year < b.year ? -1 : 1;
-    return a.ns < b.ns ? -1 : a.ns > b.ns ? 1 : 0;
-}
-
-const char *rd_time_format(rd_time t, char *buf, size_t size)
-{
-    if (!size) return buf;
-    buf[0] = '\0';
-    if (t.clock == RD_CLOCK_BOOT) {
-        snprintf(buf, size, "boot+%lld.%06lld", (long long)(t.ns / NS_PER_SEC),
-                 (long long)(t.ns % NS_PER_SEC) / 1000);
-    } else if (t.clock == RD_CLOCK_WALL) {
-        int64_t sec = t.ns / NS_PER_SEC;
-        int ms = (int)((t.ns % NS_PER_SEC) / 1000000);
-        int doy = (int)(sec / 86400), rem = (int)(sec % 86400);
-        int month = 12;
-        while (month > 1 && doy < k_month_start[month - 1]) month--;
-        int day = doy - k_month_start[month - 1] + 1;
-        if (t.year)
-            snprintf(buf, size, "%04d-%02d-%02d %02d:%02d:%02d.%03d", t.year, month, day,
-                     rem / 3600, rem / 60 % 60, rem % 60, ms);
-        else
-            snprintf(buf, size, "%02d-%02d %02d:%02d:%02d.%03d", month, day, rem / 3600,
-                     rem / 60 % 60, rem % 60, ms);
-    }
-    return buf;
+    return ev_time_wall_ns(month, day, h, m, s, frac_ns);
 }
 
 const char *rd_memmem(const char *hay, size_t n, const char *needle)
@@ -167,7 +132,7 @@ static size_t skip_spaces(const char *s, const char *end)
     return (size_t)(p - s);
 }
 
-/* "[rank3]:" / "[default3]:" / "[80746] " / "[ 1843.308145] " / "[Thu Mar 21 02:07:08 2024] " */
+/* "[rank3]:" / "[default3]:" / "[1,3]<stdout>:" / "[80746] " / "[ 1843.308145] " / "[Thu Mar 21 02:07:08 2024] " */
 static size_t strip_bracket(const char *s, const char *end, rd_prefix *o)
 {
     if (s >= end || *s != '[') return 0;
@@ -194,6 +159,28 @@ static size_t strip_bracket(const char *s, const char *end, rd_prefix *o)
             return (size_t)(after - s);
         }
     }
+    /* c10d's glog without a time (PyTorch <= 2.1): "[E ProcessGroupNCCL.cpp:475] ",
+     * "[W socket.cpp:426] " - a level letter, then file:line */
+    if (n >= 5 && strchr("EWIF", in[0]) && in[1] == ' ' && isdigit((unsigned char)close[-1])) {
+        const char *colon = memchr(in, ':', n);
+        if (colon && colon > in + 2 && !memchr(in + 2, ' ', (size_t)(colon - in - 2))) {
+            o->level = in[0];
+            return (size_t)(after - s) + skip_spaces(after, end);
+        }
+    }
+    /* Open MPI --tag-output: "[1,3]<stdout>:" / "[1,3]<stderr>:" (job, rank) */
+    q = in;
+    if (rd_scan_long(&q, close, &v) == 0 && q < close && *q == ',') {
+        q++;
+        long r;
+        if (rd_scan_long(&q, close, &r) == 0 && q == close && after < end && *after == '<') {
+            const char *gt = memchr(after, '>', (size_t)(end - after));
+            if (gt && gt + 1 < end && gt[1] == ':' && gt - after <= 8) {
+                o->rank = (int)r;
+                return (size_t)(gt + 2 - s);
+            }
+        }
+    }
     q = in + skip_spaces(in, close);
     if (q < close && isdigit((unsigned char)*q)) {
         const char *d = q;
@@ -211,7 +198,7 @@ static size_t strip_bracket(const char *s, const char *end, rd_prefix *o)
                     d++;
                 }
                 if (d == close) {
-                    o->ts.clock = RD_CLOCK_BOOT;
+                    o->ts.clock = EV_CLOCK_BOOT;
                     o->ts.year = 0;
                     o->ts.ns = (int64_t)v * NS_PER_SEC + frac;
                     return (size_t)(after - s) + skip_spaces(after, end);
@@ -231,7 +218,7 @@ static size_t strip_bracket(const char *s, const char *end, rd_prefix *o)
             long year;
             const char *y = p + 1 + k + 1;
             if (k && y < close && rd_scan_long(&y, close, &year) == 0 && day >= 1 && day <= 31) {
-                o->ts.clock = RD_CLOCK_WALL;
+                o->ts.clock = EV_CLOCK_WALL;
                 o->ts.year = (int16_t)year;
                 o->ts.ns = wall_ns((int)year, month, (int)day, 0, 0, 0, tod);
                 return (size_t)(after - s) + skip_spaces(after, end);
@@ -248,7 +235,7 @@ static size_t strip_bracket(const char *s, const char *end, rd_prefix *o)
             int month = (int)(mmdd / 100), day = (int)(mmdd % 100);
             if (k && month >= 1 && month <= 12 && day >= 1 && day <= 31) {
                 o->level = in[0];
-                o->ts.clock = RD_CLOCK_WALL;
+                o->ts.clock = EV_CLOCK_WALL;
                 o->ts.year = 0;
                 o->ts.ns = wall_ns(0, month, day, 0, 0, 0, tod);
                 return (size_t)(after - s) + skip_spaces(after, end);
@@ -259,6 +246,25 @@ static size_t strip_bracket(const char *s, const char *end, rd_prefix *o)
 }
 
 /* "2024-03-21 02:07:08,408" / "2024-03-21T02:07:08.408Z" optionally in [] */
+/* Ray's worker tag: "(pid=909608) " / "(RayWorkerWrapper pid=16018, ip=10.0.0.5) "
+ * (the process, not a rank: dropped) */
+static size_t strip_ray(const char *s, const char *end)
+{
+    if (s >= end || *s != '(')
+        return 0;
+    const char *close = memchr(s, ')', (size_t)(end - s) > 160 ? 160 : (size_t)(end - s));
+    if (!close || close + 1 >= end || close[1] != ' ')
+        return 0;
+    const char *p = rd_memmem(s, (size_t)(close - s), "pid=");
+    if (!p || (p != s + 1 && p[-1] != ' '))
+        return 0;
+    const char *q = p + 4;
+    long v;
+    if (rd_scan_long(&q, close, &v) != 0 || (q != close && *q != ','))
+        return 0;
+    return (size_t)(close + 2 - s);
+}
+
 static size_t strip_iso(const char *s, const char *end, rd_prefix *o)
 {
     const char *p = s;
@@ -294,7 +300,7 @@ static size_t strip_iso(const char *s, const char *end, rd_prefix *o)
         if (p >= end || *p != ']') return 0;
         p++;
     }
-    o->ts.clock = RD_CLOCK_WALL;
+    o->ts.clock = EV_CLOCK_WALL;
     o->ts.year = (int16_t)y;
     o->ts.ns = wall_ns(y, mo, d, 0, 0, 0, tod) - offset_min * 60 * NS_PER_SEC;
     p += skip_spaces(p, end);
@@ -342,7 +348,7 @@ static size_t strip_syslog(const char *s, const char *end, rd_prefix *o)
     const char *t = p;
     while (t < end && *t != ' ' && *t != ':') t++;
     if (t + 1 < end && *t == ':' && t[1] == ' ') p = t + 2;
-    o->ts.clock = RD_CLOCK_WALL;
+    o->ts.clock = EV_CLOCK_WALL;
     o->ts.year = 0;
     o->ts.ns = wall_ns(0, month, (int)day, 0, 0, 0, tod);
     return (size_t)(p - s);
@@ -396,16 +402,35 @@ void rd_prefix_parse(const char *line, size_t len, rd_prefix *o)
     o->rank = o->local_rank = o->dev = -1;
     o->pid = o->tid = -1;
     const char *s = line, *end = line + len;
+    /* a line pasted from a Markdown quote ("> ", ">> ") or indented under
+     * a heading: the quote marks go; leading blanks go only when a prefix
+     * follows them (a traceback's indented frames keep their indent) */
+    while (s < end && *s == '>' && (s + 1 == end || s[1] == ' ' || s[1] == '>'))
+        s += s + 1 < end && s[1] == ' ' ? 2 : 1;
+    if (s < end && (*s == ' ' || *s == '\t')) {
+        const char *t = s;
+        while (t < end && (*t == ' ' || *t == '\t'))
+            t++;
+        rd_prefix probe;
+        memset(&probe, 0, sizeof probe);
+        probe.rank = probe.local_rank = probe.dev = probe.pid = probe.tid = -1;
+        /* a "[1] " process tag is no proof: indented "[1] finished collective #2" is a message */
+        int bracket = strip_bracket(t, end, &probe) &&
+                       (probe.rank >= 0 || probe.local_rank >= 0 || probe.ts.clock != EV_CLOCK_NONE);
+        if (t < end && (bracket || strip_iso(t, end, &probe) || strip_nccl(t, end, &probe)))
+            s = t;
+    }
     for (int round = 0; round < 8 && s < end; round++) {
         size_t k = 0;
-        rd_time outer = o->ts; /* the outermost stamp (a collector's) wins */
+        ev_time outer = o->ts; /* the outermost stamp (a collector's) wins */
         if (round == 0) k = strip_srun_label(s, end, o);
         if (!k) k = strip_bracket(s, end, o);
+        if (!k) k = strip_ray(s, end);
         if (!k) k = strip_iso(s, end, o);
-        if (!k && o->ts.clock == RD_CLOCK_NONE) k = strip_syslog(s, end, o);
+        if (!k && o->ts.clock == EV_CLOCK_NONE) k = strip_syslog(s, end, o);
         if (!k && o->pid < 0) k = strip_nccl(s, end, o);
         if (!k) break;
-        if (outer.clock != RD_CLOCK_NONE) o->ts = outer;
+        if (outer.clock != EV_CLOCK_NONE) o->ts = outer;
         s += k;
     }
     /* "[Rank 3] ..." / "[PG 1 Rank 3] ..." at the start of a PyTorch message

@@ -10,14 +10,10 @@
  * line, so the rank, host and time of a line are found the same way for every
  * format, and the message they match against starts at the real text.
  *
- * Times: a line's time is kept as nanoseconds since the start of its year
- * (wall clocks; `year` is 0 when the format has no year, as glog's) or since
- * boot (dmesg). rd_time_cmp() orders two times only when they are on the same
- * clock; the diagnose engine uses it to find the first failure across ranks.
- * An ISO stamp's explicit zone offset is applied (it becomes UTC); other
+ * Times are ev_time (src/model/ev_base.h: wall clock within a year, or
+ * boot time). An ISO stamp's explicit zone offset is applied (it becomes UTC); other
  * stamps carry no zone and are taken as they are (all files of one job are
- * assumed to be written in one zone). Days are counted without a leap
- * day so that a stamp with a year and one without compare within the year.
+ * assumed to be written in one zone).
  * When a line has several stamps (a log collector's ISO time in front of a
  * glog stamp) the outermost one is kept: it is the one every line has.
  *
@@ -27,31 +23,11 @@
 #ifndef CP_READERS_LOG_PREFIX_H
 #define CP_READERS_LOG_PREFIX_H
 
+#include "../model/ev_base.h"
 #include "rd_text.h"
 
 #include <stddef.h>
 #include <stdint.h>
-
-typedef enum rd_clock {
-    RD_CLOCK_NONE = 0, /* the line carries no time */
-    RD_CLOCK_WALL = 1, /* calendar time: ns since Jan 1 00:00 of `year` */
-    RD_CLOCK_BOOT = 2, /* kernel time: ns since boot (dmesg without -T) */
-} rd_clock;
-
-typedef struct rd_time {
-    int64_t ns;   /* see rd_clock */
-    int16_t year; /* 4-digit year, 0 when the stamp has none (glog) */
-    uint8_t clock; /* an rd_clock */
-} rd_time;
-
-/* -1/0/+1 when a is before/equal/after b; 2 when they cannot be compared
- * (different clocks or a time missing). Two wall times with a known and an
- * unknown year are compared within the year. */
-int rd_time_cmp(rd_time a, rd_time b);
-
-/* Format as "MM-DD HH:MM:SS.mmm" (wall, year prefixed when known) or
- * "boot+SSSS.ssssss"; "" when there is no time. Returns buf. */
-const char *rd_time_format(rd_time t, char *buf, size_t size);
 
 typedef struct rd_prefix {
     int rank;        /* global rank: "[rank3]:", "3: " (srun), "[Rank 3]"; -1 */
@@ -61,7 +37,7 @@ typedef struct rd_prefix {
     long tid;        /* from the NCCL prefix; -1 */
     int dev;         /* CUDA device in the NCCL prefix "[dev]"; -1 */
     char level;      /* 'I','W','E','F' from glog/NCCL/Python levels; 0 */
-    rd_time ts;      /* time of the line, clock NONE when absent */
+    ev_time ts;      /* time of the line, clock NONE when absent */
     const char *msg; /* the line after all prefixes (points into the input) */
     size_t msg_len;
 } rd_prefix;

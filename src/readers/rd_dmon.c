@@ -1,8 +1,9 @@
-/* rd_dmon.c - nvidia-smi dmon / dcgmi dmon reader. See rd_dmon.h.
+/* ev_dmon.c - nvidia-smi dmon / dcgmi dmon reader. See ev_dmon.h.
  *
- * Two passes over the text: the first collects the union of the columns
- * named by every header (so the value array has a fixed stride), the second
- * reads rows against the header above them. A block's header maps each of
+ * One pass over the text: rows are read against the header above them; the
+ * file's columns are the union of every header's (a header naming a new
+ * column widens the samples read so far, so the value array keeps one
+ * stride). A block's header maps each of
  * its positions to the entity, the date/time, or a column of the union.
  */
 #include "rd_dmon.h"
@@ -22,6 +23,20 @@ typedef struct block {
     int col[RD_MAX_FIELDS];   /* union column for K_VALUE */
     uint32_t line;
 } block;
+
+/* Reading state: the facts first, so the helpers that take the facts reach
+ * the state by a cast (a pointer to a struct's first member is a pointer to
+ * the struct); end moves the facts into their own allocation. */
+typedef struct dst {
+    ev_dmon d;
+    char *name;       /* the input, for damage notes */
+    diag_set local;   /* damage counted while reading */
+    block b;          /* the header block rows are read against */
+    uint32_t header_at;
+} dst;
+
+static diag_set *d_diag(ev_dmon *d) { return &((dst *)d)->local; }
+static const char *d_name(ev_dmon *d) { return ((dst *)d)->name; }
 
 /* Header token without a leading '#'. */
 static rd_field strip_hash(const rd_field *f)
@@ -61,22 +76,32 @@ static int header_fields(const char *line, size_t len, rd_field *f, int *n)
     return ent;
 }
 
-static int add_col(rd_dmon *d, const rd_field *t, uint32_t line)
+static int add_col(ev_dmon *d, const rd_field *t, uint32_t line)
 {
     for (size_t i = 0; i < d->n_cols; i++)
         if (rd_feq(t, d->cols[i].name))
             return (int)i;
-    if (d->n_cols >= RD_DMON_MAX_COLS) {
-        rd_note(&d->diag, DIAG_LIMIT_REACHED, d->name, line);
+    if (d->n_cols >= EV_DMON_MAX_COLS) {
+        rd_note(d_diag(d), DIAG_LIMIT_REACHED, d_name(d), line);
         return -1;
     }
-    rd_dmon_col *c = &d->cols[d->n_cols];
+    ev_dmon_col *c = &d->cols[d->n_cols];
     rd_copy(c->name, sizeof c->name, t->p, t->len);
     c->line = line;
+    /* one pass: a header that names a new column widens every sample read
+     * so far (rare: blocks of another field list pasted below) */
+    size_t nc = d->n_cols, wide = nc + 1;
+    if (d->cap_samples) {
+        d->values = cp_xrealloc(d->values, d->cap_samples * wide * sizeof *d->values);
+        for (size_t s = d->n_samples; s-- > 0;) {
+            memmove(d->values + s * wide, d->values + s * nc, nc * sizeof *d->values);
+            d->values[s * wide + nc] = NAN;
+        }
+    }
     return (int)d->n_cols++;
 }
 
-static void make_block(rd_dmon *d, block *b, const rd_field *f, int n, uint32_t line)
+static void make_block(ev_dmon *d, block *b, const rd_field *f, int n, uint32_t line)
 {
     b->n = n;
     b->line = line;
@@ -85,7 +110,7 @@ static void make_block(rd_dmon *d, block *b, const rd_field *f, int n, uint32_t 
         if (is_entity_name(&f[i])) {
             b->kind[i] = K_ENTITY;
             if (!rd_feq(&f[i], "gpu"))
-                d->flavor = RD_DMON_DCGMI;
+                d->flavor = EV_DMON_DCGMI;
         } else if (rd_fieq(&f[i], "Date")) {
             b->kind[i] = K_DATE;
         } else if (rd_fieq(&f[i], "Time")) {
@@ -98,7 +123,7 @@ static void make_block(rd_dmon *d, block *b, const rd_field *f, int n, uint32_t 
 }
 
 /* "# Idx W C % ..." right under a header: units of its value columns. */
-static void take_units(rd_dmon *d, const block *b, const char *line, size_t len)
+static void take_units(ev_dmon *d, const block *b, const char *line, size_t len)
 {
     rd_field f[RD_MAX_FIELDS];
     int n = 0;
@@ -115,20 +140,22 @@ static void take_units(rd_dmon *d, const block *b, const char *line, size_t len)
             rd_copy(d->cols[b->col[i]].unit, sizeof d->cols[0].unit, f[i].p, f[i].len);
 }
 
-static int find_entity(rd_dmon *d, const char *name, size_t n, uint32_t line)
+static int find_entity(ev_dmon *d, const char *name, size_t n, uint32_t line)
 {
     for (size_t i = 0; i < d->n_entities; i++)
         if (strlen(d->entities[i].name) == n && memcmp(d->entities[i].name, name, n) == 0)
             return (int)i;
     if (rd_grow((void **)&d->entities, &d->cap_entities, d->n_entities, sizeof *d->entities,
-                RD_DMON_MAX_ENTITIES) < 0) {
-        rd_note(&d->diag, DIAG_LIMIT_REACHED, d->name, line);
+                EV_DMON_MAX_ENTITIES) < 0) {
+        rd_note(d_diag(d), DIAG_LIMIT_REACHED, d_name(d), line);
         return -1;
     }
-    rd_dmon_entity *e = &d->entities[d->n_entities];
+    ev_dmon_entity *e = &d->entities[d->n_entities];
     memset(e, 0, sizeof *e);
     rd_copy(e->name, sizeof e->name, name, n);
-    /* "0" -> GPU 0; "GPU 2" -> GPU 2; "GPU-I 1" (a MIG instance) -> not a GPU. */
+    /* "0" -> GPU 0; "GPU 2" -> GPU 2; "GPU-I 1" (a MIG GPU instance) and
+     * "GPU-CI 3" (a compute instance) are not GPUs */
+    e->mig = rd_starts(name, n, "GPU-CI") ? EV_DMON_GPU_CI : rd_starts(name, n, "GPU-I") ? EV_DMON_GPU_I : EV_DMON_GPU;
     int64_t x;
     e->gpu = -1;
     if (rd_i64(name, n, &x) == 0 && x >= 0 && x < 1 << 20)
@@ -143,7 +170,7 @@ static int is_missing(const rd_field *f)
     return rd_feq(f, "-") || rd_fieq(f, "N/A");
 }
 
-static void parse_row(rd_dmon *d, const block *b, const rd_field *f, int n, uint32_t line)
+static void parse_row(ev_dmon *d, const block *b, const rd_field *f, int n, uint32_t line)
 {
     /* The entity may span two words ("GPU 2"): join them when the block's
      * entity column holds a word followed by a number. */
@@ -160,7 +187,7 @@ static void parse_row(rd_dmon *d, const block *b, const rd_field *f, int n, uint
         m++;
     }
     if (m != b->n) {
-        rd_note(&d->diag, DIAG_EVIDENCE_BAD_ROW, d->name, line);
+        rd_note(d_diag(d), DIAG_EVIDENCE_BAD_ROW, d_name(d), line);
         return;
     }
     int ent = -1;
@@ -179,8 +206,8 @@ static void parse_row(rd_dmon *d, const block *b, const rd_field *f, int n, uint
     }
     if (ent < 0)
         return;
-    if (d->n_samples >= RD_DMON_MAX_SAMPLES) {
-        rd_note(&d->diag, DIAG_LIMIT_REACHED, d->name, line);
+    if (d->n_samples >= EV_DMON_MAX_SAMPLES) {
+        rd_note(d_diag(d), DIAG_LIMIT_REACHED, d_name(d), line);
         return;
     }
     if (d->n_samples == d->cap_samples) {
@@ -200,9 +227,9 @@ static void parse_row(rd_dmon *d, const block *b, const rd_field *f, int n, uint
         if (rd_num(v[i].p, v[i].len, &x) == 0)
             row[b->col[i]] = x;
         else
-            rd_note(&d->diag, DIAG_EVIDENCE_BAD_VALUE, d->name, line);
+            rd_note(d_diag(d), DIAG_EVIDENCE_BAD_VALUE, d_name(d), line);
     }
-    rd_dmon_sample *sm = &d->samples[s];
+    ev_dmon_sample *sm = &d->samples[s];
     sm->entity = (uint32_t)ent;
     sm->seq = d->entities[ent].n_samples++;
     sm->line = line;
@@ -210,7 +237,7 @@ static void parse_row(rd_dmon *d, const block *b, const rd_field *f, int n, uint
     d->n_samples++;
 }
 
-static void compute_stats(rd_dmon *d)
+static void compute_stats(ev_dmon *d)
 {
     size_t nc = d->n_cols, ne = d->n_entities;
     d->stats = cp_xcalloc(ne * nc + 1, sizeof *d->stats);
@@ -220,9 +247,9 @@ static void compute_stats(rd_dmon *d)
         for (size_t c = 0; c < nc; c++) {
             if (isnan(row[c]))
                 continue;
-            rd_dmon_stat *targets[2] = {&d->stats[d->samples[s].entity * nc + c], &d->col_stats[c]};
+            ev_dmon_stat *targets[2] = {&d->stats[d->samples[s].entity * nc + c], &d->col_stats[c]};
             for (int k = 0; k < 2; k++) {
-                rd_dmon_stat *st = targets[k];
+                ev_dmon_stat *st = targets[k];
                 if (st->n == 0 || row[c] < st->min)
                     st->min = row[c];
                 if (st->n == 0 || row[c] > st->max)
@@ -233,7 +260,7 @@ static void compute_stats(rd_dmon *d)
         }
     }
     for (size_t i = 0; i < ne * nc + nc; i++) {
-        rd_dmon_stat *st = i < ne * nc ? &d->stats[i] : &d->col_stats[i - ne * nc];
+        ev_dmon_stat *st = i < ne * nc ? &d->stats[i] : &d->col_stats[i - ne * nc];
         if (st->n)
             st->mean /= st->n;
         else
@@ -241,105 +268,73 @@ static void compute_stats(rd_dmon *d)
     }
 }
 
-int rd_dmon_parse(const char *data, size_t len, const char *name, rd_dmon **out, cp_error *err)
+void *rd_dmon_begin(const char *name)
 {
-    *out = NULL;
-    rd_dmon *d = cp_xcalloc(1, sizeof *d);
-    d->name = cp_xstrdup(name ? name : "");
+    dst *st = cp_xcalloc(1, sizeof *st);
+    st->name = cp_xstrdup(name ? name : "");
+    diag_init(&st->local);
+    return st;
+}
+
+void rd_dmon_line(void *stp, const rd_line *ln)
+{
+    dst *st = stp;
+    ev_dmon *d = &st->d;
+    const char *line = ln->text;
+    size_t len = ln->len;
+    uint32_t lineno = (uint32_t)ln->no;
     rd_field f[RD_MAX_FIELDS];
     int n;
-    rd_lines it;
-    const char *line;
-    size_t ln;
-    block b;
-
-    /* Pass 1: the union of the columns. */
-    rd_lines_init(&it, data, len);
-    while (rd_lines_next(&it, &line, &ln))
-        if (header_fields(line, ln, f, &n)) {
-            make_block(d, &b, f, n, it.lineno);
-            if (!d->first_header_line)
-                d->first_header_line = it.lineno;
-        }
-    if (!d->first_header_line) {
-        rd_dmon_free(d);
-        return cp_error_set(err, CP_ERR_FORMAT, name, 0, 0, -1,
-                            "not dmon output: no header with a gpu or Entity column");
-    }
-
-    /* Pass 2: rows against the block above them. */
-    b.n = 0;
-    uint32_t header_at = 0;
-    rd_lines_init(&it, data, len);
-    while (rd_lines_next(&it, &line, &ln)) {
-        if (header_fields(line, ln, f, &n)) {
-            make_block(d, &b, f, n, it.lineno);
-            header_at = it.lineno;
-            continue;
-        }
-        int k = rd_split(line, ln, f, RD_MAX_FIELDS, NULL);
-        if (k == 0)
-            continue;
-        if (f[0].p[0] == '#') {
-            if (b.n && header_at + 1 == it.lineno)
-                take_units(d, &b, line, ln);
-            continue;
-        }
-        if (k == 1 && rd_feq(&f[0], "ID"))
-            continue; /* dcgmi's line under the header */
-        int64_t x;
-        int looks_row = rd_i64(f[0].p, f[0].len, &x) == 0 || rd_starts(f[0].p, f[0].len, "GPU");
-        if (!looks_row)
-            continue;
-        if (!b.n) {
-            rd_note(&d->diag, DIAG_EVIDENCE_ORPHAN_ROW, d->name, it.lineno);
-            continue;
-        }
-        parse_row(d, &b, f, k, it.lineno);
-    }
-    compute_stats(d);
-    *out = d;
-    return 0;
-}
-
-void rd_dmon_free(rd_dmon *d)
-{
-    if (!d)
+    if (header_fields(line, len, f, &n)) {
+        make_block(d, &st->b, f, n, lineno);
+        st->header_at = lineno;
+        if (!d->first_header_line)
+            d->first_header_line = lineno;
         return;
-    free(d->entities);
-    free(d->samples);
-    free(d->values);
-    free(d->stats);
-    free(d->col_stats);
-    free(d->name);
-    free(d);
+    }
+    int k = rd_split(line, len, f, RD_MAX_FIELDS, NULL);
+    if (k == 0)
+        return;
+    if (f[0].p[0] == '#') {
+        if (st->b.n && st->header_at + 1 == lineno)
+            take_units(d, &st->b, line, len);
+        return;
+    }
+    if (k == 1 && (rd_feq(&f[0], "ID") || rd_feq(&f[0], "Id")))
+        return; /* dcgmi's line under the header */
+    int64_t x;
+    int looks_row = rd_i64(f[0].p, f[0].len, &x) == 0 || rd_starts(f[0].p, f[0].len, "GPU");
+    if (!looks_row)
+        return;
+    if (!st->b.n) {
+        rd_note(&st->local, DIAG_EVIDENCE_ORPHAN_ROW, st->name, lineno);
+        return;
+    }
+    parse_row(d, &st->b, f, k, lineno);
 }
 
-int rd_dmon_col_find(const rd_dmon *d, const char *name)
+void *rd_dmon_end(void *stp, diag_set *diag)
 {
-    for (size_t i = 0; i < d->n_cols; i++)
-        if (strcasecmp(d->cols[i].name, name) == 0)
-            return (int)i;
-    return -1;
+    dst *st = stp;
+    ev_dmon *d = NULL;
+    if (st->d.first_header_line) {
+        d = cp_xmalloc(sizeof *d);
+        *d = st->d; /* the arrays move with it */
+        compute_stats(d);
+        diag_merge(diag, &st->local);
+    } else { /* no header with a gpu or Entity column: not dmon output */
+        free(st->d.entities);
+        free(st->d.samples);
+        free(st->d.values);
+    }
+    free(st->name);
+    free(st);
+    return d;
 }
 
-double rd_dmon_value(const rd_dmon *d, size_t s, size_t c)
-{
-    if (s >= d->n_samples || c >= d->n_cols)
-        return NAN;
-    return d->values[s * d->n_cols + c];
-}
 
-const rd_dmon_stat *rd_dmon_stat_of(const rd_dmon *d, size_t e, size_t c)
-{
-    if (c >= d->n_cols)
-        return NULL;
-    if (e == RD_DMON_ALL)
-        return &d->col_stats[c];
-    if (e >= d->n_entities)
-        return NULL;
-    return &d->stats[e * d->n_cols + c];
-}
+
+
 
 int rd_dmon_sniff(const char *buf, size_t len)
 {

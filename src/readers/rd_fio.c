@@ -1,4 +1,4 @@
-/* rd_fio.c - fio normal-output reader. See rd_fio.h.
+/* ev_fio.c - fio normal-output reader. See ev_fio.h.
  *
  * Line by line with a current job and a current direction: a result line
  * "(groupid=" opens a job (matched by name to its "(g=N)" definition line
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
-static const char *const dir_names[RD_FIO__DIRS] = {"read", "write", "trim"};
+static const char *const dir_names[EV_FIO__DIRS] = {"read", "write", "trim"};
 
 /* Number with an optional k/m suffix ("12.3k" IOPS, "1234k" usec). */
 static int num_suffix(const char *p, size_t n, double *out)
@@ -102,33 +102,36 @@ static double kv_num(const char *s, size_t n, const char *key)
 }
 
 typedef struct parser {
-    rd_fio *f;
-    rd_fio_job *job;
+    ev_fio *f;
+    char *name;          /* the input, for damage notes */
+    diag_set local;      /* damage counted while reading */
+    ev_fio_job *job;
     int dir;             /* current direction in job, -1 none */
     int in_pct;          /* inside "clat percentiles" lines */
     double pct_mul;      /* percentile unit -> us */
-    rd_fio_group *group;
+    ev_fio_group *group;
 } parser;
 
-static rd_fio_job *job_by_name(rd_fio *f, const char *name, size_t n, uint32_t line)
+static ev_fio_job *job_by_name(parser *ps, const char *name, size_t n, uint32_t line)
 {
+    ev_fio *f = ps->f;
     for (size_t i = 0; i < f->n_jobs; i++)
         if (strlen(f->jobs[i].name) == n && memcmp(f->jobs[i].name, name, n) == 0 &&
             f->jobs[i].line == 0)
             return &f->jobs[i];
-    if (rd_grow((void **)&f->jobs, &f->cap_jobs, f->n_jobs, sizeof *f->jobs, RD_FIO_MAX_JOBS) < 0) {
-        rd_note(&f->diag, DIAG_LIMIT_REACHED, f->name, line);
+    if (rd_grow((void **)&f->jobs, &f->cap_jobs, f->n_jobs, sizeof *f->jobs, EV_FIO_MAX_JOBS) < 0) {
+        rd_note(&ps->local, DIAG_LIMIT_REACHED, ps->name, line);
         return NULL;
     }
-    rd_fio_job *j = &f->jobs[f->n_jobs++];
+    ev_fio_job *j = &f->jobs[f->n_jobs++];
     memset(j, 0, sizeof *j);
     rd_copy(j->name, sizeof j->name, name, n);
     j->iodepth = j->groupid = j->jobs = j->err = -1;
     j->pid = -1;
-    for (int d = 0; d < RD_FIO__DIRS; d++) {
-        rd_fio_io *io = &j->io[d];
+    for (int d = 0; d < EV_FIO__DIRS; d++) {
+        ev_fio_io *io = &j->io[d];
         io->iops = io->bw_bytes_s = io->io_bytes = io->runtime_ms = NAN;
-        rd_fio_lat *l[3] = {&io->slat, &io->clat, &io->lat};
+        ev_fio_lat *l[3] = {&io->slat, &io->clat, &io->lat};
         for (int k = 0; k < 3; k++)
             l[k]->min_us = l[k]->max_us = l[k]->avg_us = l[k]->stdev_us = NAN;
     }
@@ -137,17 +140,17 @@ static rd_fio_job *job_by_name(rd_fio *f, const char *name, size_t n, uint32_t l
 
 /* "seqwrite: (g=0): rw=write, bs=(R) 1024KiB-1024KiB, ..., ioengine=psync, iodepth=1" */
 /* The job named before ": (g=" / ": (groupid=" at g. */
-static rd_fio_job *job_of_line(parser *ps, const char *line, const char *g, uint32_t lineno)
+static ev_fio_job *job_of_line(parser *ps, const char *line, const char *g, uint32_t lineno)
 {
     const char *name = line;
     size_t nn = (size_t)(g - line);
     rd_trim(&name, &nn);
-    return job_by_name(ps->f, name, nn, lineno);
+    return job_by_name(ps, name, nn, lineno);
 }
 
 static void parse_def(parser *ps, const char *line, size_t len, const char *g, uint32_t lineno)
 {
-    rd_fio_job *j = job_of_line(ps, line, g, lineno);
+    ev_fio_job *j = job_of_line(ps, line, g, lineno);
     if (!j)
         return;
     j->def_line = lineno;
@@ -170,7 +173,7 @@ static void parse_def(parser *ps, const char *line, size_t len, const char *g, u
 /* "seqwrite: (groupid=0, jobs=1): err= 0: pid=14175: Wed Sep 11 ..." */
 static void parse_result(parser *ps, const char *line, size_t len, const char *g, uint32_t lineno)
 {
-    rd_fio_job *j = job_of_line(ps, line, g, lineno);
+    ev_fio_job *j = job_of_line(ps, line, g, lineno);
     ps->job = j;
     ps->dir = -1;
     ps->in_pct = 0;
@@ -187,7 +190,7 @@ static void parse_result(parser *ps, const char *line, size_t len, const char *g
  * fio 2: "write: io=30720MB, bw=751234KB/s, iops=733, runt= 41847msec" */
 static void parse_dir(parser *ps, int dir, const char *s, size_t n, uint32_t lineno)
 {
-    rd_fio_io *io = &ps->job->io[dir];
+    ev_fio_io *io = &ps->job->io[dir];
     io->present = 1;
     io->line = lineno;
     ps->dir = dir;
@@ -198,7 +201,7 @@ static void parse_dir(parser *ps, int dir, const char *s, size_t n, uint32_t lin
     io->iops = kv_num(s, n, legacy ? "iops=" : "IOPS=");
     if (kv(s, n, legacy ? "bw=" : "BW=", &v, &vn) == 0 && rate(v, vn, legacy, &io->bw_bytes_s) < 0) {
         io->bw_bytes_s = NAN;
-        rd_note(&ps->f->diag, DIAG_EVIDENCE_BAD_VALUE, ps->f->name, lineno);
+        rd_note(&ps->local, DIAG_EVIDENCE_BAD_VALUE, ps->name, lineno);
     }
     if (legacy) {
         if (kv(s, n, "io=", &v, &vn) == 0)
@@ -235,7 +238,7 @@ static double time_unit_us(const char *s, size_t n)
 }
 
 /* "clat (usec): min=185, max=100354, avg=1333.63, stdev=1047.15" */
-static void parse_lat(parser *ps, rd_fio_lat *l, const char *s, size_t n, uint32_t lineno)
+static void parse_lat(parser *ps, ev_fio_lat *l, const char *s, size_t n, uint32_t lineno)
 {
     double mul = time_unit_us(s, n);
     l->min_us = kv_num(s, n, "min=") * mul;
@@ -244,13 +247,13 @@ static void parse_lat(parser *ps, rd_fio_lat *l, const char *s, size_t n, uint32
     l->stdev_us = kv_num(s, n, "stdev=") * mul;
     l->line = lineno;
     if (isnan(l->avg_us))
-        rd_note(&ps->f->diag, DIAG_EVIDENCE_BAD_VALUE, ps->f->name, lineno);
+        rd_note(&ps->local, DIAG_EVIDENCE_BAD_VALUE, ps->name, lineno);
 }
 
 /* "|  1.00th=[  231],  5.00th=[  302], 10.00th=[ 1205]," */
 static void parse_pct(parser *ps, const char *s, size_t n)
 {
-    rd_fio_io *io = &ps->job->io[ps->dir];
+    ev_fio_io *io = &ps->job->io[ps->dir];
     for (const char *p = rd_find(s, n, "th=["); p; ) {
         const char *q = p;
         while (q > s && (q[-1] == '.' || (q[-1] >= '0' && q[-1] <= '9')))
@@ -262,7 +265,7 @@ static void parse_pct(parser *ps, const char *s, size_t n)
         const char *vs = open;
         size_t vn = (size_t)(close - open);
         rd_trim(&vs, &vn);
-        if (rd_num(q, (size_t)(p - q), &pc) == 0 && rd_num(vs, vn, &v) == 0 && io->n_pct < RD_FIO_MAX_PCT) {
+        if (rd_num(q, (size_t)(p - q), &pc) == 0 && rd_num(vs, vn, &v) == 0 && io->n_pct < EV_FIO_MAX_PCT) {
             io->pct[io->n_pct] = pc;
             io->pct_us[io->n_pct] = v * ps->pct_mul;
             io->n_pct++;
@@ -286,7 +289,7 @@ static void parse_group_dir(parser *ps, int dir, const char *s, size_t n)
 
 static int dir_prefix(const char *s, size_t n, int upper)
 {
-    for (int d = 0; d < RD_FIO__DIRS; d++) {
+    for (int d = 0; d < EV_FIO__DIRS; d++) {
         size_t k = strlen(dir_names[d]);
         if (n > k && strncasecmp(s, dir_names[d], k) == 0 && (s[k] == ':' || (s[k] == ' ' && n > k + 1 && s[k + 1] == ':'))) {
             if (upper && !(s[0] >= 'A' && s[0] <= 'Z'))
@@ -299,10 +302,32 @@ static int dir_prefix(const char *s, size_t n, int upper)
     return -1;
 }
 
-static void parse_line(void *ctx, const char *line, size_t len, uint32_t lineno)
+/* A "Run status group N" total; id -1 for the bare "READ: bw=..." lines of
+ * an excerpt (each a group of its own). */
+static void open_group(parser *ps, int id, uint32_t lineno)
+{
+    ev_fio *f = ps->f;
+    ps->job = NULL;
+    if (rd_grow((void **)&f->groups, &f->cap_groups, f->n_groups, sizeof *f->groups, EV_FIO_MAX_JOBS) < 0) {
+        rd_note(&ps->local, DIAG_LIMIT_REACHED, ps->name, lineno);
+        ps->group = NULL;
+        return;
+    }
+    ev_fio_group *gr = ps->group = &f->groups[f->n_groups++];
+    memset(gr, 0, sizeof *gr);
+    gr->id = id;
+    gr->line = lineno;
+    for (int d = 0; d < EV_FIO__DIRS; d++)
+        gr->bw_bytes_s[d] = gr->io_bytes[d] = NAN;
+}
+
+void rd_fio_line(void *ctx, const rd_line *ln)
 {
     parser *ps = ctx;
-    rd_fio *f = ps->f;
+    const char *line = ln->text;
+    size_t len = ln->len;
+    uint32_t lineno = (uint32_t)ln->no;
+    ev_fio *f = ps->f;
     const char *s = line;
     size_t n = len;
     rd_trim(&s, &n);
@@ -330,22 +355,16 @@ static void parse_line(void *ctx, const char *line, size_t len, uint32_t lineno)
         return;
     }
     if (rd_starts(s, n, "Run status group ")) {
-        ps->job = NULL;
-        if (rd_grow((void **)&f->groups, &f->cap_groups, f->n_groups, sizeof *f->groups, RD_FIO_MAX_JOBS) < 0) {
-            rd_note(&f->diag, DIAG_LIMIT_REACHED, f->name, lineno);
-            ps->group = NULL;
-            return;
-        }
-        rd_fio_group *gr = ps->group = &f->groups[f->n_groups++];
-        memset(gr, 0, sizeof *gr);
-        gr->id = rd_leading_int(s + strlen("Run status group "), -1);
-        gr->line = lineno;
-        for (int d = 0; d < RD_FIO__DIRS; d++)
-            gr->bw_bytes_s[d] = gr->io_bytes[d] = NAN;
+        open_group(ps, rd_leading_int(s + strlen("Run status group "), -1), lineno);
         return;
     }
-    int d;
-    if (ps->group && !ps->job && (d = dir_prefix(s, n, 1)) >= 0) {
+    int d = dir_prefix(s, n, 1);
+    if (d >= 0 && (!ps->group || ps->job || !isnan(ps->group->bw_bytes_s[d])) && rd_find(s, n, "bw=")) {
+        open_group(ps, -1, lineno); /* "READ: bw=796MiB/s ..." pasted without its group line */
+        if (ps->group)
+            ps->group->line = lineno;
+    }
+    if (ps->group && !ps->job && d >= 0) {
         parse_group_dir(ps, d, s, n);
         return;
     }
@@ -357,7 +376,7 @@ static void parse_line(void *ctx, const char *line, size_t len, uint32_t lineno)
     }
     if (ps->dir < 0)
         return;
-    rd_fio_io *io = &ps->job->io[ps->dir];
+    ev_fio_io *io = &ps->job->io[ps->dir];
     if (rd_find(s, n, "percentiles (")) {
         ps->in_pct = rd_starts(s, n, "clat");
         ps->pct_mul = time_unit_us(s, n);
@@ -379,37 +398,34 @@ static void parse_line(void *ctx, const char *line, size_t len, uint32_t lineno)
         parse_lat(ps, &io->lat, s, n, lineno);
 }
 
-int rd_fio_parse(const char *data, size_t len, const char *name, rd_fio **out, cp_error *err)
+void *rd_fio_begin(const char *name)
 {
-    *out = NULL;
-    rd_fio *f = cp_xcalloc(1, sizeof *f);
-    f->name = cp_xstrdup(name ? name : "");
-    parser ps;
-    memset(&ps, 0, sizeof ps);
-    ps.f = f;
-    ps.dir = -1;
-    rd_each_line(data, len, parse_line, &ps);
+    parser *ps = cp_xcalloc(1, sizeof *ps);
+    ps->f = cp_xcalloc(1, sizeof *ps->f);
+    ps->name = cp_xstrdup(name ? name : "");
+    diag_init(&ps->local);
+    ps->dir = -1;
+    return ps;
+}
+
+void *rd_fio_end(void *st, diag_set *diag)
+{
+    parser *ps = st;
+    ev_fio *f = ps->f;
     size_t results = f->n_groups;
     for (size_t i = 0; i < f->n_jobs; i++)
         results += f->jobs[i].line != 0;
-    if (results == 0) {
-        rd_fio_free(f);
-        return cp_error_set(err, CP_ERR_FORMAT, name, 0, 0, -1,
-                            "not fio output: no job result and no run status group");
+    if (results == 0) { /* no job result and no run status group */
+        ev_fio_free(f);
+        f = NULL;
+    } else {
+        diag_merge(diag, &ps->local);
     }
-    *out = f;
-    return 0;
+    free(ps->name);
+    free(ps);
+    return f;
 }
 
-void rd_fio_free(rd_fio *f)
-{
-    if (!f)
-        return;
-    free(f->jobs);
-    free(f->groups);
-    free(f->name);
-    free(f);
-}
 
 int rd_fio_sniff(const char *buf, size_t len)
 {
@@ -424,5 +440,8 @@ int rd_fio_sniff(const char *buf, size_t len)
         score += 30;
     if (rd_find(buf, len, "clat (") || rd_find(buf, len, "IOPS="))
         score += 10;
+    /* group totals pasted alone: "READ: bw=796MiB/s (835MB/s), ..., run=30001-30001msec" */
+    if ((rd_find(buf, len, "READ: bw=") || rd_find(buf, len, "WRITE: bw=")) && rd_find(buf, len, "run="))
+        score += 60;
     return score > 100 ? 100 : score;
 }

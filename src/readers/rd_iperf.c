@@ -1,4 +1,4 @@
-/* rd_iperf.c - iperf3 text output reader. See rd_iperf.h.
+/* ev_iperf.c - iperf3 text output reader. See ev_iperf.h.
  *
  * A row is "[ID] START-END sec N UNIT R UNIT/sec [retr] [cwnd UNIT]
  * [sender|receiver]"; everything else (headers, separators, the "iperf
@@ -13,6 +13,18 @@
 #include <string.h>
 
 /* "GBytes" -> 2^30; "Bytes" -> 1. */
+/* Reading state: the facts first, so the helpers that take the facts reach
+ * the state by a cast (a pointer to a struct's first member is a pointer to
+ * the struct); end moves the facts into their own allocation. */
+typedef struct ist {
+    ev_iperf r;
+    char *name;     /* the input, for damage notes */
+    diag_set local; /* damage counted while reading */
+} ist;
+
+static diag_set *i_diag(ev_iperf *r) { return &((ist *)r)->local; }
+static const char *i_name(ev_iperf *r) { return ((ist *)r)->name; }
+
 static double byte_unit(const rd_field *f)
 {
     static const struct { const char *u; double m; } t[] = {
@@ -37,14 +49,14 @@ static double bit_unit(const rd_field *f)
     return -1;
 }
 
-static rd_iperf_section *new_section(rd_iperf *r, uint32_t line)
+static ev_iperf_section *new_section(ev_iperf *r, uint32_t line)
 {
     if (rd_grow((void **)&r->sections, &r->cap_sections, r->n_sections, sizeof *r->sections,
-                RD_IPERF_MAX_SECTIONS) < 0) {
-        rd_note(&r->diag, DIAG_LIMIT_REACHED, r->name, line);
+                EV_IPERF_MAX_SECTIONS) < 0) {
+        rd_note(i_diag(r), DIAG_LIMIT_REACHED, i_name(r), line);
         return NULL;
     }
-    rd_iperf_section *s = &r->sections[r->n_sections++];
+    ev_iperf_section *s = &r->sections[r->n_sections++];
     memset(s, 0, sizeof *s);
     s->port = -1;
     s->is_server = -1;
@@ -54,12 +66,12 @@ static rd_iperf_section *new_section(rd_iperf *r, uint32_t line)
 
 /* "Connecting to host 10.24.24.5, port 5000" / "Accepted connection from
  * 10.0.0.1, port 40000": host is the word after `after`, port after "port". */
-static void connection(rd_iperf *r, const rd_field *f, int n, int host_at, int is_server, uint32_t line)
+static void connection(ev_iperf *r, const rd_field *f, int n, int host_at, int is_server, uint32_t line)
 {
     /* "Server listening" then "Accepted connection" is one section */
-    rd_iperf_section *s = NULL;
+    ev_iperf_section *s = NULL;
     if (is_server && r->n_sections > 0) {
-        rd_iperf_section *last = &r->sections[r->n_sections - 1];
+        ev_iperf_section *last = &r->sections[r->n_sections - 1];
         int used = r->n_rows > 0 && r->rows[r->n_rows - 1].section == r->n_sections - 1;
         if (last->is_server == 1 && !last->remote[0] && !used)
             s = last;
@@ -110,7 +122,7 @@ static int row_start(const rd_field *f, int n, int *stream)
     return i + 1;
 }
 
-static void parse_row(rd_iperf *r, const rd_field *f, int n, int i, int stream, uint32_t line)
+static void parse_row(ev_iperf *r, const rd_field *f, int n, int i, int stream, uint32_t line)
 {
     /* START-END sec N Bunit R bunit [retr] [cwnd Bunit] [sender|receiver] */
     if (n - i < 6 || !rd_feq(&f[i + 1], "sec"))
@@ -121,15 +133,15 @@ static void parse_row(rd_iperf *r, const rd_field *f, int n, int i, int stream, 
     if (!dash || rd_num(f[i].p, (size_t)(dash - f[i].p), &start) < 0 ||
         rd_num(dash + 1, f[i].len - (size_t)(dash + 1 - f[i].p), &end) < 0 || bm < 0 || rm < 0 ||
         rd_num(f[i + 2].p, f[i + 2].len, &v) < 0 || rd_num(f[i + 4].p, f[i + 4].len, &rate) < 0) {
-        rd_note(&r->diag, DIAG_EVIDENCE_BAD_VALUE, r->name, line);
+        rd_note(i_diag(r), DIAG_EVIDENCE_BAD_VALUE, i_name(r), line);
         return;
     }
-    rd_iperf_row row = {.stream = stream, .role = RD_IPERF_INTERVAL, .start_s = start, .end_s = end,
+    ev_iperf_row row = {.stream = stream, .role = EV_IPERF_INTERVAL, .start_s = start, .end_s = end,
                         .bytes = v * bm, .bits_per_s = rate * rm, .retr = -1, .cwnd_bytes = NAN,
                         .line = line};
     int k = i + 6;
     if (k < n && (rd_feq(&f[n - 1], "sender") || rd_feq(&f[n - 1], "receiver"))) {
-        row.role = rd_feq(&f[n - 1], "sender") ? RD_IPERF_SENDER : RD_IPERF_RECEIVER;
+        row.role = rd_feq(&f[n - 1], "sender") ? EV_IPERF_SENDER : EV_IPERF_RECEIVER;
         n--;
     }
     int64_t retr;
@@ -143,16 +155,27 @@ static void parse_row(rd_iperf *r, const rd_field *f, int n, int i, int stream, 
     if (r->n_sections == 0 && !new_section(r, line))
         return;
     row.section = (uint32_t)(r->n_sections - 1);
-    if (rd_grow((void **)&r->rows, &r->cap_rows, r->n_rows, sizeof *r->rows, RD_IPERF_MAX_ROWS) < 0) {
-        rd_note(&r->diag, DIAG_LIMIT_REACHED, r->name, line);
+    if (rd_grow((void **)&r->rows, &r->cap_rows, r->n_rows, sizeof *r->rows, EV_IPERF_MAX_ROWS) < 0) {
+        rd_note(i_diag(r), DIAG_LIMIT_REACHED, i_name(r), line);
         return;
     }
     r->rows[r->n_rows++] = row;
 }
 
-static void parse_line(void *ctx, const char *line, size_t len, uint32_t lineno)
+void rd_iperf_line(void *ctx, const rd_line *ln)
 {
-    rd_iperf *r = ctx;
+    ev_iperf *r = &((ist *)ctx)->r;
+    const char *line = ln->text;
+    size_t len = ln->len;
+    uint32_t lineno = (uint32_t)ln->no;
+    const char *e = rd_find(line, len, "iperf3: error - ");
+    if (e) { /* "iperf3: error - unable to connect to server: Connection refused" */
+        if (r->n_errors++ == 0) {
+            rd_copy(r->error, sizeof r->error, e + 16, len - (size_t)(e + 16 - line));
+            r->error_line = lineno;
+        }
+        return;
+    }
     rd_field f[32];
     int n = rd_split(line, len, f, 32, NULL);
     if (n == 0)
@@ -166,7 +189,7 @@ static void parse_line(void *ctx, const char *line, size_t len, uint32_t lineno)
         return;
     }
     if (n >= 3 && rd_feq(&f[0], "Server") && rd_feq(&f[1], "listening")) {
-        rd_iperf_section *s = new_section(r, lineno);
+        ev_iperf_section *s = new_section(r, lineno);
         if (s)
             s->is_server = 1;
         return;
@@ -176,42 +199,32 @@ static void parse_line(void *ctx, const char *line, size_t len, uint32_t lineno)
         parse_row(r, f, n, i, stream, lineno);
 }
 
-int rd_iperf_parse(const char *data, size_t len, const char *name, rd_iperf **out, cp_error *err)
+void *rd_iperf_begin(const char *name)
 {
-    *out = NULL;
-    rd_iperf *r = cp_xcalloc(1, sizeof *r);
-    r->name = cp_xstrdup(name ? name : "");
-    rd_each_line(data, len, parse_line, r);
-    if (r->n_rows == 0) {
-        rd_iperf_free(r);
-        return cp_error_set(err, CP_ERR_FORMAT, name, 0, 0, -1,
-                            "not iperf3 output: no interval or summary row");
+    ist *st = cp_xcalloc(1, sizeof *st);
+    st->name = cp_xstrdup(name ? name : "");
+    diag_init(&st->local);
+    return st;
+}
+
+void *rd_iperf_end(void *stp, diag_set *diag)
+{
+    ist *st = stp;
+    ev_iperf *r = NULL;
+    if (st->r.n_rows || st->r.n_errors) {
+        r = cp_xmalloc(sizeof *r);
+        *r = st->r; /* the arrays move with it */
+        diag_merge(diag, &st->local);
+    } else { /* no interval or summary row: not iperf3 output */
+        free(st->r.sections);
+        free(st->r.rows);
     }
-    *out = r;
-    return 0;
+    free(st->name);
+    free(st);
+    return r;
 }
 
-void rd_iperf_free(rd_iperf *r)
-{
-    if (!r)
-        return;
-    free(r->sections);
-    free(r->rows);
-    free(r->name);
-    free(r);
-}
 
-const rd_iperf_row *rd_iperf_best(const rd_iperf *r)
-{
-    const rd_iperf_row *best = NULL;
-    for (int role = RD_IPERF_RECEIVER; role >= RD_IPERF_SENDER && !best; role--)
-        for (size_t i = 0; i < r->n_rows; i++) {
-            const rd_iperf_row *w = &r->rows[i];
-            if ((int)w->role == role && w->bits_per_s > 0 && (!best || w->bits_per_s > best->bits_per_s))
-                best = w;
-        }
-    return best;
-}
 
 int rd_iperf_sniff(const char *buf, size_t len)
 {
@@ -226,5 +239,7 @@ int rd_iperf_sniff(const char *buf, size_t len)
         score += 20;
     if (rd_find(buf, len, "sender") || rd_find(buf, len, "receiver") || rd_find(buf, len, "iperf"))
         score += 10;
+    if (rd_find(buf, len, "iperf3: error - "))
+        score += 60;
     return score > 100 ? 100 : score;
 }

@@ -1,4 +1,4 @@
-/* rd_nccltests.c - nccl-tests output reader. See rd_nccltests.h.
+/* ev_nccltests.c - nccl-tests output reader. See ev_nccltests.h.
  *
  * One pass over the lines. A run opens at a "# nThread" parameter line (or at
  * a column header when none came before, for pasted excerpts) and collects
@@ -12,6 +12,7 @@
 #include "../base/util.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,14 +25,17 @@ typedef struct colmap {
 } colmap;
 
 typedef struct parser {
-    rd_nccltests *r;
-    rd_nt_run *run;      /* open run, NULL before the first */
+    ev_nccltests *r;
+    char *name;          /* the input, for damage notes */
+    diag_set local;      /* damage counted while reading */
+    ev_nt_run *run;      /* open run, NULL before the first */
     colmap cols;         /* header of the open run (cols.n == 0: none yet) */
     char pending_op[32];
     uint32_t pending_op_line;
+    uint32_t units_line; /* "#  (B)  (elements) ... (us) (GB/s)" seen, no header yet */
 } parser;
 
-static void run_init(rd_nt_run *run, uint32_t line)
+static void run_init(ev_nt_run *run, uint32_t line)
 {
     memset(run, 0, sizeof *run);
     run->nthread = run->ngpus = -1;
@@ -43,15 +47,15 @@ static void run_init(rd_nt_run *run, uint32_t line)
     run->first_line = run->last_line = line;
 }
 
-static rd_nt_run *open_run(parser *ps, uint32_t line)
+static ev_nt_run *open_run(parser *ps, uint32_t line)
 {
-    rd_nccltests *r = ps->r;
-    if (rd_grow((void **)&r->runs, &r->cap_runs, r->n_runs, sizeof *r->runs, RD_NT_MAX_RUNS) < 0) {
-        rd_note(&r->diag, DIAG_LIMIT_REACHED, r->name, line);
+    ev_nccltests *r = ps->r;
+    if (rd_grow((void **)&r->runs, &r->cap_runs, r->n_runs, sizeof *r->runs, EV_NT_MAX_RUNS) < 0) {
+        rd_note(&ps->local, DIAG_LIMIT_REACHED, ps->name, line);
         ps->run = NULL;
         return NULL;
     }
-    rd_nt_run *run = &r->runs[r->n_runs++];
+    ev_nt_run *run = &r->runs[r->n_runs++];
     run_init(run, line);
     ps->cols.n = 0;
     if (ps->pending_op[0]) {
@@ -116,7 +120,7 @@ static int64_t param(const rd_field *f, int n, const char *key)
     return -1;
 }
 
-static void parse_params(rd_nt_run *run, const rd_field *f, int n, uint32_t line)
+static void parse_params(ev_nt_run *run, const rd_field *f, int n, uint32_t line)
 {
     run->nthread = (int)param(f, n, "nThread");
     run->ngpus = (int)param(f, n, "nGpus");
@@ -145,7 +149,7 @@ static void parse_params(rd_nt_run *run, const rd_field *f, int n, uint32_t line
 /* "#  Rank  0 Group  0 Pid   6899 on host device  0 [0000:04:00] NVIDIA H100"
  * (Group only in newer versions). Returns 0 when the line is such a line. */
 static int parse_device(const char *line, size_t len, const rd_field *f, int n,
-                        rd_nt_device *d, uint32_t lineno)
+                        ev_nt_device *d, uint32_t lineno)
 {
     int i = 0;
     if (i < n && rd_feq(&f[i], "#"))
@@ -189,7 +193,7 @@ static int parse_device(const char *line, size_t len, const rd_field *f, int n,
     return 0;
 }
 
-static int count_hosts(const rd_nt_run *run)
+static int count_hosts(const ev_nt_run *run)
 {
     int hosts = 0;
     for (size_t i = 0; i < run->n_devices; i++) {
@@ -242,12 +246,37 @@ static int is_int_field(const rd_field *f)
     return rd_i64(f->p, f->len, &x) == 0;
 }
 
+/* An excerpt that starts below the column header (its units line
+ * "(B) (elements) ... (us) (GB/s) (GB/s)" is the third header line): the
+ * rows are read in nccl-tests' own layouts, told apart by their field
+ * count and content - 13: size count type redop root, then time algbw busbw
+ * #wrong twice (new); 12: size count type redop|root, time algbw busbw error
+ * twice (old all_reduce/broadcast); 11: size count type, twice (old
+ * all_gather). Returns 0 with cm filled, -1 for another shape. */
+static int implied_header(colmap *cm, const rd_field *row, int n)
+{
+    char hdr[160];
+    const char *err = n == 13 && is_int_field(&row[8]) ? "#wrong" : "error";
+    if (n == 13)
+        snprintf(hdr, sizeof hdr, "size count type redop root time algbw busbw %s time algbw busbw %s", err, err);
+    else if (n == 12)
+        snprintf(hdr, sizeof hdr, "size count type %s time algbw busbw error time algbw busbw error",
+                 is_int_field(&row[3]) ? "root" : "redop");
+    else if (n == 11)
+        snprintf(hdr, sizeof hdr, "size count type time algbw busbw error time algbw busbw error");
+    else
+        return -1;
+    rd_field f[RD_MAX_FIELDS];
+    int k = rd_split(hdr, strlen(hdr), f, RD_MAX_FIELDS, NULL);
+    return parse_header(cm, f, k);
+}
+
 static int is_na(const rd_field *f)
 {
     return rd_fieq(f, "N/A") || rd_feq(f, "-") || rd_fieq(f, "nan");
 }
 
-static void result_init(rd_nt_result *res)
+static void result_init(ev_nt_result *res)
 {
     res->time_us = res->algbw_gbps = res->busbw_gbps = res->max_error = NAN;
     res->wrong = -1;
@@ -255,23 +284,22 @@ static void result_init(rd_nt_result *res)
 
 static void parse_row(parser *ps, const rd_field *f, int n, uint32_t lineno)
 {
-    rd_nt_run *run = ps->run;
-    rd_nccltests *r = ps->r;
+    ev_nt_run *run = ps->run;
     if (n != ps->cols.n) {
-        rd_note(&r->diag, DIAG_EVIDENCE_BAD_ROW, r->name, lineno);
+        rd_note(&ps->local, DIAG_EVIDENCE_BAD_ROW, ps->name, lineno);
         return;
     }
-    rd_nt_row row;
+    ev_nt_row row;
     memset(&row, 0, sizeof row);
     row.root = -1;
     row.size_bytes = row.count = -1;
     result_init(&row.oop);
     result_init(&row.inp);
     row.line = lineno;
-    int bad = 0;
+    int bad = 0, flagged = 0;
     for (int i = 0; i < n; i++) {
         const rd_field *v = &f[i];
-        rd_nt_result *res = ps->cols.half[i] ? &row.inp : &row.oop;
+        ev_nt_result *res = ps->cols.half[i] ? &row.inp : &row.oop;
         double d;
         int64_t x;
         switch (ps->cols.kind[i]) {
@@ -288,6 +316,13 @@ static void parse_row(parser *ps, const rd_field *f, int n, uint32_t lineno)
             else if (!is_na(v)) bad = 1;
             break;
         case C_TIME: case C_ALGBW: case C_BUSBW: case C_ERROR:
+            if (ps->cols.kind[i] == C_ERROR && v->len > 1 && v->p[v->len - 1] == '*') {
+                /* an error above nccl-tests' threshold is marked with '*' */
+                flagged = 1;
+                if (rd_num(v->p, v->len - 1, &d) == 0)
+                    res->max_error = d;
+                break;
+            }
             if (rd_num(v->p, v->len, &d) < 0) {
                 if (!is_na(v)) bad = 1;
                 break;
@@ -298,20 +333,31 @@ static void parse_row(parser *ps, const rd_field *f, int n, uint32_t lineno)
             else res->max_error = d;
             break;
         case C_WRONG:
-            if (rd_i64(v->p, v->len, &x) == 0) res->wrong = x;
+            if (v->len > 1 && v->p[v->len - 1] == '*' && rd_i64(v->p, v->len - 1, &x) == 0) {
+                res->wrong = x;
+                flagged = 1;
+            } else if (rd_i64(v->p, v->len, &x) == 0) res->wrong = x;
             else if (!is_na(v)) bad = 1;
             break;
         default: break;
         }
     }
     if (bad) {
-        rd_note(&r->diag, DIAG_EVIDENCE_BAD_VALUE, r->name, lineno);
+        rd_note(&ps->local, DIAG_EVIDENCE_BAD_VALUE, ps->name, lineno);
         return;
     }
-    if (rd_grow((void **)&run->rows, &run->cap_rows, run->n_rows, sizeof *run->rows, RD_NT_MAX_ROWS) < 0) {
-        rd_note(&r->diag, DIAG_LIMIT_REACHED, r->name, lineno);
+    if (rd_grow((void **)&run->rows, &run->cap_rows, run->n_rows, sizeof *run->rows, EV_NT_MAX_ROWS) < 0) {
+        rd_note(&ps->local, DIAG_LIMIT_REACHED, ps->name, lineno);
         return;
     }
+    if (flagged || row.oop.wrong > 0 || row.inp.wrong > 0) {
+        if (!run->wrong_rows++)
+            run->wrong_line = lineno;
+    }
+    /* a size smaller than the row before: another process's sweep
+     * interleaved in the same output (or a new sweep without a header) */
+    if (run->n_rows && row.size_bytes < run->rows[run->n_rows - 1].size_bytes && !run->size_restarts++)
+        run->restart_line = lineno;
     run->rows[run->n_rows++] = row;
     run->last_line = lineno;
 }
@@ -326,15 +372,16 @@ static void parse_summary(parser *ps, const char *line, size_t len, uint32_t lin
     int n = rd_split(c + 1, len - (size_t)(c + 1 - line), f, 4, NULL);
     if (n < 1)
         return;
-    rd_nt_run *run = ps->run;
+    ev_nt_run *run = ps->run;
     if (rd_find(line, len, "Avg bus bandwidth")) {
         double v;
         if (rd_num(f[0].p, f[0].len, &v) == 0) {
+            run->avg_lines++;
             run->avg_busbw_gbps = v;
             run->avg_line = lineno;
             run->last_line = lineno;
         } else {
-            rd_note(&ps->r->diag, DIAG_EVIDENCE_BAD_VALUE, ps->r->name, lineno);
+            rd_note(&ps->local, DIAG_EVIDENCE_BAD_VALUE, ps->name, lineno);
         }
     } else if (rd_find(line, len, "Out of bounds values")) {
         int64_t x;
@@ -348,7 +395,7 @@ static void parse_summary(parser *ps, const char *line, size_t len, uint32_t lin
 }
 
 /* "# nccl-tests version 2.13.9 nccl-headers=21903 nccl-library=21903" */
-static void parse_version(rd_nccltests *r, const rd_field *f, int n, uint32_t lineno)
+static void parse_version(ev_nccltests *r, const rd_field *f, int n, uint32_t lineno)
 {
     rd_copy(r->tests_version, sizeof r->tests_version, f[3].p, f[3].len);
     r->version_line = lineno;
@@ -360,7 +407,7 @@ static void parse_version(rd_nccltests *r, const rd_field *f, int n, uint32_t li
     }
 }
 
-static void note_failure(rd_nccltests *r, const char *line, size_t len, uint32_t lineno)
+static void note_failure(ev_nccltests *r, const char *line, size_t len, uint32_t lineno)
 {
     if (r->n_failures++ == 0) {
         const char *s = line;
@@ -371,9 +418,12 @@ static void note_failure(rd_nccltests *r, const char *line, size_t len, uint32_t
     }
 }
 
-static void parse_line(void *ctx, const char *line, size_t len, uint32_t lineno)
+void rd_nccltests_line(void *ctx, const rd_line *ln)
 {
     parser *ps = ctx;
+    const char *line = ln->text;
+    size_t len = ln->len;
+    uint32_t lineno = (uint32_t)ln->no;
     rd_strip_launcher_tag(&line, &len); /* mpirun --tag-output, srun --label */
     rd_field f[RD_MAX_FIELDS];
     int trunc = 0;
@@ -381,7 +431,7 @@ static void parse_line(void *ctx, const char *line, size_t len, uint32_t lineno)
     if (n == 0)
         return;
     if (trunc)
-        rd_note(&ps->r->diag, DIAG_LIMIT_REACHED, ps->r->name, lineno);
+        rd_note(&ps->local, DIAG_LIMIT_REACHED, ps->name, lineno);
 
     if (rd_find(line, len, "_perf"))
         take_op(ps, line, len, lineno);
@@ -391,13 +441,26 @@ static void parse_line(void *ctx, const char *line, size_t len, uint32_t lineno)
         return;
     }
 
+    if (rd_starts(line, len, "rccl-tests:") || rd_starts(line, len, "# rccl-tests")) {
+        /* "rccl-tests: Version develop:ab12cd3" (ROCm's fork); newer ones
+         * "# rccl-tests version 2.17.9-<branch>:<sha> rccl-headers=N ..." */
+        ps->r->rccl = 1;
+        ps->r->rccl_line = lineno;
+        for (int i = 1; i + 1 < n; i++)
+            if (rd_feq(&f[i], "Version") || rd_feq(&f[i], "version")) {
+                rd_copy(ps->r->tests_version, sizeof ps->r->tests_version, f[i + 1].p, f[i + 1].len);
+                ps->r->version_line = lineno;
+                break;
+            }
+        return;
+    }
     if (f[0].p[0] == '#') {
         if (n >= 4 && rd_feq(&f[1], "nccl-tests") && rd_feq(&f[2], "version")) {
             parse_version(ps->r, f, n, lineno);
             return;
         }
         if (rd_find(line, len, "nThread") && rd_find(line, len, "nGpus")) {
-            rd_nt_run *run = open_run(ps, lineno);
+            ev_nt_run *run = open_run(ps, lineno);
             if (run)
                 parse_params(run, f, n, lineno);
             return;
@@ -414,27 +477,31 @@ static void parse_line(void *ctx, const char *line, size_t len, uint32_t lineno)
                 if (!open_run(ps, lineno))
                     return;
             ps->cols = cm;
-            rd_nt_run *run = ps->run;
+            ev_nt_run *run = ps->run;
             run->header_line = lineno;
-            run->colset = RD_NT_COLS_UNKNOWN;
+            run->colset = EV_NT_COLS_UNKNOWN;
             for (int i = 0; i < cm.n; i++) {
-                if (cm.kind[i] == C_WRONG) run->colset = RD_NT_COLS_NEW_WRONG;
-                if (cm.kind[i] == C_ERROR && run->colset == RD_NT_COLS_UNKNOWN)
-                    run->colset = RD_NT_COLS_OLD_ERROR;
+                if (cm.kind[i] == C_WRONG) run->colset = EV_NT_COLS_NEW_WRONG;
+                if (cm.kind[i] == C_ERROR && run->colset == EV_NT_COLS_UNKNOWN)
+                    run->colset = EV_NT_COLS_OLD_ERROR;
                 if (cm.kind[i] == C_REDOP) run->has_redop = 1;
                 if (cm.kind[i] == C_ROOT) run->has_root = 1;
             }
             return;
         }
-        rd_nt_device d;
+        if (!ps->cols.n && rd_find(line, len, "(B)") && rd_find(line, len, "(elements)")) {
+            ps->units_line = lineno; /* the header's units line without the header above it */
+            return;
+        }
+        ev_nt_device d;
         if (parse_device(line, len, f, n, &d, lineno) == 0) {
             if (!ps->run || ps->cols.n > 0)
                 if (!open_run(ps, lineno))
                     return;
-            rd_nt_run *run = ps->run;
+            ev_nt_run *run = ps->run;
             if (rd_grow((void **)&run->devices, &run->cap_devices, run->n_devices,
-                        sizeof *run->devices, RD_NT_MAX_DEVICES) < 0) {
-                rd_note(&ps->r->diag, DIAG_LIMIT_REACHED, ps->r->name, lineno);
+                        sizeof *run->devices, EV_NT_MAX_DEVICES) < 0) {
+                rd_note(&ps->local, DIAG_LIMIT_REACHED, ps->name, lineno);
                 return;
             }
             run->devices[run->n_devices++] = d;
@@ -446,30 +513,42 @@ static void parse_line(void *ctx, const char *line, size_t len, uint32_t lineno)
      * ours to judge. */
     if (!is_int_field(&f[0]))
         return;
+    if ((!ps->run || ps->cols.n == 0) && ps->units_line) {
+        colmap cm;
+        if (implied_header(&cm, f, n) == 0 && (ps->run || open_run(ps, ps->units_line))) {
+            ps->cols = cm;
+            ps->run->header_line = ps->units_line;
+            ps->run->colset = cm.kind[8] == C_WRONG ? EV_NT_COLS_NEW_WRONG : EV_NT_COLS_OLD_ERROR;
+            ps->run->has_redop = ps->run->has_root = n == 13;
+            ps->units_line = 0;
+        }
+    }
     if (!ps->run || ps->cols.n == 0) {
-        rd_note(&ps->r->diag, DIAG_EVIDENCE_ORPHAN_ROW, ps->r->name, lineno);
+        rd_note(&ps->local, DIAG_EVIDENCE_ORPHAN_ROW, ps->name, lineno);
         return;
     }
     parse_row(ps, f, n, lineno);
 }
 
-int rd_nccltests_parse(const char *data, size_t len, const char *name,
-                       rd_nccltests **out, cp_error *err)
+void *rd_nccltests_begin(const char *name)
 {
-    *out = NULL;
-    rd_nccltests *r = cp_xcalloc(1, sizeof *r);
-    r->nccl_library = -1;
-    r->name = cp_xstrdup(name ? name : "");
-    parser ps;
-    memset(&ps, 0, sizeof ps);
-    ps.r = r;
-    rd_each_line(data, len, parse_line, &ps);
+    parser *ps = cp_xcalloc(1, sizeof *ps);
+    ps->r = cp_xcalloc(1, sizeof *ps->r);
+    ps->r->nccl_library = -1;
+    ps->name = cp_xstrdup(name ? name : "");
+    diag_init(&ps->local);
+    return ps;
+}
 
+void *rd_nccltests_end(void *st, diag_set *diag)
+{
+    parser *ps = st;
+    ev_nccltests *r = ps->r;
     /* Drop runs that never got a table (a parameter line of a run that
      * crashed keeps its failure in r->failure). */
     size_t keep = 0, tables = 0;
     for (size_t i = 0; i < r->n_runs; i++) {
-        rd_nt_run *run = &r->runs[i];
+        ev_nt_run *run = &r->runs[i];
         if (run->header_line)
             tables++;
         if (run->n_rows == 0 && isnan(run->avg_busbw_gbps) && run->n_devices == 0) {
@@ -481,40 +560,32 @@ int rd_nccltests_parse(const char *data, size_t len, const char *name,
         r->runs[keep++] = *run;
     }
     r->n_runs = keep;
-    if (tables == 0 && r->n_failures == 0) {
-        rd_nccltests_free(r);
-        return cp_error_set(err, CP_ERR_FORMAT, name, 0, 0, -1,
-                            "not nccl-tests output: no table header with size and busbw columns");
+    if (tables == 0 && (r->n_failures == 0 || keep == 0)) {
+        /* no table, or a failure line without any run: not nccl-tests
+         * output (an NCCL log that mentions a failure is the NCCL reader's) */
+        ev_nccltests_free(r);
+        r = NULL;
+    } else {
+        diag_merge(diag, &ps->local);
     }
-    *out = r;
-    return 0;
+    free(ps->name);
+    free(ps);
+    return r;
 }
 
-void rd_nccltests_free(rd_nccltests *r)
-{
-    if (!r)
-        return;
-    for (size_t i = 0; i < r->n_runs; i++) {
-        free(r->runs[i].rows);
-        free(r->runs[i].devices);
-    }
-    free(r->runs);
-    free(r->name);
-    free(r);
-}
 
-int rd_nt_fill_topo(const rd_nccltests *r, topo *t, cp_error *err)
+int rd_nt_fill_topo(const ev_nccltests *r, const char *source, topo *t, cp_error *err)
 {
-    int32_t file = topo_add_source(t, r->name);
+    int32_t file = topo_add_source(t, source);
     for (size_t i = 0; i < r->n_runs; i++) {
-        const rd_nt_run *run = &r->runs[i];
+        const ev_nt_run *run = &r->runs[i];
         for (size_t j = 0; j < run->n_devices; j++) {
-            const rd_nt_device *d = &run->devices[j];
+            const ev_nt_device *d = &run->devices[j];
             topo_src src = {file, d->line};
             int h = topo_add_host(t, d->host, src);
             int g = h < 0 ? -1 : topo_add_gpu(t, (uint32_t)h, d->device, src);
             if (g < 0)
-                return cp_error_set(err, CP_ERR_NOMEM, r->name, d->line, 0, -1,
+                return cp_error_set(err, CP_ERR_NOMEM, source, d->line, 0, -1,
                                     "topology model full: more than %d items", TOPO_MAX_ITEMS);
             topo_gpu *gpu = &t->gpus[g];
             if (!gpu->name[0])
@@ -526,31 +597,7 @@ int rd_nt_fill_topo(const rd_nccltests *r, topo *t, cp_error *err)
     return 0;
 }
 
-double rd_nt_row_busbw(const rd_nt_row *row)
-{
-    double a = row->oop.busbw_gbps, b = row->inp.busbw_gbps;
-    if (isnan(a))
-        return b;
-    if (isnan(b))
-        return a;
-    return a > b ? a : b;
-}
 
-const rd_nt_row *rd_nt_max_busbw(const rd_nt_run *run, double *busbw_gbps)
-{
-    const rd_nt_row *best = NULL;
-    double bv = NAN;
-    for (size_t i = 0; i < run->n_rows; i++) {
-        double v = rd_nt_row_busbw(&run->rows[i]);
-        if (!isnan(v) && (best == NULL || v > bv)) {
-            best = &run->rows[i];
-            bv = v;
-        }
-    }
-    if (busbw_gbps)
-        *busbw_gbps = bv;
-    return best;
-}
 
 int rd_nccltests_sniff(const char *buf, size_t len)
 {
@@ -561,6 +608,8 @@ int rd_nccltests_sniff(const char *buf, size_t len)
         score += 40;
     if (rd_find(buf, len, "Avg bus bandwidth"))
         score += 30;
+    if (rd_find(buf, len, "(elements)") && rd_find(buf, len, "(GB/s)"))
+        score += 30; /* the header's units line (an excerpt below the column names) */
     /* Without a table it is at most a run that failed early, or an NCCL
      * debug log of a run (the parameter block alone stays below 50). */
     if (rd_find(buf, len, "busbw") && rd_find(buf, len, "algbw")) {

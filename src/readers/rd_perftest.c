@@ -1,4 +1,4 @@
-/* rd_perftest.c - perftest output reader. See rd_perftest.h.
+/* ev_perftest.c - perftest output reader. See ev_perftest.h.
  *
  * A small state machine per run: a banner line opens a run in the SETTINGS
  * state where "key : value" pairs are collected; the "#bytes" header switches
@@ -20,8 +20,10 @@ enum pt_col { P_OTHER, P_BYTES, P_ITERS, P_BW_PEAK, P_BW_AVG, P_MSGRATE, P_TMIN,
               P_TTYP, P_TAVG, P_TSTDEV, P_P99, P_P999 };
 
 typedef struct parser {
-    rd_perftest *r;
-    rd_pt_run *run;
+    ev_perftest *r;
+    char *name;         /* the input, for damage notes */
+    diag_set local;     /* damage counted while reading */
+    ev_pt_run *run;
     int in_table;
     int ncols;
     unsigned char col[RD_MAX_FIELDS];
@@ -47,7 +49,7 @@ static int find_tool(const char *line, size_t len, char *tool, size_t cap)
 }
 
 /* "RDMA_Write BW Test" -> op "write", bandwidth. */
-static void op_from_banner(rd_pt_run *run)
+static void op_from_banner(ev_pt_run *run)
 {
     static const struct { const char *word, *op; } ops[] = {
         {"RDMA_Write", "write"}, {"RDMA_Read", "read"}, {"Send", "send"}, {"Atomic", "atomic"},
@@ -60,16 +62,16 @@ static void op_from_banner(rd_pt_run *run)
         snprintf(run->tool, sizeof run->tool, "ib_%s_%s", run->op, run->is_latency ? "lat" : "bw");
 }
 
-static rd_pt_run *open_run(parser *ps, const char *banner, size_t n, uint32_t line)
+static ev_pt_run *open_run(parser *ps, const char *banner, size_t n, uint32_t line)
 {
-    rd_perftest *r = ps->r;
+    ev_perftest *r = ps->r;
     ps->in_table = 0;
     ps->run = NULL;
-    if (rd_grow((void **)&r->runs, &r->cap_runs, r->n_runs, sizeof *r->runs, RD_PT_MAX_RUNS) < 0) {
-        rd_note(&r->diag, DIAG_LIMIT_REACHED, r->name, line);
+    if (rd_grow((void **)&r->runs, &r->cap_runs, r->n_runs, sizeof *r->runs, EV_PT_MAX_RUNS) < 0) {
+        rd_note(&ps->local, DIAG_LIMIT_REACHED, ps->name, line);
         return NULL;
     }
-    rd_pt_run *run = &r->runs[r->n_runs++];
+    ev_pt_run *run = &r->runs[r->n_runs++];
     memset(run, 0, sizeof *run);
     run->qps = run->mtu_bytes = run->tx_depth = run->gid_index = run->rdma_cm = -1;
     run->first_line = run->last_line = run->test_line = line;
@@ -83,7 +85,7 @@ static rd_pt_run *open_run(parser *ps, const char *banner, size_t n, uint32_t li
     return run;
 }
 
-static void typed_setting(rd_pt_run *run, const rd_pt_setting *s)
+static void typed_setting(ev_pt_run *run, const ev_pt_setting *s)
 {
     const char *k = s->key, *v = s->value;
     if (!strcasecmp(k, "Device")) {
@@ -115,7 +117,7 @@ static void typed_setting(rd_pt_run *run, const rd_pt_setting *s)
  * that starts after the previous value; each value is one token. */
 static void parse_settings(parser *ps, const char *line, size_t len, uint32_t lineno)
 {
-    rd_pt_run *run = ps->run;
+    ev_pt_run *run = ps->run;
     size_t pos = 0;
     while (pos < len) {
         const char *c = memchr(line + pos, ':', len - pos);
@@ -129,11 +131,11 @@ static void parse_settings(parser *ps, const char *line, size_t len, uint32_t li
         if (rd_split(c + 1, len - after, &v, 1, NULL) != 1 || kn == 0)
             break;
         if (rd_grow((void **)&run->settings, &run->cap_settings, run->n_settings,
-                    sizeof *run->settings, RD_PT_MAX_SETTINGS) < 0) {
-            rd_note(&ps->r->diag, DIAG_LIMIT_REACHED, ps->r->name, lineno);
+                    sizeof *run->settings, EV_PT_MAX_SETTINGS) < 0) {
+            rd_note(&ps->local, DIAG_LIMIT_REACHED, ps->name, lineno);
             return;
         }
-        rd_pt_setting *s = &run->settings[run->n_settings++];
+        ev_pt_setting *s = &run->settings[run->n_settings++];
         rd_copy(s->key, sizeof s->key, k, kn);
         rd_copy(s->value, sizeof s->value, v.p, v.len);
         s->line = lineno;
@@ -168,7 +170,7 @@ static double unit_to_gbit(const char *unit)
  * looking at the word that starts them. */
 static void parse_header(parser *ps, const rd_field *f, int n, uint32_t lineno)
 {
-    rd_pt_run *run = ps->run;
+    ev_pt_run *run = ps->run;
     ps->ncols = 0;
     ps->bw_factor = NAN;
     for (int i = 0; i < n; i++) {
@@ -203,12 +205,12 @@ static void parse_header(parser *ps, const rd_field *f, int n, uint32_t lineno)
 
 static void parse_row(parser *ps, const rd_field *f, int n, uint32_t lineno)
 {
-    rd_pt_run *run = ps->run;
+    ev_pt_run *run = ps->run;
     if (n != ps->ncols) {
-        rd_note(&ps->r->diag, DIAG_EVIDENCE_BAD_ROW, ps->r->name, lineno);
+        rd_note(&ps->local, DIAG_EVIDENCE_BAD_ROW, ps->name, lineno);
         return;
     }
-    rd_pt_row row;
+    ev_pt_row row;
     row.bytes = row.iterations = -1;
     row.bw_peak_gbit_s = row.bw_avg_gbit_s = row.bw_peak_raw = row.bw_avg_raw = NAN;
     row.msg_rate_mpps = NAN;
@@ -219,7 +221,7 @@ static void parse_row(parser *ps, const rd_field *f, int n, uint32_t lineno)
     for (int i = 0; i < n; i++) {
         double v;
         if (rd_num(f[i].p, f[i].len, &v) < 0) {
-            rd_note(&ps->r->diag, DIAG_EVIDENCE_BAD_VALUE, ps->r->name, lineno);
+            rd_note(&ps->local, DIAG_EVIDENCE_BAD_VALUE, ps->name, lineno);
             return;
         }
         double *dst = NULL;
@@ -241,8 +243,8 @@ static void parse_row(parser *ps, const rd_field *f, int n, uint32_t lineno)
         if (dst && usec)
             *dst = v;
     }
-    if (rd_grow((void **)&run->rows, &run->cap_rows, run->n_rows, sizeof *run->rows, RD_PT_MAX_ROWS) < 0) {
-        rd_note(&ps->r->diag, DIAG_LIMIT_REACHED, ps->r->name, lineno);
+    if (rd_grow((void **)&run->rows, &run->cap_rows, run->n_rows, sizeof *run->rows, EV_PT_MAX_ROWS) < 0) {
+        rd_note(&ps->local, DIAG_LIMIT_REACHED, ps->name, lineno);
         return;
     }
     run->rows[run->n_rows++] = row;
@@ -257,13 +259,30 @@ static int is_banner(const char *s, size_t n)
             (n >= 12 && memcmp(s + n - 12, "Latency Test", 12) == 0));
 }
 
-static void parse_line(void *ctx, const char *line, size_t len, uint32_t lineno)
+static int failure_line(ev_perftest *r, const char *s, size_t n, uint32_t lineno);
+
+void rd_perftest_line(void *ctx, const rd_line *ln)
 {
     parser *ps = ctx;
+    const char *line = ln->text;
+    size_t len = ln->len;
+    uint32_t lineno = (uint32_t)ln->no;
     const char *s = line;
     size_t sn = len;
     rd_trim(&s, &sn);
+    /* a results table pasted as comments: "# #bytes ...", "# 1048576 5000 ..." */
+    if (sn > 2 && s[0] == '#' && s[1] == ' ') {
+        const char *q = s + 1;
+        size_t qn = sn - 1;
+        rd_trim(&q, &qn);
+        if (rd_starts(q, qn, "#bytes") || (qn && q[0] >= '0' && q[0] <= '9' && ps->in_table)) {
+            s = q;
+            sn = qn;
+        }
+    }
     if (sn == 0)
+        return;
+    if (failure_line(ps->r, s, sn, lineno))
         return;
     char tool[32];
     if (find_tool(s, sn, tool, sizeof tool)) {
@@ -274,15 +293,19 @@ static void parse_line(void *ctx, const char *line, size_t len, uint32_t lineno)
         open_run(ps, s, sn, lineno);
         return;
     }
-    if (!ps->run || s[0] == '-' || s[0] == '*')
-        return;
-    rd_pt_run *run = ps->run;
     rd_field f[RD_MAX_FIELDS];
     int n = rd_split(s, sn, f, RD_MAX_FIELDS, NULL);
-    if (rd_feq(&f[0], "#bytes")) {
+    if (n && rd_feq(&f[0], "#bytes") && rd_find(s, sn, "#iterations")) {
+        /* a results table without its banner (an excerpt): a run of its own;
+         * a second header in one run (the next test of a script) too */
+        if ((!ps->run || ps->run->header_line) && !open_run(ps, "", 0, lineno))
+            return;
         parse_header(ps, f, n, lineno);
         return;
     }
+    if (!ps->run || s[0] == '-' || s[0] == '*')
+        return;
+    ev_pt_run *run = ps->run;
     if (ps->in_table) {
         int64_t x;
         if (rd_i64(f[0].p, f[0].len, &x) == 0)
@@ -299,59 +322,71 @@ static void parse_line(void *ctx, const char *line, size_t len, uint32_t lineno)
         parse_settings(ps, line, len, lineno);
 }
 
-int rd_perftest_parse(const char *data, size_t len, const char *name,
-                      rd_perftest **out, cp_error *err)
+/* A failure line of perftest (the phrases of perftest_communication.c and
+ * perftest_resources.c); the first is kept. */
+static int failure_line(ev_perftest *r, const char *s, size_t n, uint32_t lineno)
 {
-    *out = NULL;
-    rd_perftest *r = cp_xcalloc(1, sizeof *r);
-    r->name = cp_xstrdup(name ? name : "");
-    parser ps;
-    memset(&ps, 0, sizeof ps);
-    ps.r = r;
-    rd_each_line(data, len, parse_line, &ps);
-    size_t tables = 0;
-    for (size_t i = 0; i < r->n_runs; i++)
-        tables += r->runs[i].header_line != 0;
-    if (tables == 0) {
-        rd_perftest_free(r);
-        return cp_error_set(err, CP_ERR_FORMAT, name, 0, 0, -1,
-                            "not perftest output: no test banner followed by a #bytes header");
+    static const struct { const char *phrase; int kind; } tab[] = {
+        {"Couldn't connect to", EV_PT_FAIL_CONNECT},
+        {"Unable to open file descriptor for socket connection", EV_PT_FAIL_CONNECT},
+        {"Unable to init the socket connection", EV_PT_FAIL_CONNECT},
+        {"Failed to modify QP", EV_PT_FAIL_QP},
+        {"Failed to create QP", EV_PT_FAIL_QP},
+        {"Failed status ", EV_PT_FAIL_COMPLETION},
+        {"Completion with error", EV_PT_FAIL_COMPLETION},
+        {"Couldn't get device info", EV_PT_FAIL_DEVICE},
+        {"No IB devices found", EV_PT_FAIL_DEVICE},
+        {"Couldn't get context for", EV_PT_FAIL_DEVICE},
+        {"Failed to exchange data between server and clients", EV_PT_FAIL_OTHER},
+        {"Couldn't allocate MR", EV_PT_FAIL_OTHER},
+    };
+    for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
+        const char *k = rd_find(s, n, tab[i].phrase);
+        if (!k)
+            continue;
+        long status = strcmp(tab[i].phrase, "Failed status ") == 0 ? rd_leading_int(k + strlen(tab[i].phrase), -1) : -1;
+        if (r->n_failures++ == 0) {
+            r->fail_kind = tab[i].kind;
+            r->fail_status = status;
+            rd_copy(r->failure, sizeof r->failure, s, n);
+            r->failure_line = lineno;
+        } else if (r->fail_kind == EV_PT_FAIL_COMPLETION && r->fail_status < 0) {
+            r->fail_status = status; /* "Completion with error" then "Failed status 12: ..." */
+        }
+        return 1;
     }
-    *out = r;
     return 0;
 }
 
-void rd_perftest_free(rd_perftest *r)
+void *rd_perftest_begin(const char *name)
 {
-    if (!r)
-        return;
-    for (size_t i = 0; i < r->n_runs; i++) {
-        free(r->runs[i].rows);
-        free(r->runs[i].settings);
-    }
-    free(r->runs);
-    free(r->name);
-    free(r);
+    parser *ps = cp_xcalloc(1, sizeof *ps);
+    ps->r = cp_xcalloc(1, sizeof *ps->r);
+    ps->name = cp_xstrdup(name ? name : "");
+    diag_init(&ps->local);
+    return ps;
 }
 
-const rd_pt_row *rd_pt_best_bw(const rd_pt_run *run)
+void *rd_perftest_end(void *st, diag_set *diag)
 {
-    const rd_pt_row *best = NULL;
-    for (size_t i = 0; i < run->n_rows; i++) {
-        const rd_pt_row *w = &run->rows[i];
-        if (!isnan(w->bw_avg_gbit_s) && (!best || w->bw_avg_gbit_s > best->bw_avg_gbit_s))
-            best = w;
+    parser *ps = st;
+    ev_perftest *r = ps->r;
+    size_t tables = 0;
+    for (size_t i = 0; i < r->n_runs; i++)
+        tables += r->runs[i].header_line != 0;
+    if (tables == 0 && !r->n_failures) { /* no test banner followed by a #bytes header, no failure */
+        ev_perftest_free(r);
+        r = NULL;
+    } else {
+        diag_merge(diag, &ps->local);
     }
-    return best;
+    free(ps->name);
+    free(ps);
+    return r;
 }
 
-const rd_pt_setting *rd_pt_setting_get(const rd_pt_run *run, const char *key)
-{
-    for (size_t i = 0; i < run->n_settings; i++)
-        if (!strcasecmp(run->settings[i].key, key))
-            return &run->settings[i];
-    return NULL;
-}
+
+
 
 int rd_perftest_sniff(const char *buf, size_t len)
 {
@@ -362,9 +397,17 @@ int rd_perftest_sniff(const char *buf, size_t len)
         score += 40;
     if (rd_find(buf, len, "#bytes") && rd_find(buf, len, "#iterations"))
         score += 40;
+    if (rd_find(buf, len, "BW peak[") || rd_find(buf, len, "t_typical["))
+        score += 20;
     if (rd_find(buf, len, "Number of qps") || rd_find(buf, len, "Connection type"))
         score += 20;
     if (rd_find(buf, len, "local address:"))
         score += 10;
+    /* a run that failed before its table: the tool and its failure words */
+    if ((rd_find(buf, len, "ib_write_") || rd_find(buf, len, "ib_read_") || rd_find(buf, len, "ib_send_") ||
+         rd_find(buf, len, "ib_atomic_")) &&
+        (rd_find(buf, len, "Couldn't connect to") || rd_find(buf, len, "Failed to modify QP") ||
+         rd_find(buf, len, "Failed status ") || rd_find(buf, len, "Unable to open file descriptor")))
+        score += 60;
     return score > 100 ? 100 : score;
 }

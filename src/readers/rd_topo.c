@@ -1,4 +1,4 @@
-/* rd_topo.c - `nvidia-smi topo -m` reader. See rd_topo.h.
+/* ev_topo.c - `nvidia-smi topo -m` reader. See ev_topo.h.
  *
  * Cells are split on single tabs when the line has tabs (so the empty
  * affinity cells of NIC rows stay in place) and on runs of blanks otherwise.
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_CELLS (RD_TOPO_MAX_DEVICES + 8)
+#define MAX_CELLS (EV_TOPO_MAX_DEVICES + 8)
 
 enum aff_col { A_CPU, A_NUMA, A_GPU_NUMA, A_OTHER };
 
@@ -70,7 +70,7 @@ static int nv_lanes(const cellv *c)
 }
 
 /* Path class of a cell; 1 when recognised (self -> kind unknown, lanes 0). */
-static int path_cell(const cellv *c, rd_topo_cell *out)
+static int path_cell(const cellv *c, ev_topo_cell *out)
 {
     static const struct { const char *s; topo_link_kind k; } tab[] = {
         {"PIX", TOPO_LINK_PIX}, {"PXB", TOPO_LINK_PXB}, {"PHB", TOPO_LINK_PHB},
@@ -89,6 +89,21 @@ static int path_cell(const cellv *c, rd_topo_cell *out)
     for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
         if (ceq(c, tab[i].s)) {
             out->kind = tab[i].k;
+            return 1;
+        }
+    return 0;
+}
+
+/* A `topo -p2p` status cell; 1 when recognised. */
+static int p2p_cell(const cellv *c, int *out)
+{
+    static const struct { const char *s; int v; } tab[] = {
+        {"OK", EV_TOPO_P2P_OK}, {"CNS", EV_TOPO_P2P_CNS}, {"GNS", EV_TOPO_P2P_GNS}, {"TNS", EV_TOPO_P2P_TNS},
+        {"NS", EV_TOPO_P2P_NS}, {"DR", EV_TOPO_P2P_DR}, {"U", EV_TOPO_P2P_U},
+    };
+    for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+        if (ceq(c, tab[i].s)) {
+            *out = tab[i].v;
             return 1;
         }
     return 0;
@@ -116,15 +131,22 @@ static int label_index(const char *label, size_t prefix)
 }
 
 typedef struct parser {
-    rd_topo *m;
+    ev_topo *m;
+    char *name;     /* the input, for damage notes */
+    diag_set local; /* damage counted while reading */
+    cellv *c;       /* cells of the line being read */
     enum aff_col aff[8];
     int n_aff;
     int in_legend;
+    /* columns of a second matrix (topo -p2p lists the GPUs only): device
+     * index per column; n_cols 0 = the header's devices in order */
+    int n_cols;
+    int *col_dev;
 } parser;
 
 static int parse_header(parser *ps, const cellv *c, int n, uint32_t lineno, int tabbed)
 {
-    rd_topo *m = ps->m;
+    ev_topo *m = ps->m;
     int i = 0;
     while (i < n && c[i].n == 0)
         i++;
@@ -151,16 +173,16 @@ static int parse_header(parser *ps, const cellv *c, int n, uint32_t lineno, int 
             i += a == A_GPU_NUMA ? 2 : 1;
         ps->aff[ps->n_aff++] = a;
     }
-    if (ndev > RD_TOPO_MAX_DEVICES) {
-        rd_note(&m->diag, DIAG_LIMIT_REACHED, m->name, lineno);
-        ndev = RD_TOPO_MAX_DEVICES;
+    if (ndev > EV_TOPO_MAX_DEVICES) {
+        rd_note(&ps->local, DIAG_LIMIT_REACHED, ps->name, lineno);
+        ndev = EV_TOPO_MAX_DEVICES;
     }
     m->devs = cp_xcalloc(ndev, sizeof *m->devs);
     m->cells = cp_xcalloc(ndev * ndev, sizeof *m->cells);
     m->n_devs = ndev;
     int nic_pos = 0;
     for (size_t d = 0; d < ndev; d++) {
-        rd_topo_dev *dv = &m->devs[d];
+        ev_topo_dev *dv = &m->devs[d];
         const cellv *lc = &c[start + (int)d];
         rd_copy(dv->label, sizeof dv->label, lc->p, lc->n);
         rd_copy(dv->name, sizeof dv->name, lc->p, lc->n);
@@ -180,7 +202,7 @@ static int parse_header(parser *ps, const cellv *c, int n, uint32_t lineno, int 
     return 0;
 }
 
-static int find_dev(const rd_topo *m, const cellv *c)
+static int find_dev(const ev_topo *m, const cellv *c)
 {
     for (size_t i = 0; i < m->n_devs; i++)
         if (ceq(c, m->devs[i].label))
@@ -188,7 +210,7 @@ static int find_dev(const rd_topo *m, const cellv *c)
     return -1;
 }
 
-static void parse_affinity(parser *ps, rd_topo_dev *dv, const cellv *c, int n, uint32_t lineno)
+static void parse_affinity(parser *ps, ev_topo_dev *dv, const cellv *c, int n, uint32_t lineno)
 {
     for (int k = 0; k < ps->n_aff && k < n; k++) {
         const cellv *v = &c[k];
@@ -207,7 +229,7 @@ static void parse_affinity(parser *ps, rd_topo_dev *dv, const cellv *c, int n, u
                 else
                     dv->gpu_numa_id = (int)x;
             } else {
-                rd_note(&ps->m->diag, DIAG_EVIDENCE_BAD_VALUE, ps->m->name, lineno);
+                rd_note(&ps->local, DIAG_EVIDENCE_BAD_VALUE, ps->name, lineno);
             }
             break;
         default:
@@ -218,21 +240,34 @@ static void parse_affinity(parser *ps, rd_topo_dev *dv, const cellv *c, int n, u
 
 static void parse_row(parser *ps, int row, const cellv *c, int n, uint32_t lineno)
 {
-    rd_topo *m = ps->m;
-    int nd = (int)m->n_devs;
+    ev_topo *m = ps->m;
+    int nd = ps->n_cols ? ps->n_cols : (int)m->n_devs;
     if (n < 1 + nd) {
-        rd_note(&m->diag, DIAG_EVIDENCE_BAD_ROW, m->name, lineno);
+        rd_note(&ps->local, DIAG_EVIDENCE_BAD_ROW, ps->name, lineno);
         return;
     }
-    rd_topo_dev *dv = &m->devs[row];
-    dv->line = lineno;
+    ev_topo_dev *dv = &m->devs[row];
+    if (!ps->n_cols)
+        dv->line = lineno;
     for (int j = 0; j < nd; j++) {
-        rd_topo_cell cell;
-        if (!path_cell(&c[1 + j], &cell))
-            rd_note(&m->diag, DIAG_EVIDENCE_BAD_VALUE, m->name, lineno);
-        m->cells[(size_t)row * m->n_devs + (size_t)j] = cell;
+        size_t col = ps->n_cols ? (size_t)ps->col_dev[j] : (size_t)j;
+        ev_topo_cell cell, *dst = &m->cells[(size_t)row * m->n_devs + col];
+        int p2p;
+        if (path_cell(&c[1 + j], &cell)) {
+            if (cell.kind != TOPO_LINK_UNKNOWN || dst->kind == TOPO_LINK_UNKNOWN) {
+                dst->kind = cell.kind;
+                dst->lanes = cell.lanes;
+            }
+        } else if (p2p_cell(&c[1 + j], &p2p)) { /* nvidia-smi topo -p2p */
+            dst->p2p = p2p;
+            if (!m->p2p_line)
+                m->p2p_line = lineno;
+        } else {
+            rd_note(&ps->local, DIAG_EVIDENCE_BAD_VALUE, ps->name, lineno);
+        }
     }
-    parse_affinity(ps, dv, c + 1 + nd, n - 1 - nd, lineno);
+    if (!ps->n_cols)
+        parse_affinity(ps, dv, c + 1 + nd, n - 1 - nd, lineno);
 }
 
 /* "  NIC0: mlx5_0" */
@@ -253,118 +288,98 @@ static void parse_legend(parser *ps, const char *line, size_t len, uint32_t line
     ps->m->has_nic_legend = 1;
 }
 
-int rd_topo_parse(const char *data, size_t len, const char *name, rd_topo **out, cp_error *err)
+void *rd_topo_begin(const char *name)
 {
-    *out = NULL;
-    rd_topo *m = cp_xcalloc(1, sizeof *m);
-    m->name = cp_xstrdup(name ? name : "");
-    parser ps;
-    memset(&ps, 0, sizeof ps);
-    ps.m = m;
-    cellv *c = cp_xmalloc((MAX_CELLS + 1) * sizeof *c);
-    rd_lines it;
-    rd_lines_init(&it, data, len);
-    const char *line;
-    size_t n;
-    while (rd_lines_next(&it, &line, &n)) {
-        int tabbed;
-        int k = split_cells(line, n, c, MAX_CELLS, &tabbed);
-        int first = 0;
-        while (first < k && c[first].n == 0)
-            first++;
-        if (first >= k)
-            continue;
-        if (m->n_devs == 0) {
-            /* Header: a label followed by a label or the affinity words. */
-            if (is_label(&c[first]) && first + 1 < k &&
-                (is_label(&c[first + 1]) || rd_starts(c[first + 1].p, c[first + 1].n, "CPU")))
-                parse_header(&ps, c, k, it.lineno, tabbed);
-            continue;
-        }
-        if (rd_starts(c[first].p, (size_t)(line + n - c[first].p), "NIC Legend")) {
-            ps.in_legend = 1;
-            continue;
-        }
-        if (ps.in_legend) {
-            parse_legend(&ps, line, n, it.lineno);
-            continue;
-        }
-        int row = find_dev(m, &c[first]);
-        if (row >= 0)
-            parse_row(&ps, row, c + first, k - first, it.lineno);
-    }
-    free(c);
-    if (m->n_devs == 0) {
-        rd_topo_free(m);
-        return cp_error_set(err, CP_ERR_FORMAT, name, 0, 0, -1,
-                            "not an nvidia-smi topo -m matrix: no header row of device columns");
-    }
-    *out = m;
-    return 0;
+    parser *ps = cp_xcalloc(1, sizeof *ps);
+    ps->m = cp_xcalloc(1, sizeof *ps->m);
+    ps->name = cp_xstrdup(name ? name : "");
+    diag_init(&ps->local);
+    ps->c = cp_xmalloc((MAX_CELLS + 1) * sizeof *ps->c);
+    return ps;
 }
 
-void rd_topo_free(rd_topo *m)
+void rd_topo_line(void *st, const rd_line *ln)
 {
-    if (!m)
+    parser *ps = st;
+    ev_topo *m = ps->m;
+    cellv *c = ps->c;
+    const char *line = ln->text;
+    size_t n = ln->len;
+    uint32_t lineno = (uint32_t)ln->no;
+    int tabbed;
+    int k = split_cells(line, n, c, MAX_CELLS, &tabbed);
+    int first = 0;
+    while (first < k && c[first].n == 0)
+        first++;
+    if (first >= k)
         return;
-    free(m->devs);
-    free(m->cells);
-    free(m->name);
-    free(m);
+    if (m->n_devs == 0) {
+        /* Header: a label followed by a label or the affinity words. */
+        if (is_label(&c[first]) && first + 1 < k &&
+            (is_label(&c[first + 1]) || rd_starts(c[first + 1].p, c[first + 1].n, "CPU")))
+            parse_header(ps, c, k, lineno, tabbed);
+        return;
+    }
+    if (rd_starts(c[first].p, (size_t)(line + n - c[first].p), "NIC Legend")) {
+        ps->in_legend = 1;
+        return;
+    }
+    int row = find_dev(m, &c[first]);
+    if (ps->in_legend && row < 0) {
+        parse_legend(ps, line, n, lineno);
+        return;
+    }
+    ps->in_legend = 0; /* a device row after the legend: the next matrix */
+    if (row >= 0 && first + 1 < k && find_dev(m, &c[first + 1]) >= 0) {
+        /* the header again: a second matrix of these devices (topo -p2p, GPUs only) */
+        if (!ps->col_dev)
+            ps->col_dev = cp_xcalloc(m->n_devs, sizeof *ps->col_dev);
+        ps->n_cols = 0;
+        for (int i = first; i < k && ps->n_cols < (int)m->n_devs; i++) {
+            int d = find_dev(m, &c[i]);
+            if (d < 0)
+                break;
+            ps->col_dev[ps->n_cols++] = d;
+        }
+        return;
+    }
+    if (row >= 0)
+        parse_row(ps, row, c + first, k - first, lineno);
 }
 
-const rd_topo_cell *rd_topo_cell_at(const rd_topo *m, size_t i, size_t j)
+void *rd_topo_end(void *st, diag_set *diag)
 {
-    if (i >= m->n_devs || j >= m->n_devs)
-        return NULL;
-    return &m->cells[i * m->n_devs + j];
+    parser *ps = st;
+    ev_topo *m = ps->m;
+    free(ps->c);
+    free(ps->col_dev);
+    free(ps->name);
+    if (m->n_devs == 0) { /* no header row of device columns */
+        ev_topo_free(m);
+        m = NULL;
+    } else {
+        diag_merge(diag, &ps->local);
+    }
+    free(ps);
+    return m;
 }
 
-int rd_topo_find(const rd_topo *m, const char *label)
-{
-    cellv c = {label, strlen(label)};
-    return find_dev(m, &c);
-}
+
+
 
 /* The cell for a pair, from either row (a pasted matrix may lack one). */
-static rd_topo_cell pair_cell(const rd_topo *m, size_t i, size_t j)
-{
-    rd_topo_cell c = m->cells[i * m->n_devs + j];
-    if (c.kind == TOPO_LINK_UNKNOWN)
-        c = m->cells[j * m->n_devs + i];
-    return c;
-}
 
-int rd_topo_nearest_nic(const rd_topo *m, size_t i, topo_link_kind *kind)
-{
-    int best = -1;
-    topo_link_kind bk = TOPO_LINK_UNKNOWN;
-    for (size_t j = 0; j < m->n_devs; j++) {
-        if (j == i || m->devs[j].is_gpu)
-            continue;
-        rd_topo_cell c = pair_cell(m, i, j);
-        if (c.kind == TOPO_LINK_UNKNOWN)
-            continue;
-        if (best < 0 || topo_link_kind_rank(c.kind) < topo_link_kind_rank(bk)) {
-            best = (int)j;
-            bk = c.kind;
-        }
-    }
-    if (kind)
-        *kind = bk;
-    return best;
-}
 
-int rd_topo_fill(const rd_topo *m, topo *t, const char *host, cp_error *err)
+int rd_topo_fill(const ev_topo *m, const char *source, topo *t, const char *host, cp_error *err)
 {
-    int32_t file = topo_add_source(t, m->name);
+    int32_t file = topo_add_source(t, source);
     topo_src hsrc = {file, m->header_line};
     int h = topo_add_host(t, host ? host : "localhost", hsrc);
     if (h < 0)
         goto cap;
     int *ref = cp_xmalloc(m->n_devs * sizeof *ref + 1); /* device -> model index */
     for (size_t i = 0; i < m->n_devs; i++) {
-        const rd_topo_dev *dv = &m->devs[i];
+        const ev_topo_dev *dv = &m->devs[i];
         topo_src src = {file, dv->line ? dv->line : m->header_line};
         int numa = -1;
         if (dv->numa_affinity >= 0) {
@@ -397,7 +412,7 @@ int rd_topo_fill(const rd_topo *m, topo *t, const char *host, cp_error *err)
         if (m->devs[i].is_gpu || t->nics[ref[i]].numa >= 0)
             continue;
         for (size_t j = 0; j < m->n_devs; j++) {
-            rd_topo_cell c = pair_cell(m, i, j);
+            ev_topo_cell c = ev_topo_pair(m, i, j);
             if (!m->devs[j].is_gpu || t->gpus[ref[j]].numa < 0)
                 continue;
             if (c.kind >= TOPO_LINK_PIX && c.kind <= TOPO_LINK_NODE) {
@@ -408,7 +423,7 @@ int rd_topo_fill(const rd_topo *m, topo *t, const char *host, cp_error *err)
     }
     for (size_t i = 0; i < m->n_devs; i++) {
         for (size_t j = i + 1; j < m->n_devs; j++) {
-            rd_topo_cell c = pair_cell(m, i, j);
+            ev_topo_cell c = ev_topo_pair(m, i, j);
             if (c.kind == TOPO_LINK_UNKNOWN)
                 continue;
             topo_ref a = {m->devs[i].is_gpu ? TOPO_EP_GPU : TOPO_EP_NIC, (uint32_t)ref[i]};
@@ -423,7 +438,7 @@ int rd_topo_fill(const rd_topo *m, topo *t, const char *host, cp_error *err)
 cap_free:
     free(ref);
 cap:
-    return cp_error_set(err, CP_ERR_NOMEM, m->name, 0, 0, -1,
+    return cp_error_set(err, CP_ERR_NOMEM, source, 0, 0, -1,
                         "topology model full: more than %d items", TOPO_MAX_ITEMS);
 }
 
@@ -434,6 +449,9 @@ int rd_topo_sniff(const char *buf, size_t len)
     int score = 0;
     if (rd_find(buf, len, "GPU0") && rd_find(buf, len, "CPU Affinity"))
         score += 50;
+    if (rd_find(buf, len, "GPU0") && (rd_find(buf, len, "Chipset not supported") || rd_find(buf, len, "GNS") ||
+                                      rd_find(buf, len, "CNS") || rd_find(buf, len, "TNS")))
+        score += 50; /* nvidia-smi topo -p2p */
     if (rd_find(buf, len, "Connection traversing"))
         score += 30;
     if (rd_find(buf, len, " X ") || rd_find(buf, len, "\tX\t"))

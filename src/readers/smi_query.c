@@ -9,27 +9,55 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "log_prefix.h"
+#include "../base/util.h"
 
 #define MAX_DEPTH 6
 
-void rd_smiq_init(rd_smiq_facts *f, const char *file)
-{
-    memset(f, 0, sizeof *f);
-    f->file = file;
-}
+typedef struct sst {
+    ev_smiq *ev;
+    /* section titles by indentation level */
+    char sect_[MAX_DEPTH][40];
+    int indent_[MAX_DEPTH];
+    int depth_;
+} sst;
 
-bool rd_smiq_sniff(const char *buf, size_t len)
+int rd_smiq_sniff(const char *buf, size_t len)
 {
     size_t n = len > 4096 ? 4096 : len;
-    return rd_memmem(buf, n, "NVSMI LOG") || (rd_memmem(buf, n, "Attached GPUs") && rd_memmem(buf, n, "Driver Version"));
+    if (rd_memmem(buf, n, "NVSMI LOG") || (rd_memmem(buf, n, "Attached GPUs") && rd_memmem(buf, n, "Driver Version")))
+        return 100;
+    /* an excerpt: one of -q's ECC/remap sections with its "Key : Value" lines */
+    bool sect = rd_memmem(buf, n, "Remapped Rows") || rd_memmem(buf, n, "Retired Pages") ||
+                rd_memmem(buf, n, "ECC Errors");
+    bool kv = rd_memmem(buf, n, "Pending") || rd_memmem(buf, n, "Uncorrectable") || rd_memmem(buf, n, "Double Bit");
+    return sect && kv && rd_memmem(buf, n, " : ") ? 70 : 0;
 }
 
-static rd_smiq_gpu *cur_gpu(rd_smiq_facts *f) { return f->n_gpus ? &f->gpus[f->n_gpus - 1] : NULL; }
+/* The GPU facts go to; an excerpt without a "GPU <bus id>" line gets one
+ * anonymous GPU at its first section. */
+static ev_smiq_gpu *new_gpu(ev_smiq *f, const char *bus, long lineno)
+{
+    if (f->n_gpus == EV_SMIQ_MAX_GPUS) {
+        f->gpus_dropped++;
+        return NULL;
+    }
+    ev_smiq_gpu *g = &f->gpus[f->n_gpus++];
+    memset(g, 0, sizeof *g);
+    rd_copy_trim(g->bus_id, sizeof g->bus_id, bus, strlen(bus));
+    g->line = lineno;
+    g->volatile_corr = g->volatile_uncorr = g->aggregate_corr = g->aggregate_uncorr = -1;
+    g->retired_sbe = g->retired_dbe = g->remap_corr = g->remap_uncorr = -1;
+    g->retire_pending = g->remap_pending = g->remap_failure = -1;
+    return g;
+}
 
-static bool in_sect(const rd_smiq_facts *f, const char *title)
+static ev_smiq_gpu *cur_gpu(ev_smiq *f) { return f->n_gpus ? &f->gpus[f->n_gpus - 1] : NULL; }
+
+static bool in_sect(const sst *f, const char *title)
 {
     for (int i = 0; i < f->depth_; i++)
         if (strcmp(f->sect_[i], title) == 0) return true;
@@ -43,15 +71,20 @@ static void add(long *acc, long v)
     *acc = (*acc < 0 ? 0 : *acc) + v;
 }
 
-void rd_smiq_line(rd_smiq_facts *f, const char *line, size_t len, long lineno)
+void rd_smiq_line(void *stp, const rd_line *ln)
 {
-    f->lines++;
+    sst *f = stp;
+    ev_smiq *ev = f->ev;
+    const char *line = ln->text;
+    size_t len = ln->len;
+    long lineno = ln->no;
+    ev->lines++;
     const char *s = line, *end = line + len;
     int indent = 0;
     while (s < end && (*s == ' ' || *s == '\t')) s++, indent++;
     if (s == end) return;
     size_t n = (size_t)(end - s);
-    if (rd_memmem(s, n, "NVSMI LOG")) f->recognised = true;
+    if (rd_memmem(s, n, "NVSMI LOG")) ev->recognised = true;
     const char *sep = rd_memmem(s, n, " : ");
     if (!sep && n && s[n - 1] == ':') sep = s + n - 1; /* "Key :" with empty value */
     char key[40];
@@ -60,21 +93,16 @@ void rd_smiq_line(rd_smiq_facts *f, const char *line, size_t len, long lineno)
     while (f->depth_ > 0 && f->indent_[f->depth_ - 1] >= indent) f->depth_--;
 
     if (indent == 0 && strncmp(key, "GPU ", 4) == 0 && !sep) {
-        f->recognised = true;
-        if (f->n_gpus == RD_SMIQ_MAX_GPUS) {
-            f->gpus_dropped++;
-            return;
-        }
-        rd_smiq_gpu *g = &f->gpus[f->n_gpus++];
-        memset(g, 0, sizeof *g);
-        rd_copy_trim(g->bus_id, sizeof g->bus_id, key + 4, strlen(key + 4));
-        g->line = lineno;
-        g->volatile_corr = g->volatile_uncorr = g->aggregate_corr = g->aggregate_uncorr = -1;
-        g->retired_sbe = g->retired_dbe = g->remap_corr = g->remap_uncorr = -1;
-        g->retire_pending = g->remap_pending = g->remap_failure = -1;
+        ev->recognised = true;
+        new_gpu(ev, key + 4, lineno);
         return;
     }
     if (!sep) { /* a section title */
+        if (!ev->n_gpus && (strcmp(key, "Remapped Rows") == 0 || strcmp(key, "Retired Pages") == 0 ||
+                            strcmp(key, "ECC Errors") == 0)) {
+            ev->recognised = true; /* an excerpt of one GPU's sections */
+            new_gpu(ev, "", lineno);
+        }
         if (f->depth_ < MAX_DEPTH) {
             snprintf(f->sect_[f->depth_], sizeof f->sect_[0], "%s", key);
             f->indent_[f->depth_++] = indent;
@@ -91,11 +119,11 @@ void rd_smiq_line(rd_smiq_facts *f, const char *line, size_t len, long lineno)
     int yes = strncmp(val, "Yes", 3) == 0 ? 1 : strncmp(val, "No", 2) == 0 ? 0 : -1;
 
     if (indent == 0 && strcmp(key, "Driver Version") == 0) {
-        rd_copy_trim(f->driver, sizeof f->driver, val, strlen(val));
+        rd_copy_trim(ev->driver, sizeof ev->driver, val, strlen(val));
         return;
     }
-    if (strcmp(key, "Attached GPUs") == 0) f->recognised = true;
-    rd_smiq_gpu *g = cur_gpu(f);
+    if (strcmp(key, "Attached GPUs") == 0) ev->recognised = true;
+    ev_smiq_gpu *g = cur_gpu(ev);
     if (!g) return;
     if (strcmp(key, "Product Name") == 0) {
         rd_copy_trim(g->product, sizeof g->product, val, strlen(val));
@@ -134,7 +162,10 @@ void rd_smiq_line(rd_smiq_facts *f, const char *line, size_t len, long lineno)
         }
     } else if (in_sect(f, "Remapped Rows")) {
         if (strcmp(key, "Correctable Error") == 0) g->remap_corr = num;
-        else if (strcmp(key, "Uncorrectable Error") == 0) g->remap_uncorr = num;
+        else if (strcmp(key, "Uncorrectable Error") == 0) {
+            g->remap_uncorr = num;
+            g->line_remap_uncorr = lineno;
+        }
         else if (strcmp(key, "Pending") == 0) {
             g->remap_pending = yes;
             if (yes == 1) {
@@ -148,16 +179,24 @@ void rd_smiq_line(rd_smiq_facts *f, const char *line, size_t len, long lineno)
     }
 }
 
-void rd_smiq_finish(rd_smiq_facts *f) { f->depth_ = 0; }
-
-static void line_cb(void *ctx, const char *line, size_t len, uint32_t lineno)
+void *rd_smiq_begin(const char *name)
 {
-    rd_smiq_line(ctx, line, len, lineno);
+    (void)name;
+    sst *st = cp_xcalloc(1, sizeof *st);
+    st->ev = cp_xcalloc(1, sizeof *st->ev);
+    return st;
 }
 
-void rd_smiq_parse_buf(rd_smiq_facts *f, const char *file, const char *buf, size_t len)
+void *rd_smiq_end(void *stp, diag_set *diag)
 {
-    rd_smiq_init(f, file);
-    rd_each_line(buf, len, line_cb, f);
-    rd_smiq_finish(f);
+    sst *st = stp;
+    ev_smiq *f = st->ev;
+    free(st);
+    if (!f->recognised || !f->n_gpus) {
+        free(f);
+        return NULL;
+    }
+    if (f->gpus_dropped)
+        diag_count_n(diag, DIAG_LIMIT_REACHED, (uint64_t)f->gpus_dropped, NULL, -1);
+    return f;
 }

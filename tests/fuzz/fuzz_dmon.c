@@ -8,18 +8,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *s = (const char *)data;
     (void)rd_dmon_sniff(s, size);
-    rd_dmon *d = NULL;
-    if (rd_dmon_parse(s, size, "fuzz", &d, NULL) < 0)
+    ev_dmon *d = NULL;
+    if (rd_ev_parse(EV_DMON, s, size, "fuzz", (void **)&d, NULL, NULL) < 0)
         return 0;
     volatile double sink = 0;
     for (size_t c = 0; c < d->n_cols; c++) {
-        sink += rd_dmon_stat_of(d, RD_DMON_ALL, c)->n;
+        sink += ev_dmon_stat_of(d, EV_DMON_ALL, c)->n;
         for (size_t e = 0; e < d->n_entities; e++)
-            sink += rd_dmon_stat_of(d, e, c)->n;
+            sink += ev_dmon_stat_of(d, e, c)->n;
         for (size_t i = 0; i < d->n_samples; i++)
-            sink += rd_dmon_value(d, i, c);
+            sink += ev_dmon_value(d, i, c);
     }
     (void)sink;
-    rd_dmon_free(d);
+    ev_dmon_free(d);
     return 0;
 }

@@ -12,13 +12,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *s = (const char *)data;
     (void)rd_topo_sniff(s, size);
-    rd_topo *m = NULL;
-    if (rd_topo_parse(s, size, "fuzz", &m, NULL) < 0)
+    ev_topo *m = NULL;
+    if (rd_ev_parse(EV_TOPO, s, size, "fuzz", (void **)&m, NULL, NULL) < 0)
         return 0;
     for (size_t i = 0; i < m->n_devs; i++)
-        (void)rd_topo_nearest_nic(m, i, NULL);
+        (void)ev_topo_nearest_nic(m, i, NULL);
     topo *t = topo_new();
-    if (rd_topo_fill(m, t, "fuzz-host", NULL) == 0) {
+    if (rd_topo_fill(m, "fuzz", t, "fuzz-host", NULL) == 0) {
         cp_buf a = CP_BUF_INIT, b = CP_BUF_INIT;
         topo_to_json(t, &a);
         topo *back = NULL;
@@ -32,6 +32,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         cp_buf_free(&b);
     }
     topo_free(t);
-    rd_topo_free(m);
+    ev_topo_free(m);
     return 0;
 }

@@ -18,6 +18,8 @@
 
 #include <math.h>
 
+#include "model/evidence.h"
+#include "readers/evidence.h"
 #include "readers/rd_text.h"
 
 /* 1 when ../shared/data/logs is there (quietly: no skip message). */
@@ -68,11 +70,24 @@ static inline char *ev_load_fixture(const char *rel, size_t *len, char *path, si
     return ev_load(ev_fixture_path(rel, path, cap), len);
 }
 
-/* Defines `static T *parse(const char *rel, int sample)` for reader fmt:
- * loads the sample logs/<rel> (returns NULL when the data is absent) or the
- * fixture <rel>, checks that the reader's sniffer claims it, parses it with
- * rel as the file name, and fails the test when parsing fails. */
-#define EV_DEFINE_PARSE(fmt, T)                                                          \
+/* The damage the last ev_parse_as counted (the facts carry none: the
+ * evidence set keeps it beside them). */
+static diag_set ev_last_diag;
+
+/* Parse a buffer with one kind's reader (rd_ev_parse), keeping its damage
+ * in ev_last_diag. */
+static inline int ev_parse_as(ev_kind kind, const char *data, size_t len, const char *name, void **out, cp_error *err)
+{
+    diag_init(&ev_last_diag);
+    return rd_ev_parse(kind, data, len, name, out, &ev_last_diag, err);
+}
+
+/* Defines `static T *parse(const char *rel, int sample)` for evidence kind
+ * KIND (reader prefix p): loads the sample logs/<rel> (returns NULL when the
+ * data is absent) or the fixture <rel>, checks that the reader's sniffer
+ * claims it, parses it with rel as the file name, and fails the test when
+ * parsing fails; the damage is in ev_last_diag. */
+#define EV_DEFINE_PARSE(KIND, p, T)                                                      \
     static T *parse(const char *rel, int sample)                                         \
     {                                                                                    \
         char path[1200];                                                                 \
@@ -81,12 +96,12 @@ static inline char *ev_load_fixture(const char *rel, size_t *len, char *path, si
                             : ev_load_fixture(rel, &len, path, sizeof path);             \
         if (!data)                                                                       \
             return NULL;                                                                 \
-        T *r = NULL;                                                                     \
+        void *r = NULL;                                                                  \
         cp_error err;                                                                    \
-        if (rd_##fmt##_parse(data, len, rel, &r, &err) < 0)                              \
+        if (ev_parse_as(EV_##KIND, data, len, rel, &r, &err) < 0)                        \
             fail_msg("%s: %s", rel, err.msg);                                            \
-        if (rd_##fmt##_sniff(data, len) < 50)                                            \
-            fail_msg("%s: sniffer confidence %d", rel, rd_##fmt##_sniff(data, len));     \
+        if (rd_##p##_sniff(data, len) < 50)                                              \
+            fail_msg("%s: sniffer confidence %d", rel, rd_##p##_sniff(data, len));       \
         free(data);                                                                      \
         return r;                                                                        \
     }
