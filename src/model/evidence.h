@@ -41,6 +41,7 @@
 #include "ev_dmesg.h"
 #include "ev_dmon.h"
 #include "ev_fio.h"
+#include "ev_frdump.h"
 #include "ev_iperf.h"
 #include "ev_launcher.h"
 #include "ev_lspci.h"
