@@ -64,21 +64,24 @@ def group_of(kind, r, tp, ranks):
 def block_points(ops, ranks, tp, stop):
     """blocked[r]: index of the op rank r never finishes (len(ops) when it
     finishes all). `stop` maps culprits to the op index they stop before
-    (on the host: they never enter it)."""
+    (on the host: they never enter it). Every rank runs the ops in one
+    order, so one pass in that order propagates blocking: an op blocks its
+    group when a member stopped before it or at it."""
     n = len(ops)
     blocked = {r: stop.get(r, n) for r in range(ranks)}
-    changed = True
-    while changed:
-        changed = False
+    if not stop:
+        return blocked
+    for i, (kind, _, _) in enumerate(ops):
+        seen = set()
         for r in range(ranks):
-            if r in stop:
+            members = group_of(kind, r, tp, ranks)
+            if members in seen:
                 continue
-            for i in range(blocked[r]):
-                members = group_of(ops[i][0], r, tp, ranks)
-                if any(blocked[m] < i or (m in stop and blocked[m] <= i) for m in members if m != r):
-                    blocked[r] = i
-                    changed = True
-                    break
+            seen.add(members)
+            if any(blocked[m] < i or (m in stop and blocked[m] <= i) for m in members):
+                for m in members:
+                    if m not in stop and blocked[m] > i:
+                        blocked[m] = i
     return blocked
 
 
