@@ -75,6 +75,7 @@ typedef struct rec {
     int32_t n;
     coll_op op;
     bool inter, matched;
+    size_t last_ev;  /* matched: the kernel of the instance's last-arriving rank */
     int64_t transfer_ns, wait_ns;
     double busbw;
 } rec;
@@ -278,6 +279,7 @@ static void match(rec *v, size_t n, int64_t *n_matched)
                 v[k].wait_ns = CP_MIN(CP_MAX(arrive - v[k].start, 0), dur);
                 v[k].transfer_ns = transfer;
                 v[k].matched = true;
+                v[k].last_ev = v[last].ev;
             }
             *n_matched += (int64_t)(j - i);
         }
@@ -454,10 +456,32 @@ static void add_wait_to_steps(an_layers_result *lr, const rec *r)
 }
 
 
+/* The matched kernels, by event, for the critical path's cross-rank edges. */
+static void keep_members(an_collectives_result *cr, const rec *v, size_t n)
+{
+    size_t k = 0;
+    cr->members = cp_xmalloc((cr->n_matched ? (size_t)cr->n_matched : 1) * sizeof *cr->members);
+    for (size_t i = 0; i < n; i++)
+        if (v[i].matched)
+            cr->members[k++] = (an_coll_member){ v[i].ev, v[i].last_ev };
+    cr->n_members = k;
+    cp_kv *kv = cp_xmalloc((k ? k : 1) * sizeof *kv);
+    for (size_t i = 0; i < k; i++)
+        kv[i] = (cp_kv){ cr->members[i].ev, i };
+    cp_sort_kv(kv, k, NULL);
+    an_coll_member *s = cp_xmalloc((k ? k : 1) * sizeof *s);
+    for (size_t i = 0; i < k; i++)
+        s[i] = cr->members[kv[i].val];
+    free(kv);
+    free(cr->members);
+    cr->members = s;
+}
+
 static void free_result(void *self)
 {
     an_collectives_result *cr = self;
     free(cr->groups);
+    free(cr->members);
     free(cr);
 }
 
@@ -474,6 +498,7 @@ int an_collectives_run(an_ctx *ctx)
     size_t n = 0;
     rec *v = gather(ctx, lr, &n, &cr->n_kernels, &cr->n_without_args);
     match(v, n, &cr->n_matched);
+    keep_members(cr, v, n);
     for (size_t i = 0; i < n; i++) {
         rec *r = &v[i];
         r->busbw = r->transfer_ns > 0 ? (double)r->bytes / (double)r->transfer_ns * an_busbw_factor(r->op, r->n)

@@ -119,6 +119,7 @@ void *an_dual_get(const an_ctx *ctx, an_id id, size_t r, bool exact);
 typedef struct an_step {
     int64_t id;            /* N of ProfilerStep#N */
     int64_t start_ns, dur_ns;
+    size_t ev;             /* the ProfilerStep#N event (the critical path's sink) */
     bool hta_dropped;      /* HTA excludes this step (the last one, when there are >= 2) */
 } an_step;
 

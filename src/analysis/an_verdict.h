@@ -167,8 +167,17 @@ typedef struct an_coll_group {        /* one row of the op x size bucket x scope
     double expected_busbw_gbps;       /* NaN unknown */
 } an_coll_group;
 
+/* A collective kernel matched across ranks (an_collectives' (group, k)
+ * match): its event and the event of the instance's last-arriving rank,
+ * whose start is when the transfer began. */
+typedef struct an_coll_member {
+    size_t ev, last_ev;
+} an_coll_member;
+
 typedef struct an_collectives_result {
     void (*free)(void *self);
+    an_coll_member *members;          /* every matched kernel, sorted by ev */
+    size_t n_members;
     size_t n_groups;
     an_coll_group *groups;
     double expected_inter_gbps, expected_intra_gbps; /* NaN unknown */
