@@ -67,7 +67,6 @@ static int dtype_size(const char *d)
 typedef struct rec {
     uint32_t rank_index;
     int32_t rank;
-    size_t ev;
     uint64_t pg;     /* group identity: name id << 32 | ranks-string id */
     int64_t seq;
     int64_t start, end;
@@ -125,10 +124,21 @@ typedef struct gather_job {
     const an_ctx *ctx;
     const an_layers_result *lr;
     coll_keys k;
-    rec **v;                     /* per rank */
-    size_t *n;
+    rec *v;                      /* every rank's records, rank r's from at[r] */
+    size_t *at, *n;              /* per rank: first slot, records kept */
     int64_t *n_kernels, *n_noargs;
 } gather_job;
+
+/* Collective kernels of rank ri: an upper bound of its records. */
+static size_t count_comm(const tl_timeline *tl, size_t ri)
+{
+    const tl_rank *rk = &tl->ranks[ri];
+    size_t n = 0;
+    for (uint32_t t = rk->track_begin; t < rk->track_end; t++)
+        for (size_t i = tl->tracks[t].ev_begin; i < tl->tracks[t].ev_end; i++)
+            n += tl->kclass[i] == TL_K_COMM;
+    return n;
+}
 
 static void gather_rank(void *ctx, size_t ri)
 {
@@ -136,8 +146,8 @@ static void gather_rank(void *ctx, size_t ri)
     const tl_timeline *tl = j->ctx->tl;
     const coll_keys *k = &j->k;
     const tl_rank *rk = &tl->ranks[ri];
-    rec *v = NULL;
-    size_t n = 0, cap = 0;
+    rec *v = j->v + j->at[ri];
+    size_t n = 0;
     for (uint32_t t = rk->track_begin; t < rk->track_end; t++) {
         const tl_track *tr = &tl->tracks[t];
         for (size_t i = tr->ev_begin; i < tr->ev_end; i++) {
@@ -153,12 +163,10 @@ static void gather_rank(void *ctx, size_t ri)
                 j->n_noargs[ri]++;
                 continue;
             }
-            cp_xgrow((void **)&v, &cap, n + 1, sizeof *v);
             rec *r = &v[n++];
             memset(r, 0, sizeof *r);
             r->rank_index = (uint32_t)ri;
             r->rank = rk->meta.rank;
-            r->ev = i;
             r->pg = (uint64_t)arg_str_id(tl, i, k->pg_name) << 32 | arg_str_id(tl, i, k->pg_ranks);
             r->start = tl->ts_ns[i];
             r->end = tl_end_ns(tl, i);
@@ -173,12 +181,14 @@ static void gather_rank(void *ctx, size_t ri)
             r->transfer_ns = r->end - r->start;
         }
     }
-    j->v[ri] = v;
     j->n[ri] = n;
 }
 
 /* Records of every traced collective kernel, in (rank, track, event)
- * order; counts kernels without args. */
+ * order; counts kernels without args. One array sized by the collective
+ * kernels of each rank (a cheap scan of the class column), filled by the
+ * ranks in parallel at their offsets and closed up: no per-rank arrays
+ * growing by doubling and no second copy of them all. */
 static rec *gather(const an_ctx *ctx, const an_layers_result *lr, size_t *n_out, int64_t *n_kernels,
                    int64_t *n_noargs)
 {
@@ -188,23 +198,25 @@ static rec *gather(const an_ctx *ctx, const an_layers_result *lr, size_t *n_out,
                      { key_id(tl, "Collective name"), key_id(tl, "In msg nelems"), key_id(tl, "Out msg nelems"),
                        key_id(tl, "dtype"), key_id(tl, "Process Group Name"), key_id(tl, "Process Group Ranks"),
                        key_id(tl, "Group size") },
-                     cp_xcalloc(nr, sizeof(rec *)), cp_xcalloc(nr, sizeof(size_t)),
+                     NULL, cp_xcalloc(nr, sizeof(size_t)), cp_xcalloc(nr, sizeof(size_t)),
                      cp_xcalloc(nr, sizeof(int64_t)), cp_xcalloc(nr, sizeof(int64_t)) };
-    cp_par_for(tl->n_ranks, ctx->opts && ctx->opts->nthreads > 0 ? ctx->opts->nthreads : 1, gather_rank, &j);
-    size_t n = 0;
-    for (size_t r = 0; r < tl->n_ranks; r++)
-        n += j.n[r];
-    rec *v = cp_xmalloc((n ? n : 1) * sizeof *v);
-    size_t at = 0;
+    size_t bound = 0;
     for (size_t r = 0; r < tl->n_ranks; r++) {
-        if (j.n[r])
-            memcpy(v + at, j.v[r], j.n[r] * sizeof *v);
-        at += j.n[r];
+        j.at[r] = bound;
+        bound += count_comm(tl, r);
+    }
+    j.v = cp_xmalloc((bound ? bound : 1) * sizeof *j.v);
+    cp_par_for(tl->n_ranks, ctx->opts && ctx->opts->nthreads > 0 ? ctx->opts->nthreads : 1, gather_rank, &j);
+    rec *v = j.v;
+    size_t n = 0;
+    for (size_t r = 0; r < tl->n_ranks; r++) {
+        if (j.n[r] && j.at[r] != n)
+            memmove(v + n, v + j.at[r], j.n[r] * sizeof *v);
+        n += j.n[r];
         *n_kernels += j.n_kernels[r];
         *n_noargs += j.n_noargs[r];
-        free(j.v[r]);
     }
-    free(j.v);
+    free(j.at);
     free(j.n);
     free(j.n_kernels);
     free(j.n_noargs);

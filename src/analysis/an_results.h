@@ -55,8 +55,9 @@ typedef struct an_view {
     int64_t *stream;       /* >= 0: GPU work on that stream in this view; -1 otherwise */
     uint32_t *mult;        /* times the event appears in the view (0: filtered out; HTA may duplicate) */
     uint8_t *ktype;        /* AN_KT_* of GPU work, AN_KT_NONE otherwise */
-    int64_t *partner;      /* rank-local index of the CPU call that launched this GPU work, -1 none */
-    size_t *gpu;           /* GPU work (local indices, repeated per mult) sorted by (t0, t1, index) */
+    int32_t *partner;      /* rank-local index of the CPU call that launched this GPU work, -1 none
+                            * (32 bits: a timeline holds at most INT32_MAX events) */
+    uint32_t *gpu;         /* GPU work (local indices, repeated per mult) sorted by (t0, t1, index) */
     size_t n_gpu;
     /* preprocessing facts (HTA view), reported so users see why numbers differ */
     bool rounded;          /* timestamps were rounded to whole us (start up, end down) */

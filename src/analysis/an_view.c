@@ -244,13 +244,24 @@ static void view_index_gpu(an_view *v)
     for (size_t i = 0; i < v->n; i++)
         if (v->stream[i] >= 0)
             n += v->mult[i];
-    v->gpu = cp_xmalloc((n ? n : 1) * sizeof *v->gpu);
-    v->n_gpu = 0;
+    /* (t0, t1, index): two stable radix passes, t1 first, over the events
+     * in index order (cp_sort_idx2's method, on 32-bit indices) */
+    cp_kv *kv = cp_xmalloc((n ? n : 1) * sizeof *kv), *tmp = cp_xmalloc((n ? n : 1) * sizeof *tmp);
+    size_t m = 0;
     for (size_t i = 0; i < v->n; i++)
         if (v->stream[i] >= 0)
             for (uint32_t k = 0; k < v->mult[i]; k++)
-                v->gpu[v->n_gpu++] = i;
-    cp_sort_idx2(v->gpu, v->n_gpu, v->t0, v->t1, false); /* (t0, t1, index) */
+                kv[m++] = (cp_kv){ cp_key_i64(v->t1[i]), i };
+    cp_sort_kv(kv, m, tmp);
+    for (size_t k = 0; k < m; k++)
+        kv[k].key = cp_key_i64(v->t0[kv[k].val]);
+    cp_sort_kv(kv, m, tmp);
+    free(tmp);
+    v->gpu = cp_xmalloc((n ? n : 1) * sizeof *v->gpu);
+    for (size_t k = 0; k < m; k++)
+        v->gpu[k] = (uint32_t)kv[k].val;
+    v->n_gpu = m;
+    free(kv);
 }
 
 void an_corr_sort(an_corr_idx *v, size_t n)
@@ -336,7 +347,7 @@ static void build_hta(const build_ctx *b, const tl_rank *rk, an_view *v)
         for (; p < ncpu && ci[p].corr == c; p++)
             last = ci[p].idx;
         if (last != SIZE_MAX)
-            v->partner[i] = (int64_t)last;
+            v->partner[i] = (int32_t)last;
     }
     /* the last-step drop */
     if (b->n_step_names >= 2) {
@@ -424,7 +435,7 @@ static void build_exact(const build_ctx *b, const an_view *hta, an_view *v)
             int64_t l = tl->link[ev];
             if (l >= (int64_t)v->base && l < (int64_t)(v->base + v->n) &&
                 tl->tracks[tl->track[l]].key.kind == TL_TRACK_CPU)
-                v->partner[i] = l - (int64_t)v->base;
+                v->partner[i] = (int32_t)(l - (int64_t)v->base);
         }
     }
     view_index_gpu(v);
