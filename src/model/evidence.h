@@ -38,6 +38,7 @@
 
 #include "diag.h"
 #include "ev_base.h"
+#include "ev_counters.h"
 #include "ev_dmesg.h"
 #include "ev_dmon.h"
 #include "ev_fio.h"
