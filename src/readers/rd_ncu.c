@@ -37,6 +37,8 @@
 #define NCU_MAX_COLS 4096   /* raw-page columns read (ncu writes a few hundred) */
 #define NCU_SEEN_CAP 4096   /* distinct unmapped names counted exactly */
 
+/* map_name results besides a row index: M_TENSOR - k is a tensor-path
+ * counter whose precision row is k (0: none but the total). */
 enum { M_NONE = -1, M_WRONG_DIM = -2, M_TENSOR = -3 };
 
 static const struct {
@@ -165,9 +167,24 @@ int rd_ncu_value(const char *p, size_t n, double *v)
     return rd_num(buf, k, v) == 0 ? 0 : -1;
 }
 
+/* The precision row of a tensor-path counter by its source type
+ * ("bf16_dst_fp32.sum" -> TENSOR_FP16_OPS); 0 for int and other sources. */
+static int tensor_part(const char *src)
+{
+    static const struct { const char *pre; int m; } t[] = {
+        {"fp16", EV_NCU_TENSOR_FP16_OPS}, {"bf16", EV_NCU_TENSOR_FP16_OPS}, {"tf32", EV_NCU_TENSOR_TF32_OPS},
+        {"fp8", EV_NCU_TENSOR_FP8_OPS},   {"e4m3", EV_NCU_TENSOR_FP8_OPS},  {"e5m2", EV_NCU_TENSOR_FP8_OPS},
+        {"fp64", EV_NCU_TENSOR_FP64_OPS},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (strncmp(src, t[i].pre, strlen(t[i].pre)) == 0)
+            return t[i].m;
+    return 0;
+}
+
 /* Row index of a name for a dimension: the first row of that name whose
  * dimension matches; M_WRONG_DIM when the name exists with another one;
- * M_TENSOR for the tensor-path op counters; M_NONE otherwise. */
+ * M_TENSOR - k for a tensor-path op counter (precision row k); M_NONE otherwise. */
 static int map_name(const char *name, size_t n, int dim, bool unitless, double *scale)
 {
     char buf[160];
@@ -179,7 +196,7 @@ static int map_name(const char *name, size_t n, int dim, bool unitless, double *
         memmove(buf + 2, buf + 4, n - 3); /* smsp__ counters of the same name */
     if (strncmp(buf, "sm__ops_path_tensor_src_", 24) == 0 && cp_str_ends(buf, ".sum") &&
         !strstr(buf, "sparsity"))
-        return dim == EV_NCU_D_COUNT ? M_TENSOR : M_WRONG_DIM;
+        return dim == EV_NCU_D_COUNT ? M_TENSOR - tensor_part(buf + 24) : M_WRONG_DIM;
     int seen = 0;
     for (size_t i = 0; i < sizeof k_names / sizeof k_names[0]; i++)
         if (strcmp(k_names[i].name, buf) == 0) {
@@ -359,8 +376,11 @@ static void store(nst *s, ev_ncu_launch *l, int m, double scale, double mul, boo
     }
     v *= unitless ? scale : mul;
     s->r.values_read++;
-    if (m == M_TENSOR) {
+    if (m <= M_TENSOR) { /* the total and its source precision */
+        int part = M_TENSOR - m;
         l->v[EV_NCU_TENSOR_OPS] = isnan(l->v[EV_NCU_TENSOR_OPS]) ? v : l->v[EV_NCU_TENSOR_OPS] + v;
+        if (part > 0)
+            l->v[part] = isnan(l->v[part]) ? v : l->v[part] + v;
         return;
     }
     if (isnan(l->v[m])) /* the first occurrence (a section and a --metrics row may both hold it) */
@@ -842,7 +862,7 @@ static void raw_resolve(ncu_ctx *c)
             unmapped(s, nm, nl);
         else if (m == M_WRONG_DIM)
             rd_note(dg(s), DIAG_EVIDENCE_BAD_VALUE, s->name, 0);
-        s->raw[i].metric = m < 0 && m != M_TENSOR ? M_NONE : m;
+        s->raw[i].metric = m < 0 && m > M_TENSOR ? M_NONE : m;
         if (unitless && m >= 0)
             s->raw[i].mul = sc;
     }
