@@ -9,6 +9,7 @@
 #include "model/catalog.h"
 #include "model/evidence.h"
 #include "readers/evidence.h"
+#include "render/render.h"
 
 #define HDR                                                                                                     \
     "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\"," \
@@ -112,6 +113,20 @@ static void test_joined_with_fixture(void **state)
     /* the elementwise kernel holds 1.5 us of the step: below the 1 % a finding needs */
     assert_null(finding(r.rep, "KERNEL_MEMORY_FUSION"));
     CP_ASSERT_NEAR(fx_num(&r, "roofline.trace_kernels_matched"), 4, 0);
+    /* the HTML report draws gemm_a (the one with FLOPs and bytes) on the chart */
+    cp_buf h = CP_BUF_INIT;
+    render_opts ro = {0};
+    assert_int_equal(render_html(r.rep, &h, &ro, NULL), 0);
+    const char *svg = strstr(cp_buf_str(&h), "<svg id=\"chart-roofline\"");
+    assert_non_null(svg);
+    const char *end = strstr(svg, "</svg>");
+    const char *dot = strstr(svg, "<circle");
+    assert_true(dot && dot < end);
+    const char *next = strstr(dot + 1, "<circle");
+    assert_true(!next || next > end);
+    assert_non_null(strstr(svg, "20.7 TFLOP/s"));
+    assert_non_null(strstr(end, "1 of 2 profiled launches"));
+    cp_buf_free(&h);
     fx_done(&r);
     ev_set_free(&set);
 }
