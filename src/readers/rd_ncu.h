@@ -9,6 +9,11 @@
 #include "evidence.h"
 
 RD_EV_DECLARE(ncu);
+/* .ncu-rep through `ncu --import FILE --csv --page raw` (rd_ncu_rep.c). */
+RD_EV_FILE_DECLARE(ncurep);
+/* 0, or CP_ERR_UNAVAILABLE (err says the exact export command) for an
+ * .ncu-rep when ncu is not on PATH: analyze stops with exit 5. */
+int rd_ncurep_ready(const char *path, cp_error *err);
 
 /* ncu's unit string -> dimension (ev_ncu_dim) and multiplier into its base
  * unit; *unitless when empty. 0, or -1 for a unit the reader does not know. */

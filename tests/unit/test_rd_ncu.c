@@ -324,7 +324,7 @@ static void test_units(void **state)
     assert_int_equal(dim, EV_NCU_D_COUNT);
     assert_int_equal(rd_ncu_unit("furlong", 7, &dim, &m, &ul), -1);
     double v;
-    assert_int_equal(rd_ncu_value("\"1,342,177,280\"" + 1, 13, &v), 0);
+    assert_int_equal(rd_ncu_value("1,342,177,280", 13, &v), 0);
     NEAR(v, 1342177280.0);
     assert_int_equal(rd_ncu_value("(!) n/a", 7, &v), 1);
     assert_int_equal(rd_ncu_value("12abc", 5, &v), -1);
