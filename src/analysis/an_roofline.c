@@ -20,6 +20,9 @@
  *   roofline_pct = FLOP/s / attainable;
  * - occupancy: achieved and theoretical, and the limiter (the block limit
  *   with the fewest blocks when the theoretical occupancy is below 100 %);
+ * - the top warp-stall reason (most cycles per issued instruction, else
+ *   most PC samples) when ncu's warp-state or source counters or its
+ *   CPIStall rule give them;
  * - class, first that applies: compute_bound / memory_bound (the higher of
  *   ncu's SM and memory speed of light >= AN_ROOF_SOL_NEAR_PCT, ncu's own
  *   "latency issues" threshold), small_grid (less than one wave of blocks),
@@ -82,6 +85,8 @@ typedef struct rk {
     double attainable, roof_pct, bw_pct;
     const char *cls, *limiter;
     char why[200];
+    const ev_ncu_stall *stall;     /* the top warp-stall reason, NULL none */
+    double stall_pct;              /* its share of the cycles between issues (or of the samples) */
     size_t group;
 } rk;
 
@@ -230,6 +235,32 @@ static const char *limiter(const ev_ncu_launch *l)
         if (l->v[t[i].m] < fewest)
             fewest = l->v[t[i].m], best = t[i].name;
     return best;
+}
+
+/* The top stall: most cycles per issued instruction (as a share of the
+ * warp cycles per issued instruction), else most PC samples (as a share of
+ * all samples). */
+static void top_stall(rk *k)
+{
+    const ev_ncu_launch *l = k->l;
+    double cyc_total = l->v[EV_NCU_WARP_CYCLES_PER_ISSUE], samples = 0;
+    k->stall = NULL;
+    k->stall_pct = NAN;
+    for (int i = 0; i < l->n_stalls; i++)
+        samples += nz(l->stalls[i].samples);
+    for (int i = 0; i < l->n_stalls; i++) {
+        const ev_ncu_stall *st = &l->stalls[i];
+        bool by_cycles = !isnan(st->cycles);
+        if (!k->stall || (by_cycles ? st->cycles > nz(k->stall->cycles) : isnan(k->stall->cycles) &&
+                                                                         st->samples > nz(k->stall->samples)))
+            k->stall = st;
+    }
+    if (!k->stall)
+        return;
+    if (!isnan(k->stall->cycles))
+        k->stall_pct = cyc_total > 0 ? 100 * k->stall->cycles / cyc_total : NAN;
+    else if (samples > 0)
+        k->stall_pct = 100 * k->stall->samples / samples;
 }
 
 static void classify(rk *k)
@@ -543,6 +574,9 @@ static void cite(const rstate *s, an_finding *x, const rk *k, const rgroup *g, c
         an_finding_evidence(x, "occupancy %.1f %% achieved of %.1f %% theoretical%s%s", l->v[EV_NCU_ACHIEVED_OCC_PCT],
                             l->v[EV_NCU_THEORETICAL_OCC_PCT], k->limiter ? ", limited by " : "",
                             k->limiter ? k->limiter : "");
+    if (k->stall)
+        an_finding_evidence(x, "top warp stall: %s (%.1f cycles per issued instruction, %.0f %%)", k->stall->reason,
+                            k->stall->cycles, k->stall_pct);
     if (b->trace)
         an_finding_evidence(x, "in the trace: %lld launches, %.3f ms per rank (%s match)", (long long)g->trace_count,
                             group_ns(s, b, g) / 1e6, g->match_level >= 0 ? k_level[g->match_level] : "no");
@@ -637,6 +671,8 @@ static const rep_col k_cols[] = {
     {"achieved_occupancy_pct", "occupancy", "%", 1}, {"theoretical_occupancy_pct", "theoretical", "%", 1},
     {"occupancy_limiter", "limited by", NULL, -1}, {"waves_per_sm", "waves", NULL, 2},
     {"class", "class", NULL, -1}, {"class_reason", "why", NULL, -1},
+    {"top_stall", "top warp stall", NULL, -1}, {"top_stall_cycles", "its cycles per issue", NULL, 1},
+    {"top_stall_pct", "its share", "%", 1},
     {"trace_launches", "trace launches", NULL, 0}, {"trace_time_ns", "trace time", "ns", 0},
     {"trace_compute_pct", "of trace compute", "%", 1}, {"matched_by", "matched by", NULL, -1},
 };
@@ -697,6 +733,9 @@ static void put_table(const rstate *s, rep_report *r)
         cell_num(r, row, l->v[EV_NCU_WAVES_PER_SM]);
         cell_str(r, row, k->cls);
         rep_cell_str(r, row, k->why);
+        cell_str(r, row, k->stall ? k->stall->reason : NULL);
+        cell_num(r, row, k->stall ? k->stall->cycles : NAN);
+        cell_num(r, row, k->stall_pct);
         bool traced = s->ctx->tl && s->ctx->tl->n_events;
         if (traced) {
             rep_cell_int(r, row, g->trace_count);
@@ -764,6 +803,7 @@ int an_roofline_run(an_ctx *ctx)
             work(&s.k[i]);
             ceilings(&s, &s.k[i]);
             classify(&s.k[i]);
+            top_stall(&s.k[i]);
         }
     group_launches(&s);
     join(&s);

@@ -25,6 +25,7 @@
 #define EV_NCU_MAX_RULES 8   /* ncu rule messages kept per launch (the rest counted) */
 #define EV_NCU_RULE_TEXT 240
 #define EV_NCU_MAX_UNMAPPED 8 /* names of unmapped metrics kept for the report */
+#define EV_NCU_MAX_STALLS 24  /* warp-stall reasons kept per launch */
 
 typedef enum ev_ncu_dim {
     EV_NCU_D_TIME = 0, /* ns */
@@ -64,6 +65,17 @@ typedef struct ev_ncu_rule {
     char text[EV_NCU_RULE_TEXT];
 } ev_ncu_rule;
 
+/* One warp-stall reason: from the warp-state counters
+ * (smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio:
+ * cycles per issued instruction), the source counters' samples
+ * (smsp__pcsamp_warps_issue_stalled_<reason>), or ncu's CPIStall rule text
+ * ("spends 12.2 cycles being stalled waiting for ..."). */
+typedef struct ev_ncu_stall {
+    char reason[96];       /* "long_scoreboard", or the rule's words */
+    double cycles;         /* per issued instruction; NaN unknown */
+    double samples;        /* PC samples; NaN unknown */
+} ev_ncu_stall;
+
 typedef struct ev_ncu_launch {
     long id;               /* ncu's launch ID ("ID" column); -1 in text (then the order) */
     char *name;            /* the kernel as ncu prints it (demangled), cut at EV_NCU_NAME_MAX */
@@ -76,6 +88,8 @@ typedef struct ev_ncu_launch {
     int n_rules;
     long rules_dropped;
     ev_ncu_rule rules[EV_NCU_MAX_RULES];
+    int n_stalls;
+    ev_ncu_stall stalls[EV_NCU_MAX_STALLS];
     uint32_t line;               /* first line of the launch */
 } ev_ncu_launch;
 

@@ -39,7 +39,7 @@
 
 /* map_name results besides a row index: M_TENSOR - k is a tensor-path
  * counter whose precision row is k (0: none but the total). */
-enum { M_NONE = -1, M_WRONG_DIM = -2, M_TENSOR = -3 };
+enum { M_NONE = -1, M_WRONG_DIM = -2, M_STALL = -1000, M_TENSOR = -3 };
 
 static const struct {
     const char *name;
@@ -182,9 +182,31 @@ static int tensor_part(const char *src)
     return 0;
 }
 
+/* The reason of a warp-stall counter name into out (may be NULL): 1 for
+ * cycles per issue, 2 for PC samples, 0 when the name is none. */
+static int stall_reason(const char *name, char *out, size_t cap)
+{
+    static const struct { const char *pre, *suf; int kind; } t[] = {
+        {"smsp__average_warps_issue_stalled_", "_per_issue_active.ratio", 1},
+        {"smsp__pcsamp_warps_issue_stalled_", "", 2},
+    };
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        size_t pl = strlen(t[i].pre), sl = strlen(t[i].suf);
+        if (n <= pl + sl || strncmp(name, t[i].pre, pl) != 0 || strcmp(name + n - sl, t[i].suf) != 0 ||
+            strstr(name + pl, "not_issued"))
+            continue;
+        if (out)
+            rd_copy(out, cap, name + pl, n - pl - sl);
+        return t[i].kind;
+    }
+    return 0;
+}
+
 /* Row index of a name for a dimension: the first row of that name whose
  * dimension matches; M_WRONG_DIM when the name exists with another one;
- * M_TENSOR - k for a tensor-path op counter (precision row k); M_NONE otherwise. */
+ * M_TENSOR - k for a tensor-path op counter (precision row k); M_STALL for
+ * a warp-stall counter; M_NONE otherwise. */
 static int map_name(const char *name, size_t n, int dim, bool unitless, double *scale)
 {
     char buf[160];
@@ -197,6 +219,8 @@ static int map_name(const char *name, size_t n, int dim, bool unitless, double *
     if (strncmp(buf, "sm__ops_path_tensor_src_", 24) == 0 && cp_str_ends(buf, ".sum") &&
         !strstr(buf, "sparsity"))
         return dim == EV_NCU_D_COUNT ? M_TENSOR - tensor_part(buf + 24) : M_WRONG_DIM;
+    if (stall_reason(buf, NULL, 0) && dim == EV_NCU_D_COUNT)
+        return M_STALL;
     int seen = 0;
     for (size_t i = 0; i < sizeof k_names / sizeof k_names[0]; i++)
         if (strcmp(k_names[i].name, buf) == 0) {
@@ -240,6 +264,8 @@ typedef struct nst {
     int c_section, c_mname, c_munit, c_mval, c_rname, c_rtype, c_rdesc, c_speedup;
     int c_display;        /* raw: device__attribute_display_name */
     rawcol *raw;
+    char (*raw_names)[160]; /* the raw header's names, kept for the units row (the
+                             * header line is gone by then: a name maps by its unit) */
     bool raw_units;       /* the units row was read */
     /* text */
     int64_t pid;
@@ -358,8 +384,27 @@ static int small_int(const char *p, size_t n, int dflt)
 }
 
 /* Store one value of a metric row (mapped index m) with its unit. */
+static void add_stall(ev_ncu_launch *l, const char *reason, double cycles, double samples)
+{
+    ev_ncu_stall *st = NULL;
+    for (int i = 0; i < l->n_stalls && !st; i++)
+        if (strcmp(l->stalls[i].reason, reason) == 0)
+            st = &l->stalls[i];
+    if (!st) {
+        if (l->n_stalls >= EV_NCU_MAX_STALLS)
+            return;
+        st = &l->stalls[l->n_stalls++];
+        rd_copy(st->reason, sizeof st->reason, reason, strlen(reason));
+        st->cycles = st->samples = NAN;
+    }
+    if (!isnan(cycles))
+        st->cycles = cycles;
+    if (!isnan(samples))
+        st->samples = samples;
+}
+
 static void store(nst *s, ev_ncu_launch *l, int m, double scale, double mul, bool unitless, const char *val,
-                  size_t vn, uint32_t line)
+                  size_t vn, uint32_t line, const char *name, size_t nn)
 {
     double v;
     rd_trim(&val, &vn);
@@ -376,6 +421,13 @@ static void store(nst *s, ev_ncu_launch *l, int m, double scale, double mul, boo
     }
     v *= unitless ? scale : mul;
     s->r.values_read++;
+    if (m == M_STALL) {
+        char nm[160], reason[96];
+        rd_copy(nm, sizeof nm, name, nn);
+        int kind = stall_reason(nm, reason, sizeof reason);
+        add_stall(l, reason, kind == 1 ? v : NAN, kind == 2 ? v : NAN);
+        return;
+    }
     if (m <= M_TENSOR) { /* the total and its source precision */
         int part = M_TENSOR - m;
         l->v[EV_NCU_TENSOR_OPS] = isnan(l->v[EV_NCU_TENSOR_OPS]) ? v : l->v[EV_NCU_TENSOR_OPS] + v;
@@ -410,7 +462,7 @@ static void metric(nst *s, ev_ncu_launch *l, const char *name, size_t nn, const 
         rd_note(dg(s), DIAG_EVIDENCE_BAD_VALUE, s->name, line);
         return;
     }
-    store(s, l, m, scale, mul, unitless, val, vn, line);
+    store(s, l, m, scale, mul, unitless, val, vn, line, name, nn);
 }
 
 static void add_rule(nst *s, ev_ncu_launch *l, const char *type, size_t tn, const char *name, size_t nn,
@@ -612,7 +664,8 @@ static void raw_row(nst *s, int n, long id, uint32_t line)
         if (m == M_NONE || m == M_WRONG_DIM || i == s->c_id)
             continue;
         const cell *c = &s->cells[i];
-        store(s, l, m, s->raw[i].mul, s->raw[i].mul, false, c->p, c->len, line);
+        const char *nm = s->raw_names ? s->raw_names[i] : "";
+        store(s, l, m, s->raw[i].mul, s->raw[i].mul, false, c->p, c->len, line, nm, strlen(nm));
     }
 }
 
@@ -811,24 +864,17 @@ static void text_line(nst *s, const char *p, size_t n, uint32_t line)
 
 /* ---- the reader contract ----------------------------------------------- */
 
-/* The raw header's names, kept for resolving at the units row (the header
- * line is gone by then): a name maps by the dimension of its unit. */
-typedef struct rawname {
-    char name[160];
-} rawname;
-
 typedef struct ncu_ctx {
     nst st;
-    rawname *names; /* raw header names (NCU_MAX_COLS) */
 } ncu_ctx;
 
 static void raw_header_names(ncu_ctx *c, int n)
 {
     nst *s = &c->st;
-    if (!c->names)
-        c->names = cp_xcalloc(NCU_MAX_COLS, sizeof *c->names);
+    if (!s->raw_names)
+        s->raw_names = cp_xcalloc(NCU_MAX_COLS, sizeof *s->raw_names);
     for (int i = 0; i < n; i++)
-        rd_copy(c->names[i].name, sizeof c->names[i].name, s->cells[i].p, s->cells[i].len);
+        rd_copy(s->raw_names[i], sizeof s->raw_names[i], s->cells[i].p, s->cells[i].len);
 }
 
 /* After the units row: each column's name against its unit's dimension. */
@@ -839,11 +885,11 @@ static void raw_resolve(ncu_ctx *c)
         int code = s->raw[i].metric;
         if (i == s->c_id || i == s->c_pid || i == s->c_kernel || i == s->c_ctx || i == s->c_stream ||
             i == s->c_block || i == s->c_grid || i == s->c_dev || i == s->c_cc || i == s->c_display ||
-            !strstr(c->names[i].name, "__")) { /* identification columns; metrics all have "__" */
+            !strstr(s->raw_names[i], "__")) { /* identification columns; metrics all have "__" */
             s->raw[i].metric = M_NONE;
             continue;
         }
-        const char *nm = c->names[i].name;
+        const char *nm = s->raw_names[i];
         size_t nl = strlen(nm);
         if (code == M_WRONG_DIM) { /* unknown unit */
             double sc;
@@ -945,10 +991,36 @@ void *rd_ncu_begin(const char *name)
     return c;
 }
 
+/* ncu's CPIStall rule: "each warp of this kernel spends 12.2 cycles being
+ * stalled waiting for a scoreboard dependency on a L1TEX (...) operation."
+ * -> a stall with its words and cycles, when the counters did not give it. */
+static void rule_stalls(ev_ncu_launch *l)
+{
+    static const char mid[] = " cycles being stalled ";
+    for (int i = 0; i < l->n_rules; i++) {
+        const char *t = l->rules[i].text, *m = strstr(t, mid), *sp = strstr(t, "spends ");
+        if (!m || !sp || sp > m)
+            continue;
+        double cyc;
+        if (rd_num(sp + 7, (size_t)(m - sp - 7), &cyc) < 0)
+            continue;
+        const char *why = m + sizeof mid - 1, *end = why;
+        int paren = 0;
+        while (*end && !(paren == 0 && *end == '.' && (end[1] == ' ' || !end[1]))) {
+            paren += *end == '(' ? 1 : *end == ')' ? -1 : 0;
+            end++;
+        }
+        char reason[96];
+        rd_copy(reason, sizeof reason, why, (size_t)(end - why));
+        add_stall(l, reason, cyc, NAN);
+    }
+}
+
 /* Totals the file gives in parts. */
 static void finish_launch(ev_ncu_launch *l)
 {
     double *v = l->v;
+    rule_stalls(l);
     if (isnan(v[EV_NCU_DRAM_BYTES]) && !isnan(v[EV_NCU_DRAM_READ_BYTES]) && !isnan(v[EV_NCU_DRAM_WRITE_BYTES]))
         v[EV_NCU_DRAM_BYTES] = v[EV_NCU_DRAM_READ_BYTES] + v[EV_NCU_DRAM_WRITE_BYTES];
     if (isnan(v[EV_NCU_GRID_SIZE]) && l->grid[0])
@@ -979,7 +1051,7 @@ void *rd_ncu_end(void *ctx, diag_set *diag)
     free(s->raw);
     free(s->seen);
     free(s->name);
-    free(c->names);
+    free(s->raw_names);
     free(c);
     return r;
 }

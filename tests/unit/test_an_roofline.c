@@ -231,6 +231,9 @@ static void test_real_values(void **state)
      * of the same kernel measured (dram__bytes_read.sum) */
     CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.0.dram_bytes"), 906.71e9 * 4.41e-3, 1);
     CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.0.dram_bytes"), 4.00e9, 0.01e9);
+    /* the top stall: 12.2 of the 33.39 warp cycles per issued instruction
+     * (ncu's rule says "about 36.7%" from its unrounded numbers) */
+    CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.0.top_stall_pct"), 100 * 12.2 / 33.39, 1e-9);
     fx_done(&r);
     ev_set_free(&set);
     if (!real("rtx5090-cutlass-bf16-gemm-details-csv-sections-rules-llm-perf-opt.csv", &r, &set))

@@ -223,6 +223,11 @@ static void test_a100_full_text(void **state)
     assert_int_equal(l->n_rules, 8);
     assert_string_equal(l->rules[0].type, "OPT");
     NEAR(l->rules[4].speedup_pct, 63.74);
+    /* the CPIStall paragraph: "spends 12.2 cycles being stalled waiting for a scoreboard ..." */
+    assert_int_equal(l->n_stalls, 1);
+    assert_string_equal(l->stalls[0].reason,
+                        "waiting for a scoreboard dependency on a L1TEX (local, global, surface, texture) operation");
+    NEAR(l->stalls[0].cycles, 12.2);
     assert_non_null(strstr(l->rules[0].text, "latency issues"));
     ev_ncu_free(r);
 }
@@ -330,6 +335,32 @@ static void test_units(void **state)
     assert_int_equal(rd_ncu_value("12abc", 5, &v), -1);
 }
 
+/* Warp-stall counters of the raw page: cycles per issue and PC samples,
+ * the *_not_issued variants left out. */
+static void test_raw_stalls(void **state)
+{
+    (void)state;
+    const char *t =
+        "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\","
+        "\"Grid Size\",\"Device\",\"CC\",\"smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio\","
+        "\"smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio\",\"smsp__pcsamp_warps_issue_stalled_barrier\","
+        "\"smsp__pcsamp_warps_issue_stalled_barrier_not_issued\"\n"
+        "\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"inst\",\"\",\"\",\"\"\n"
+        "\"0\",\"1\",\"p\",\"h\",\"k\",\"1\",\"7\",\"(32, 1, 1)\",\"(1, 1, 1)\",\"0\",\"9.0\",\"7.5\",\"1.25\",\"1,200\",\"90\"\n";
+    ev_ncu *r = parse_buf(t);
+    assert_non_null(r);
+    const ev_ncu_launch *l = &r->launches[0];
+    assert_int_equal(l->n_stalls, 2);
+    assert_string_equal(l->stalls[0].reason, "long_scoreboard");
+    NEAR(l->stalls[0].cycles, 7.5);
+    assert_true(isnan(l->stalls[0].samples));
+    assert_string_equal(l->stalls[1].reason, "barrier");
+    NEAR(l->stalls[1].cycles, 1.25);
+    NEAR(l->stalls[1].samples, 1200);
+    assert_int_equal(r->metrics_unmapped, 1); /* the _not_issued samples */
+    ev_ncu_free(r);
+}
+
 /* Damage is counted, never fatal: a value that is no number, a unit of the
  * wrong dimension, an unterminated quote, a row without an ID. */
 static void test_bad_csv(void **state)
@@ -361,6 +392,7 @@ int main(void)
     const struct CMUnitTest fixtures[] = {
         cmocka_unit_test(test_units),
         cmocka_unit_test(test_bad_csv),
+        cmocka_unit_test(test_raw_stalls),
     };
     const struct CMUnitTest samples[] = {
         cmocka_unit_test(test_rtx5070_metrics_csv), cmocka_unit_test(test_rtx5090_sections_csv),
