@@ -150,6 +150,43 @@ static void test_no_trace(void **state)
     ev_set_free(&set);
 }
 
+/* One kernel name profiled at two grid sizes: each trace launch goes to
+ * the group of its own grid (nsys-style total "grid"/"block" args); the
+ * trace's names are the full demangled ones. */
+static void test_grid_decides(void **state)
+{
+    (void)state;
+    static const char csv[] =
+        HDR
+        ROW("0", "void gemm_a<float>(const float *, float *)", "(864, 1, 1)", "S", "Duration", "usecond", "100")
+        ROW("1", "void gemm_a<float>(const float *, float *)", "(100, 1, 1)", "S", "Duration", "usecond", "30");
+    ev_set set;
+    ev_set_init(&set);
+    rd_ev_read_buffer(&set, "two.csv", csv, sizeof csv - 1);
+    tl_builder *b = tl_builder_new("grid.json");
+    tl_builder_meta(b)->rank = 0;
+    tl_track_key s7 = {TL_TRACK_GPU, 0, 7, 0, 7};
+    uint32_t g7 = tl_builder_track(b, &s7), kg = fx_s(b, "grid"), kb = fx_s(b, "block");
+    static const struct { int64_t ts, dur, grid; } ev[] = {{0, 100, 864}, {200, 30, 100}, {300, 31, 100}};
+    for (size_t i = 0; i < 3; i++) {
+        fx_add(b, g7, TL_CAT_KERNEL, "void gemm_a<float>(const float *, float *)", ev[i].ts * US, ev[i].dur * US, -1);
+        tl_builder_arg_int(b, kg, ev[i].grid);
+        tl_builder_arg_int(b, kb, 256);
+    }
+    fx_run r;
+    run_with(&r, fx_finish(b), &set);
+    CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.0.trace_launches"), 1, 0);
+    CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.0.trace_time_ns"), 100 * US, 0);
+    CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.1.trace_launches"), 2, 0);
+    CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.1.trace_time_ns"), 61 * US, 0);
+    const rep_node *m = rep_path(r.rep, "kernels_roofline.1.matched_by");
+    assert_non_null(m);
+    assert_string_equal(m->v.s, "name");
+    CP_ASSERT_NEAR(fx_num(&r, "roofline.trace_compute_covered_pct"), 100, 1e-9);
+    fx_done(&r);
+    ev_set_free(&set);
+}
+
 /* No ncu file: no section, no finding, nothing else changes. */
 static void test_absent(void **state)
 {
@@ -263,7 +300,8 @@ static void test_cc_lanes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_joined_with_fixture), cmocka_unit_test(test_no_trace), cmocka_unit_test(test_absent), cmocka_unit_test(test_cc_lanes),
+        cmocka_unit_test(test_joined_with_fixture), cmocka_unit_test(test_no_trace), cmocka_unit_test(test_grid_decides),
+        cmocka_unit_test(test_absent), cmocka_unit_test(test_cc_lanes),
         cmocka_unit_test(test_real_classes),        cmocka_unit_test(test_real_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
