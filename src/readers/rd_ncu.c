@@ -864,13 +864,8 @@ static void text_line(nst *s, const char *p, size_t n, uint32_t line)
 
 /* ---- the reader contract ----------------------------------------------- */
 
-typedef struct ncu_ctx {
-    nst st;
-} ncu_ctx;
-
-static void raw_header_names(ncu_ctx *c, int n)
+static void raw_header_names(nst *s, int n)
 {
-    nst *s = &c->st;
     if (!s->raw_names)
         s->raw_names = cp_xcalloc(NCU_MAX_COLS, sizeof *s->raw_names);
     for (int i = 0; i < n; i++)
@@ -878,9 +873,8 @@ static void raw_header_names(ncu_ctx *c, int n)
 }
 
 /* After the units row: each column's name against its unit's dimension. */
-static void raw_resolve(ncu_ctx *c)
+static void raw_resolve(nst *s)
 {
-    nst *s = &c->st;
     for (int i = 0; i < s->ncol; i++) {
         int code = s->raw[i].metric;
         if (i == s->c_id || i == s->c_pid || i == s->c_kernel || i == s->c_ctx || i == s->c_stream ||
@@ -914,9 +908,8 @@ static void raw_resolve(ncu_ctx *c)
     }
 }
 
-static void csv_line_ctx(ncu_ctx *c, const char *p, size_t len, uint32_t line)
+static void csv_line_ctx(nst *s, const char *p, size_t len, uint32_t line)
 {
-    nst *s = &c->st;
     int n = csv_split(s, p, len);
     if (n < 0) {
         rd_note(dg(s), DIAG_EVIDENCE_BAD_ROW, s->name, line);
@@ -925,12 +918,12 @@ static void csv_line_ctx(ncu_ctx *c, const char *p, size_t len, uint32_t line)
     if (n >= 2 && cell_eq(&s->cells[0], "ID") && cell_eq(&s->cells[1], "Process ID")) {
         header(s, n);
         if (s->form == F_RAW)
-            raw_header_names(c, n);
+            raw_header_names(s, n);
         return;
     }
     if (s->form == F_RAW && !s->raw_units) {
         raw_units(s, n);
-        raw_resolve(c);
+        raw_resolve(s);
         s->raw_units = true;
         if (n >= 1 && s->cells[0].len == 0)
             return; /* the units row (no ID) */
@@ -953,8 +946,7 @@ static void csv_line_ctx(ncu_ctx *c, const char *p, size_t len, uint32_t line)
 
 void rd_ncu_line(void *ctx, const rd_line *ln)
 {
-    ncu_ctx *c = ctx;
-    nst *s = &c->st;
+    nst *s = ctx;
     const char *p = ln->text;
     size_t n = ln->len;
     uint32_t line = (uint32_t)ln->no;
@@ -963,12 +955,12 @@ void rd_ncu_line(void *ctx, const rd_line *ln)
     if (rd_starts(p, n, "==PROF==") || rd_starts(p, n, "==WARNING==") || rd_starts(p, n, "==ERROR=="))
         return;
     if (rd_starts(p, n, "\"ID\",\"Process ID\"")) {
-        csv_line_ctx(c, p, n, line);
+        csv_line_ctx(s, p, n, line);
         return;
     }
     if (s->form == F_DETAILS || s->form == F_RAW) {
         if (n && p[0] == '"')
-            csv_line_ctx(c, p, n, line);
+            csv_line_ctx(s, p, n, line);
         return; /* the program's own output between CSV rows */
     }
     if (s->form == F_NONE || s->form == F_TEXT) {
@@ -983,12 +975,12 @@ void rd_ncu_line(void *ctx, const rd_line *ln)
 
 void *rd_ncu_begin(const char *name)
 {
-    ncu_ctx *c = cp_xcalloc(1, sizeof *c);
-    c->st.name = cp_xstrdup(name ? name : "");
-    c->st.pid = -1;
-    c->st.c_id = -1;
-    diag_init(&c->st.local);
-    return c;
+    nst *s = cp_xcalloc(1, sizeof *s);
+    s->name = cp_xstrdup(name ? name : "");
+    s->pid = -1;
+    s->c_id = -1;
+    diag_init(&s->local);
+    return s;
 }
 
 /* ncu's CPIStall rule: "each warp of this kernel spends 12.2 cycles being
@@ -1033,8 +1025,7 @@ static void finish_launch(ev_ncu_launch *l)
 
 void *rd_ncu_end(void *ctx, diag_set *diag)
 {
-    ncu_ctx *c = ctx;
-    nst *s = &c->st;
+    nst *s = ctx;
     ev_ncu *r = NULL;
     if (s->r.n) {
         r = cp_xmalloc(sizeof *r);
@@ -1052,7 +1043,7 @@ void *rd_ncu_end(void *ctx, diag_set *diag)
     free(s->seen);
     free(s->name);
     free(s->raw_names);
-    free(c);
+    free(s);
     return r;
 }
 
