@@ -563,7 +563,8 @@ static double ncu_speedup(const ev_ncu_launch *l, const char *what)
 static void cite(const rstate *s, an_finding *x, const rk *k, const rgroup *g, const basis *b)
 {
     const ev_ncu_launch *l = k->l;
-    an_finding_evidence(x, "%s:%u: ncu launch %ld %.120s (grid %lld, block %lld)", k->file->path, l->line, l->id,
+    long id = l->id >= 0 ? l->id : (long)(l - k->file->as.ncu->launches); /* text: the order in the file */
+    an_finding_evidence(x, "%s:%u: ncu launch %ld %.120s (grid %lld, block %lld)", k->file->path, l->line, id,
                         l->name, (long long)g->grid, (long long)g->block);
     an_finding_evidence(x, "class %s: %s", k->cls ? k->cls : "unknown", k->why);
     if (!isnan(k->roof_pct))
@@ -702,7 +703,7 @@ static void put_table(const rstate *s, rep_report *r)
         const ev_ncu_launch *l = k->l;
         const rgroup *g = &s->g[k->group];
         rep_node *row = rep_row(r, t);
-        rep_cell_int(r, row, l->id >= 0 ? l->id : (int64_t)i);
+        rep_cell_int(r, row, l->id >= 0 ? l->id : (int64_t)(l - k->file->as.ncu->launches));
         rep_cell_str(r, row, l->name);
         rep_cell_str(r, row, k->file->path);
         rep_cell_int(r, row, l->line);
