@@ -904,11 +904,13 @@ static void merge_evidence(fctx *f)
     }
 }
 
-/* Trace findings of later analyzers (an_links: wire bandwidth per rank pair)
- * join the rule findings before the cap: same gain scale, same cap. */
-static void merge_trace_findings(fctx *f)
+/* Trace findings of earlier analyzers (an_links: wire bandwidth per rank
+ * pair; an_roofline: kernels Nsight Compute profiled) join the rule findings
+ * before the cap: same gain scale, same cap. Without a trace an_roofline's
+ * gains are shares of the profiled kernels' own time and join uncapped. */
+static void merge_trace_findings(fctx *f, an_id id)
 {
-    const an_findings_result *lk = f->ctx->results[AN_links];
+    const an_findings_result *lk = f->ctx->results[id];
     for (size_t i = 0; lk && i < lk->n; i++) {
         an_finding *x = an_finding_add(f->out, lk->v[i].code, lk->v[i].layer, 0, "", NULL, NULL);
         uint32_t order = x->order;
@@ -990,8 +992,11 @@ int an_findings_run(an_ctx *ctx)
     if (f.job_ns > 0) {
         for (size_t i = 0; i < CP_ARRAY_LEN(rules); i++)
             rules[i].eval(&f, &rules[i]);
-        merge_trace_findings(&f);
+        merge_trace_findings(&f, AN_links);
+        merge_trace_findings(&f, AN_roofline);
         cap_gains(&f, 0, out->n);
+    } else {
+        merge_trace_findings(&f, AN_roofline);
     }
     merge_evidence(&f);
     out->job_ns = f.job_ns;

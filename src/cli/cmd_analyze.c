@@ -17,6 +17,7 @@
 #include "../base/util.h"
 #include "../model/evidence.h"
 #include "../readers/evidence.h"
+#include "../readers/rd_ncu.h"
 #include "../readers/reader.h"
 
 #include <stdio.h>
@@ -116,6 +117,10 @@ static int detect_inputs(input *inputs, size_t n)
         }
         inputs[i].reader = rd_detect(inputs[i].path, head, (size_t)got);
         inputs[i].evidence = !inputs[i].reader; /* the evidence loop decides what it is */
+        if (rd_ncurep_ready(inputs[i].path, &err) < 0) { /* an .ncu-rep needs ncu: say what to run */
+            rc = cli_fail(&err);
+            break;
+        }
     }
     free(head);
     return rc;
@@ -209,7 +214,7 @@ static bool keep_trace_file(const char *path, void *ctx)
 {
     (void)ctx;
     return cp_str_ends(path, ".json") || cp_str_ends(path, ".json.gz") || cp_str_ends(path, ".json.zst") ||
-           cp_str_ends(path, ".sqlite") || cp_str_ends(path, ".nsys-rep") || cp_str_ends(path, ".log") || cp_str_ends(path, ".txt") ||
+           cp_str_ends(path, ".sqlite") || cp_str_ends(path, ".nsys-rep") || cp_str_ends(path, ".ncu-rep") || cp_str_ends(path, ".log") || cp_str_ends(path, ".txt") ||
            cp_str_ends(path, ".cptrace");
 }
 

@@ -48,6 +48,7 @@
 #include "ev_lspci.h"
 #include "ev_nccl.h"
 #include "ev_nccltests.h"
+#include "ev_ncu.h"
 #include "ev_perftest.h"
 #include "ev_smiq.h"
 #include "ev_topo.h"
