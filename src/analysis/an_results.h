@@ -90,7 +90,9 @@ typedef struct an_views_result {
  * subset HTA's launch statistics join (cudaLaunchKernel, cudaLaunchKernelExC,
  * cudaMemcpyAsync, cudaMemsetAsync, MTIA runFunction: no HIP, no driver API). */
 enum { AN_NAME_LAUNCH = 1, AN_NAME_SYNC = 2, AN_NAME_STEP = 4, AN_NAME_HTA_LAUNCH_STATS = 8,
-       AN_NAME_HTA_KCAT = 16 /* a category name an_hta_kernel_cat accepts */ };
+       AN_NAME_HTA_KCAT = 16 /* a category name an_hta_kernel_cat accepts */,
+       AN_NAME_HTA_KLAUNCH = 32 /* HTA's kernel launch pattern: cuda*LaunchKernel*, cuLaunchKernel*, runFunction* */,
+       AN_NAME_ATEN = 64 /* aten::* */ };
 /* Whether string id `name` has flag AN_NAME_* (false before the view analyzer ran). */
 bool an_name_is(const an_ctx *ctx, uint32_t name, unsigned flag);
 
@@ -218,12 +220,18 @@ typedef struct an_queue_stream {
     int64_t stream;
     size_t count;           /* samples: one per enqueue and per dequeue */
     double mean, std, min, p25, p50, p75, max;
+    bool full;              /* some sample reached the full length */
+    int64_t full_ns;        /* time from samples at the full length to the next sample */
 } an_queue_stream;
 
 typedef struct an_queue_rank {
     an_queue_stream *streams;
     size_t n;
+    int64_t max_length;     /* the length counted as full */
+    int64_t span_ns;        /* last event start - first event start (HTA's trace duration) */
 } an_queue_rank;
+
+#define AN_QUEUE_MAX_DEFAULT 1024 /* CUDA's launch queue per stream (HTA CUDA_MAX_LAUNCH_QUEUE_PER_STREAM) */
 
 /* ---- user annotations ---- */
 typedef struct an_annot_rank {

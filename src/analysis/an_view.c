@@ -538,6 +538,13 @@ static void views_free(void *self)
     free(r);
 }
 
+/* HTA's KERNEL_LAUNCH_CATEGORY_PATTERN, re.match: (cuda.*LaunchKernel)|(cuLaunchKernel)|(^runFunction) */
+static bool hta_kernel_launch(const char *s)
+{
+    return (prefix(s, "cuda") && strstr(s + 4, "LaunchKernel")) || prefix(s, "cuLaunchKernel") ||
+           prefix(s, "runFunction");
+}
+
 static bool step_name(const char *s)
 {
     return strncmp(s, "ProfilerStep#", 13) == 0 && s[13] >= '0' && s[13] <= '9';
@@ -552,7 +559,9 @@ int an_view_run(an_ctx *ctx)
         const char *nm = cp_intern_str(&tl->strings, (uint32_t)s);
         flags[s] = (uint8_t)((step_name(nm) ? AN_NAME_STEP : 0) | (an_is_launch_name(nm) ? AN_NAME_LAUNCH : 0) |
                              (an_is_hta_launch_stats_name(nm) ? AN_NAME_HTA_LAUNCH_STATS : 0) |
-                             (an_hta_kernel_cat(nm) ? AN_NAME_HTA_KCAT : 0));
+                             (an_hta_kernel_cat(nm) ? AN_NAME_HTA_KCAT : 0) |
+                             (hta_kernel_launch(nm) ? AN_NAME_HTA_KLAUNCH : 0) |
+                             (strncmp(nm, "aten::", 6) == 0 ? AN_NAME_ATEN : 0));
         for (size_t k = 0; k < CP_ARRAY_LEN(sync_names); k++)
             if (strcmp(nm, sync_names[k]) == 0)
                 flags[s] |= AN_NAME_SYNC;
