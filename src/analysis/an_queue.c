@@ -92,22 +92,6 @@ static void sort_lengths(double *v, size_t n)
     free(count);
 }
 
-/* Statistics of the samples in v (reordered: sorted on return). */
-static void stats(double *v, size_t n, an_queue_stream *s)
-{
-    double sum = 0;
-    for (size_t i = 0; i < n; i++)
-        sum += v[i];
-    s->count = n;
-    s->mean = sum / (double)n;
-    s->std = n > 1 ? an_std(v, n, s->mean) : NAN;
-    sort_lengths(v, n);
-    s->min = v[0];
-    s->max = v[n - 1];
-    s->p25 = an_quantile_sorted(v, n, 0.25);
-    s->p50 = an_quantile_sorted(v, n, 0.5);
-    s->p75 = an_quantile_sorted(v, n, 0.75);
-}
 
 void an_queue_compute(const an_ctx *ctx, const an_view *v, an_queue_rank *out)
 {
@@ -182,7 +166,8 @@ void an_queue_compute(const an_ctx *ctx, const an_view *v, an_queue_rank *out)
         s->stream = q.streams[q.kv[a].key];
         s->full = full;
         s->full_ns = full_ns;
-        stats(vals, b - a, s);
+        sort_lengths(vals, b - a);
+        an_describe_sorted(vals, b - a, &s->len);
         a = b;
     }
     /* HTA's trace duration: last start - first start of the rank's events */
@@ -214,10 +199,7 @@ static void emit(an_ctx *ctx, rep_node *parent, const void *out)
         const an_queue_stream *s = &qr->streams[i];
         rep_node *row = rep_row(ctx->rep, t);
         rep_cell_int(ctx->rep, row, s->stream);
-        rep_cell_int(ctx->rep, row, (int64_t)s->count);
-        double v[] = { s->mean, s->std, s->min, s->p25, s->p50, s->p75, s->max };
-        for (size_t k = 0; k < CP_ARRAY_LEN(v); k++)
-            rep_cell_num(ctx->rep, row, v[k]);
+        an_stats_cells(ctx, row, &s->len);
     }
     static const rep_col fcols[] = {
         { "stream", "stream", NULL, -1 },

@@ -216,10 +216,20 @@ bool an_is_launch_name(const char *name);
 bool an_is_hta_launch_stats_name(const char *name);
 
 /* ---- queue length ---- */
+/* pandas describe() of samples: count, mean, sample std (NaN below 2),
+ * min, quartiles by linear interpolation, max. */
+typedef struct an_stats {
+    size_t count;
+    double mean, std, min, p25, p50, p75, max;
+} an_stats;
+/* Fill s from n > 0 samples already sorted ascending. */
+void an_describe_sorted(const double *sorted, size_t n, an_stats *s);
+/* Append the cells count, mean, std, min, p25, p50, p75, max to a row. */
+void an_stats_cells(an_ctx *ctx, rep_node *row, const an_stats *s);
+
 typedef struct an_queue_stream {
     int64_t stream;
-    size_t count;           /* samples: one per enqueue and per dequeue */
-    double mean, std, min, p25, p50, p75, max;
+    an_stats len;           /* samples: one per enqueue and per dequeue */
     bool full;              /* some sample reached the full length */
     int64_t full_ns;        /* time from samples at the full length to the next sample */
 } an_queue_stream;

@@ -161,6 +161,30 @@ double an_std(const double *v, size_t n, double mean)
     return sqrt(ss / (double)(n - 1));
 }
 
+void an_describe_sorted(const double *v, size_t n, an_stats *s)
+{
+    double sum = 0; /* in sorted order: exact for integer samples; callers with fractional samples
+                     * that must match pandas to the last bit recompute the mean in sample order */
+    for (size_t i = 0; i < n; i++)
+        sum += v[i];
+    s->count = n;
+    s->mean = sum / (double)n;
+    s->std = n > 1 ? an_std(v, n, s->mean) : NAN;
+    s->min = v[0];
+    s->max = v[n - 1];
+    s->p25 = an_quantile_sorted(v, n, 0.25);
+    s->p50 = an_quantile_sorted(v, n, 0.5);
+    s->p75 = an_quantile_sorted(v, n, 0.75);
+}
+
+void an_stats_cells(an_ctx *ctx, rep_node *row, const an_stats *s)
+{
+    rep_cell_int(ctx->rep, row, (int64_t)s->count);
+    double v[] = { s->mean, s->std, s->min, s->p25, s->p50, s->p75, s->max };
+    for (size_t k = 0; k < CP_ARRAY_LEN(v); k++)
+        rep_cell_num(ctx->rep, row, v[k]);
+}
+
 bool an_name_is(const an_ctx *ctx, uint32_t name, unsigned flag)
 {
     const an_views_result *vr = ctx->results[AN_view];
