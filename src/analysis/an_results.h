@@ -284,6 +284,10 @@ int an_hta_ktype(const char *name);
 /* The nearest double to ns / 1000 (ties to even): HTA's float64 reading of
  * a decimal microsecond value that is exactly `ns` nanoseconds. */
 double an_hta_us_double(int64_t ns);
+/* Whether HTA's dataframe has event ev (a duration, not the Trace span),
+ * and its stream column (-1: a CPU event), before any step filter. */
+bool an_hta_row(const tl_timeline *tl, size_t ev);
+int64_t an_hta_stream(const tl_timeline *tl, size_t ev);
 /* Whether an event's raw category is one HTA's idle breakdown counts. */
 bool an_hta_kernel_cat(const char *cat);
 /* Union of the intervals of the view's GPU work whose type is in mask:

@@ -249,6 +249,14 @@ static bool hta_row(const tl_timeline *tl, size_t ev)
     return !(tl->flags[ev] & (TL_F_INSTANT | TL_F_NO_DUR)) && tl->cat[ev] != TL_CAT_TRACE;
 }
 
+bool an_hta_row(const tl_timeline *tl, size_t ev) { return hta_row(tl, ev); }
+
+int64_t an_hta_stream(const tl_timeline *tl, size_t ev)
+{
+    build_ctx b = { .tl = tl, .key_stream = cp_intern_find(&tl->strings, "stream", 6) };
+    return hta_row(tl, ev) ? hta_stream(&b, ev) : -1;
+}
+
 /* The double nearest to ns / 1000 (ties to even): what Python's float()
  * makes of the decimal microseconds "U.NNN" HTA's JSON parser reads. Below
  * 2^53 both operands of the division are exact, so IEEE division rounds it
