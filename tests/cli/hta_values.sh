@@ -1,6 +1,7 @@
 #!/bin/bash
 # hta_values.sh - every value HTA's own tests assert on the traces in ../shared/data/hta, from the table
-# tests/fixtures/hta/values.tsv: runs `chainprof analyze --json` once per (trace, args), reads each value
+# tests/fixtures/hta/values.tsv: runs `chainprof analyze --json` (or `chainprof diff --json BASE -- TEST` for
+# a "BASE|TEST" trace) once per (trace, args), reads each value
 # at its report path and compares; prints matched / differ / missing (and the critical path rows left
 # to that analysis). Fails when a "check" row differs; missing rows are only counted.
 set -u
@@ -29,7 +30,12 @@ def report(trace, args):
     key = (trace, args)
     if key not in reports:
         out = os.path.join(tmp, f"r{len(reports)}.json")
-        cmd = [exe, "analyze", "--no-history", "--json", "-o", out] + ([] if args == "-" else args.split()) + [os.path.join(hta, trace)]
+        extra = [] if args == "-" else args.split()
+        if "|" in trace:  # a trace diff: BASE|TEST
+            base, test = trace.split("|")
+            cmd = [exe, "diff", "--json", "-o", out] + extra + [os.path.join(hta, base), "--", os.path.join(hta, test)]
+        else:
+            cmd = [exe, "analyze", "--no-history", "--json", "-o", out] + extra + [os.path.join(hta, trace)]
         p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         reports[key] = json.load(open(out)) if p.returncode == 0 else None
         if p.returncode:
@@ -42,6 +48,9 @@ def lookup(node, path):
             col = col.rstrip(")")
             if op == "len":
                 return len(node)
+            if op == "count":  # rows whose column k is v
+                k, _, v = col.partition("=")
+                return sum(1 for r in node if str(r.get(k)) == v)
             vals = [r[col] for r in node]
             if op == "set":
                 return ",".join(str(v) for v in sorted(set(vals), key=lambda v: (str(type(v)), v)))
@@ -57,13 +66,13 @@ def lookup(node, path):
             node = node[int(seg)]
         else:
             node = node[seg]
-    return node
+    return ",".join(str(v) for v in node) if isinstance(node, list) else node
 count = {"matched": 0, "differ": 0, "missing": 0, "h16": 0}
 for ln, test, trace, args, path, want, scale, tol, status in rows:
     if status in ("missing", "h16"):
         count[status] += 1
         continue
-    if not os.path.exists(os.path.join(hta, trace)):
+    if not all(os.path.exists(os.path.join(hta, t)) for t in trace.split("|")):
         count["missing"] += 1
         print(f"line {ln}: {test}: trace {trace} absent")
         continue
