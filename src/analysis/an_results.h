@@ -243,6 +243,13 @@ typedef struct an_queue_rank {
 
 #define AN_QUEUE_MAX_DEFAULT 1024 /* CUDA's launch queue per stream (HTA CUDA_MAX_LAUNCH_QUEUE_PER_STREAM) */
 
+/* ---- allocator memory (an_memory.c) ---- */
+typedef struct an_memory_result {
+    void (*free)(void *self);
+    size_t n_ranks;
+    void *ranks;            /* per rank: devices with peaks, holders and series (private to an_memory.c) */
+} an_memory_result;
+
 /* ---- user annotations ---- */
 typedef struct an_annot_rank {
     an_group *cpu, *gpu;    /* by name, sorted by descending total */
