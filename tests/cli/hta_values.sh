@@ -85,6 +85,8 @@ for ln, test, trace, args, path, want, scale, tol, status in rows:
     if got is not None:
         if tol == "=":
             ok = str(got) == want
+        elif tol == "~":  # HTA asserts a substring
+            ok = want in str(got)
         else:
             g = float(got) / float(scale)
             ok = g >= float(want) if tol == ">=" else abs(g - float(want)) <= float(tol)
