@@ -156,7 +156,8 @@ static size_t collect_ops(const an_ctx *ctx, const an_view *v, op_rec **out)
     for (size_t i = 0; i < v->n; i++)
         if (v->mult[i] && v->stream[i] < 0 && an_name_is(ctx, tl->name[v->base + i], AN_NAME_ATEN))
             ops[n++] = (op_rec){ v->exact ? (int64_t)tl->track[v->base + i] : 0, v->t0[i], v->t0[i] - v->t1[i], i };
-    cp_sort_records(ops, n, sizeof *ops, 4, op_key, NULL);
+    if (!v->exact) /* the exact view's events are already in (track, start, longest first) order */
+        cp_sort_records(ops, n, sizeof *ops, 4, op_key, NULL);
     *out = ops;
     return n;
 }

@@ -40,6 +40,8 @@ typedef struct side {
     int64_t iter;            /* the step compared; INT64_MIN with all_iterations */
     op_sum *ops[2];          /* [0] CPU ops, [1] GPU kernels, sorted by name */
     size_t n_ops[2];
+    int64_t *step_ids;       /* the rank's profiler step numbers, ascending, distinct */
+    size_t n_steps;
 } side;
 
 typedef struct step_span {
@@ -152,6 +154,13 @@ static int side_init(side *sd, const an_ctx *ctx, const an_diff_opts *o, const c
     } else
         sd->iter = o->has_iteration ? o->iteration : ns ? first : -1;
     side_ops(sd, steps, ns);
+    sd->step_ids = cp_xmalloc((ns ? ns : 1) * sizeof *sd->step_ids);
+    for (size_t k = 0; k < ns; k++)
+        sd->step_ids[k] = steps[k].id;
+    cp_sort_u64((uint64_t *)sd->step_ids, ns, NULL); /* step numbers are >= 0 */
+    for (size_t k = 0; k < ns; k++)
+        if (!sd->n_steps || sd->step_ids[sd->n_steps - 1] != sd->step_ids[k])
+            sd->step_ids[sd->n_steps++] = sd->step_ids[k];
     free(steps);
     return 0;
 }
@@ -160,6 +169,7 @@ static void side_free(side *sd)
 {
     free(sd->ops[0]);
     free(sd->ops[1]);
+    free(sd->step_ids);
 }
 
 enum { CH_ADDED, CH_DELETED, CH_INCREASED, CH_DECREASED, CH_UNCHANGED, CH__COUNT };
@@ -253,6 +263,9 @@ static void emit_side(rep_report *rep, const char *key, const side *s)
     else
         rep_null(rep, o, "profiler_step", "profiler step compared", NULL);
     rep_num(rep, o, "step_time_ns", "measured step time (mean over ranks)", step_time_ns(s->ctx), "ns");
+    rep_node *ids = rep_arr(rep, o, "profiler_steps", "profiler steps of the rank");
+    for (size_t k = 0; k < s->n_steps; k++)
+        rep_int(rep, ids, NULL, NULL, s->step_ids[k], NULL);
 }
 
 static void emit_findings(rep_report *rep, const an_ctx *b, const an_ctx *t)

@@ -294,6 +294,26 @@ static void emit_device(an_ctx *ctx, rep_node *arr, const mem_ev *ev, const mem_
     }
 }
 
+bool an_memory_peak_of(const an_ctx *ctx, size_t r, an_memory_peak *out)
+{
+    const an_memory_result *res = ctx->results[AN_memory];
+    if (!res || r >= res->n_ranks)
+        return false;
+    const mem_rank *mr = &((const mem_rank *)res->ranks)[r];
+    const mem_dev *best = NULL;
+    for (size_t d = 0; d < mr->n_dev; d++)
+        if (mr->dev[d].dev_type == 1 && (!best || mr->dev[d].peak_reserved > best->peak_reserved))
+            best = &mr->dev[d];
+    if (!best)
+        return false;
+    *out = (an_memory_peak){ best->dev_id, best->peak_reserved, best->peak_alloc, NULL, 0 };
+    if (best->n_holders && best->holders[0].name) {
+        out->top_op = tl_str(ctx->tl, best->holders[0].name);
+        out->top_op_bytes = best->holders[0].bytes;
+    }
+    return true;
+}
+
 int an_memory_run(an_ctx *ctx)
 {
     const tl_timeline *tl = ctx->tl;

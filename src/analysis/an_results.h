@@ -250,6 +250,18 @@ typedef struct an_memory_result {
     void *ranks;            /* per rank: devices with peaks, holders and series (private to an_memory.c) */
 } an_memory_result;
 
+typedef struct an_memory_peak {
+    int32_t device;
+    int64_t peak_reserved_bytes, peak_allocated_bytes;
+    const char *top_op;         /* the op holding the most at the allocated peak; NULL none */
+    int64_t top_op_bytes;
+} an_memory_peak;
+/* Rank r's CUDA device with the largest peak reserved memory (the OOM
+ * findings read it); false when the rank has no CUDA [memory] events. */
+bool an_memory_peak_of(const an_ctx *ctx, size_t r, an_memory_peak *out);
+#define AN_MEM_NEAR_FRAC 0.90     /* MEM_NEAR_CAPACITY: peak reserved / device memory, medium */
+#define AN_MEM_CRITICAL_FRAC 0.97 /* ... high */
+
 /* ---- user annotations ---- */
 typedef struct an_annot_rank {
     an_group *cpu, *gpu;    /* by name, sorted by descending total */

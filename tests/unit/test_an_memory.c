@@ -6,7 +6,8 @@
  * again (t 120: the peak, 350 allocated + 1000 from before the trace) and
  * frees 0x99, an address never allocated in the trace (t 130). The totals
  * carried by the events are the allocator's. At the peak: 0x20 (op_a 50 B)
- * and the new 0x10 (op_b 300 B) are live; 1000 B predate the trace. */
+ * and the new 0x10 (op_b 300 B) are live; 1000 B predate the trace. The
+ * device has 4300 B: 4096 reserved is 95 %, a MEM_NEAR_CAPACITY finding. */
 #include "test_util.h"
 #include "an_fixture.h"
 
@@ -28,6 +29,7 @@ static void test_memory(void **state)
 {
     (void)state;
     tl_builder *b = tl_builder_new("mem.json");
+    tl_builder_meta(b)->gpu_mem_bytes = 4300; /* 4096 reserved at the peak: 95 % */
     tl_track_key cpu = { TL_TRACK_CPU, 1, 1, -1, -1 };
     uint32_t c = tl_builder_track(b, &cpu);
     fx_add(b, c, TL_CAT_CPU_OP, "op_a", 0, 100 * US, -1);
@@ -54,6 +56,14 @@ static void test_memory(void **state)
     assert_string_equal(rep_path(r.rep, "ranks.0.memory.0.held_by.1.op")->v.s, "op_a");
     assert_int_equal(fx_num(&r, "ranks.0.memory.0.held_by.1.bytes"), 50);
     assert_int_equal(rep_path(r.rep, "ranks.0.memory.0.series")->n_children, 5);
+    /* the OOM risk finding: 95 % reserved is medium (>= 97 % would be high) */
+    const rep_node *fs = rep_path(r.rep, "findings");
+    const rep_node *mf = NULL;
+    for (const rep_node *x = fs ? fs->first : NULL; x; x = x->next)
+        if (!strcmp(rep_child(x, "code")->v.s, "MEM_NEAR_CAPACITY"))
+            mf = x;
+    assert_non_null(mf);
+    assert_string_equal(rep_child(mf, "severity")->v.s, "medium");
     fx_done(&r);
 }
 
