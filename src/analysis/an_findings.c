@@ -26,6 +26,7 @@
  * tests/unit/test_an_findings.c with a job that triggers it and one that
  * does not.
  */
+#include "an_results.h"
 #include "an_verdict.h"
 #include "../base/util.h"
 #include "../model/catalog.h"
@@ -801,6 +802,49 @@ static void r_low_overlap(fctx *f, const rule *self)
 
 /* The rule table: one row per rule. Evidence-file rules follow the trace
  * rules; order here does not matter for the output (sorted by gain). */
+/* The allocator's peak near the device's memory (from the memory
+ * analyzer's [memory] events): the job is one batch away from an OOM. No
+ * time gain: the finding is a risk, its severity by how close it is. */
+static void r_mem_capacity(fctx *f, const rule *self)
+{
+    const tl_timeline *tl = f->ctx->tl;
+    double worst = 0;
+    size_t wr = 0;
+    an_memory_peak wp = { 0 };
+    for (size_t r = 0; r < tl->n_ranks; r++) {
+        an_memory_peak p;
+        int64_t cap = tl->ranks[r].meta.gpu_mem_bytes;
+        if (cap <= 0 || !an_memory_peak_of(f->ctx, r, &p))
+            continue;
+        double frac = (double)p.peak_reserved_bytes / (double)cap;
+        if (frac > worst) {
+            worst = frac;
+            wr = r;
+            wp = p;
+        }
+    }
+    if (worst < AN_MEM_NEAR_FRAC)
+        return;
+    const double gib = 1024.0 * 1024 * 1024;
+    char t[160];
+    snprintf(t, sizeof t, "GPU memory is %.0f %% reserved at its peak (rank %d): close to out of memory", 100 * worst,
+             tl->ranks[wr].meta.rank);
+    an_finding *x = add(f, self, NAN, t,
+                        "leave headroom before scaling the batch or sequence: activation checkpointing, a smaller "
+                        "micro-batch with gradient accumulation, sharding optimizer state (ZeRO/FSDP); when reserved "
+                        "far exceeds allocated, the caching allocator is fragmented: set "
+                        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+                        "no time gain is estimated: this is the risk of an out-of-memory failure");
+    x->severity = worst >= AN_MEM_CRITICAL_FRAC ? AN_SEV_HIGH : AN_SEV_MEDIUM;
+    x->rank = tl->ranks[wr].meta.rank;
+    an_finding_evidence(x, "rank %d cuda:%d: peak reserved %.2f GiB of %.2f GiB, peak allocated %.2f GiB ([memory] events)",
+                        tl->ranks[wr].meta.rank, wp.device, (double)wp.peak_reserved_bytes / gib,
+                        (double)tl->ranks[wr].meta.gpu_mem_bytes / gib, (double)wp.peak_allocated_bytes / gib);
+    if (wp.top_op)
+        an_finding_evidence(x, "at the allocated peak %s held the most: %.2f GiB", wp.top_op,
+                            (double)wp.top_op_bytes / gib);
+}
+
 static const rule rules[] = {
     { "NET_INTER_SLOW", CP_LAYER_INTER, r_net_inter_slow },
     { "NET_INTRA_SLOW", CP_LAYER_INTRA, r_net_intra_slow },
@@ -813,6 +857,7 @@ static const rule rules[] = {
     { "PAGEABLE_COPY", CP_LAYER_INTRA, r_pageable_copy },
     { "STRAGGLER_RANK", CP_LAYER_COMPUTE, r_straggler },
     { "LOW_OVERLAP", CP_LAYER_INTER, r_low_overlap },
+    { "MEM_NEAR_CAPACITY", CP_LAYER_COMPUTE, r_mem_capacity },
 };
 
 /* The invariant: no trace finding claims more than the exposed time of the

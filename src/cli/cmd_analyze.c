@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 enum { O_GPUS_PER_NODE = 100, O_RANK_MAP, O_FAIL_ON, O_NIC_GBPS, O_NVLINK_GBPS, O_DETAIL, O_DB, O_NO_HISTORY,
-       O_LAUNCH_TABLE, O_CKPT_EVERY };
+       O_LAUNCH_TABLE, O_CKPT_EVERY, O_QUEUE_MAX };
 
 static const cli_opt opts[] = {
     { "gpus-per-node", 0, "N", O_GPUS_PER_NODE, 0,
@@ -39,6 +39,8 @@ static const cli_opt opts[] = {
       "text output also lists every input and every rank's full analyses (JSON and CSV always have them)" },
     { "launch-table", 0, NULL, O_LAUNCH_TABLE, 0,
       "list every kernel launch in launch_stats.by_correlation (default: outliers only, at most 1000)" },
+    { "queue-max", 0, "N", O_QUEUE_MAX, 0,
+      "launch queue length counted as full in queue_full (default 1024, CUDA's per stream)" },
     { "fail-on", 0, "SEVERITY", O_FAIL_ON, 0,
       "exit 4 when a finding at or above SEVERITY exists (info|low|medium|high|critical)" },
     { "nic-gbps", 0, "GBIT", O_NIC_GBPS, 0,
@@ -243,10 +245,11 @@ int cmd_analyze(cli_ctx *ctx)
         return rc;
     if (ctx->args.n_pos == 0)
         return cli_usage_error(ctx, "no input: give trace files, directories or globs");
-    long gpn;
+    long gpn, queue_max;
     int nthreads = cli_threads(ctx);
     double nic_gbit_s, nvlink_gbps;
     if (nthreads < 0 || cli_get_long(ctx, O_GPUS_PER_NODE, 0, 0, 4096, &gpn) < 0 ||
+        cli_get_long(ctx, O_QUEUE_MAX, 0, 1, 1L << 30, &queue_max) < 0 ||
         cli_get_double(ctx, O_NIC_GBPS, 0, 0, 1e6, &nic_gbit_s) < 0 ||
         cli_get_double(ctx, O_NVLINK_GBPS, 0, 0, 1e6, &nvlink_gbps) < 0)
         return CLI_EXIT_USAGE;
@@ -338,7 +341,7 @@ int cmd_analyze(cli_ctx *ctx)
     ev_set_diag(&evidence, &tl->diag); /* every evidence reader's damage with the traces' */
     rep_diagnostics(rep, &tl->diag);
     an_opts ao = { .gpus_per_node = (int)gpn, .nthreads = nthreads, .nic_gbit_s = nic_gbit_s,
-                   .launch_table = cli_has(ctx, O_LAUNCH_TABLE),
+                   .launch_table = cli_has(ctx, O_LAUNCH_TABLE), .queue_max_length = queue_max,
                    .nvlink_gbps = nvlink_gbps, .ckpt_every_s = ckpt_s, .ckpt_every_steps = ckpt_steps,
                    .evidence = &evidence };
     int arc = an_run_all(&an, tl, rep, &ao, &err);
