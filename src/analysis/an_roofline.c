@@ -586,7 +586,8 @@ static void cite(const rstate *s, an_finding *x, const rk *k, const rgroup *g, c
 static void assume(char *buf, size_t cap, const basis *b, double ns, const char *how)
 {
     snprintf(buf, cap, "%s; the kernel takes %.3f ms of %s %.3f ms", how, ns / 1e6,
-             b->trace ? "a step of" : "the profiled kernels' (no trace given)", b->base_ns / 1e6);
+             b->trace ? "the traced steps' (mean over ranks)" : "the profiled kernels' (no trace given)",
+             b->base_ns / 1e6);
 }
 
 /* One finding per group at most: the first rule that applies to its first
@@ -664,6 +665,8 @@ static const rep_col k_cols[] = {
     {"flops_precision", "mostly", NULL, -1}, {"flops_per_s", "achieved", "FLOP/s", -1},
     {"dram_bytes", "DRAM bytes", "bytes", 0}, {"l2_bytes", "L2 bytes", "bytes", 0},
     {"l1_bytes", "L1 bytes", "bytes", 0}, {"dram_bytes_per_s", "DRAM throughput", "bytes/s", -1},
+    {"l2_bytes_per_s", "L2 throughput", "bytes/s", -1}, {"l1_bytes_per_s", "L1 throughput", "bytes/s", -1},
+    {"l2_throughput_pct", "L2 of peak", "%", 1}, {"l1_throughput_pct", "L1 of peak", "%", 1},
     {"arithmetic_intensity", "FLOP/byte", NULL, 3}, {"peak_flops_per_s", "peak", "FLOP/s", -1},
     {"peak_flops_source", "peak from", NULL, -1}, {"peak_dram_bytes_per_s", "peak DRAM", "bytes/s", -1},
     {"peak_dram_source", "bandwidth from", NULL, -1}, {"attainable_flops_per_s", "attainable", "FLOP/s", -1},
@@ -718,6 +721,11 @@ static void put_table(const rstate *s, rep_report *r)
         cell_num(r, row, k->l2_bytes);
         cell_num(r, row, k->l1_bytes);
         cell_num(r, row, k->dram_bps);
+        double dur_s = l->v[EV_NCU_DURATION_NS] / 1e9;
+        cell_num(r, row, dur_s > 0 ? k->l2_bytes / dur_s : NAN);
+        cell_num(r, row, dur_s > 0 ? k->l1_bytes / dur_s : NAN);
+        cell_num(r, row, l->v[EV_NCU_L2_PCT]);
+        cell_num(r, row, l->v[EV_NCU_L1_PCT]);
         cell_num(r, row, k->ai);
         cell_num(r, row, k->peak_flops);
         cell_str(r, row, k->peak_flops_src);

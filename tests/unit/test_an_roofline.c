@@ -268,6 +268,8 @@ static void test_real_values(void **state)
      * of the same kernel measured (dram__bytes_read.sum) */
     CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.0.dram_bytes"), 906.71e9 * 4.41e-3, 1);
     CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.0.dram_bytes"), 4.00e9, 0.01e9);
+    CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.0.l2_throughput_pct"), 46.53, 1e-9);
+    CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.0.l1_throughput_pct"), 49.21, 1e-9);
     /* the top stall: 12.2 of the 33.39 warp cycles per issued instruction
      * (ncu's rule says "about 36.7%" from its unrounded numbers) */
     CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.0.top_stall_pct"), 100 * 12.2 / 33.39, 1e-9);
@@ -276,6 +278,7 @@ static void test_real_values(void **state)
     if (!real("rtx5090-cutlass-bf16-gemm-details-csv-sections-rules-llm-perf-opt.csv", &r, &set))
         skip();
     CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.0.flops"), 12532580352.0, 1e-3);
+    assert_true(fx_is_null(&r, "kernels_roofline.0.l2_bytes_per_s")); /* no lts__t_bytes in this run */
     CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.0.arithmetic_intensity"), 12532580352.0 / 17.50e6, 1e-9);
     /* 156.55 Gbyte/s at 8.87 % of peak: 1.765 TB/s (the card's 1.79 TB/s spec) */
     CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.0.peak_dram_bytes_per_s"), 156.55e9 / 0.0887, 1);
