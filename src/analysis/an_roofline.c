@@ -677,9 +677,21 @@ static const rep_col k_cols[] = {
     {"class", "class", NULL, -1}, {"class_reason", "why", NULL, -1},
     {"top_stall", "top warp stall", NULL, -1}, {"top_stall_cycles", "its cycles per issue", NULL, 1},
     {"top_stall_pct", "its share", "%", 1},
+    {"ncu_top_rule", "ncu's top rule", NULL, -1}, {"ncu_top_rule_speedup_pct", "its estimated speedup", "%", 1},
     {"trace_launches", "trace launches", NULL, 0}, {"trace_time_ns", "trace time", "ns", 0},
     {"trace_compute_pct", "of trace compute", "%", 1}, {"matched_by", "matched by", NULL, -1},
 };
+
+/* ncu's own advice with the largest estimated speedup (rules without one
+ * do not count). */
+static const ev_ncu_rule *top_rule(const ev_ncu_launch *l)
+{
+    const ev_ncu_rule *best = NULL;
+    for (int i = 0; i < l->n_rules; i++)
+        if (l->rules[i].speedup_pct > 0 && (!best || l->rules[i].speedup_pct > best->speedup_pct))
+            best = &l->rules[i];
+    return best;
+}
 
 static void cell_num(rep_report *r, rep_node *row, double v)
 {
@@ -745,6 +757,9 @@ static void put_table(const rstate *s, rep_report *r)
         cell_str(r, row, k->stall ? k->stall->reason : NULL);
         cell_num(r, row, k->stall ? k->stall->cycles : NAN);
         cell_num(r, row, k->stall_pct);
+        const ev_ncu_rule *tr = top_rule(l);
+        cell_str(r, row, tr ? (tr->name[0] ? tr->name : tr->text) : NULL);
+        cell_num(r, row, tr ? tr->speedup_pct : NAN);
         bool traced = s->ctx->tl && s->ctx->tl->n_events;
         if (traced) {
             rep_cell_int(r, row, g->trace_count);

@@ -285,6 +285,9 @@ static void test_real_values(void **state)
     const rep_node *occ = finding(r.rep, "KERNEL_OCCUPANCY_LIMITED");
     assert_non_null(occ);
     CP_ASSERT_NEAR(child_num(occ, "estimated_gain_pct"), 67.9, 1e-9); /* ncu's TheoreticalOccupancy estimate */
+    /* IssueSlotUtilization and TheoreticalOccupancy both say 67.9: the first */
+    assert_string_equal(rep_path(r.rep, "kernels_roofline.0.ncu_top_rule")->v.s, "IssueSlotUtilization");
+    CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.0.ncu_top_rule_speedup_pct"), 67.9, 1e-9);
     fx_done(&r);
     ev_set_free(&set);
 }
