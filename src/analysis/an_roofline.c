@@ -663,6 +663,8 @@ static const rep_col k_cols[] = {
     {"grid", "blocks", NULL, 0}, {"block", "threads/block", NULL, 0},
     {"duration_ns", "duration", "ns", 0}, {"flops", "FLOPs", "FLOP", -1},
     {"flops_precision", "mostly", NULL, -1}, {"flops_per_s", "achieved", "FLOP/s", -1},
+    {"fp64_flops_per_s", "FP64", "FLOP/s", -1}, {"fp32_flops_per_s", "FP32", "FLOP/s", -1},
+    {"fp16_flops_per_s", "FP16", "FLOP/s", -1}, {"tensor_flops_per_s", "tensor", "FLOP/s", -1},
     {"dram_bytes", "DRAM bytes", "bytes", 0}, {"l2_bytes", "L2 bytes", "bytes", 0},
     {"l1_bytes", "L1 bytes", "bytes", 0}, {"dram_bytes_per_s", "DRAM throughput", "bytes/s", -1},
     {"l2_bytes_per_s", "L2 throughput", "bytes/s", -1}, {"l1_bytes_per_s", "L1 throughput", "bytes/s", -1},
@@ -729,11 +731,13 @@ static void put_table(const rstate *s, rep_report *r)
         cell_str(r, row, k->prec >= 0 ? (k->prec == P_TENSOR && k->tensor_dtype ? k->tensor_dtype : k_prec[k->prec])
                                       : NULL);
         cell_num(r, row, k->flops_per_s);
+        double dur_s = l->v[EV_NCU_DURATION_NS] / 1e9;
+        for (int p = 0; p < P__N; p++)
+            cell_num(r, row, dur_s > 0 ? k->flops_p[p] / dur_s : NAN);
         cell_num(r, row, k->dram_bytes);
         cell_num(r, row, k->l2_bytes);
         cell_num(r, row, k->l1_bytes);
         cell_num(r, row, k->dram_bps);
-        double dur_s = l->v[EV_NCU_DURATION_NS] / 1e9;
         cell_num(r, row, dur_s > 0 ? k->l2_bytes / dur_s : NAN);
         cell_num(r, row, dur_s > 0 ? k->l1_bytes / dur_s : NAN);
         cell_num(r, row, l->v[EV_NCU_L2_PCT]);

@@ -91,6 +91,8 @@ static void test_joined_with_fixture(void **state)
     const rep_node *g = t->first, *e = t->first->next;
     CP_ASSERT_NEAR(child_num(g, "flops"), 2 * 414720000.0, 1e-3);
     CP_ASSERT_NEAR(child_num(g, "flops_per_s"), 8.2944e12, 1e3);
+    CP_ASSERT_NEAR(child_num(g, "fp32_flops_per_s"), 8.2944e12, 1e3);
+    assert_true(isnan(child_num(g, "tensor_flops_per_s"))); /* null: no tensor counters */
     CP_ASSERT_NEAR(child_num(g, "peak_flops_per_s"), 108 * 64 * 2 * 1.5e9, 1e3);
     assert_string_equal(child_str(g, "peak_flops_source"), "ncu device attributes");
     CP_ASSERT_NEAR(child_num(g, "arithmetic_intensity"), 829.44, 1e-9);
