@@ -373,14 +373,21 @@ static char *norm_base(const char *sig)
     return o;
 }
 
-static int64_t dims_total(const int d[3]) { return d[0] ? (int64_t)d[0] * d[1] * d[2] : 0; }
+/* Total blocks or threads per block: the launch line's dims, else Launch
+ * Statistics' Grid Size / Block Size (the 2022 text layout has no dims). */
+static int64_t dims_total(const int d[3], double stat)
+{
+    if (d[0])
+        return (int64_t)d[0] * d[1] * d[2];
+    return stat >= 1 && stat < 9e18 ? (int64_t)stat : 0;
+}
 
 static void group_launches(rstate *s)
 {
     s->g = cp_xcalloc(s->n + 1, sizeof *s->g);
     for (size_t i = 0; i < s->n; i++) {
         const ev_ncu_launch *l = s->k[i].l;
-        int64_t gr = dims_total(l->grid), bl = dims_total(l->block);
+        int64_t gr = dims_total(l->grid, l->v[EV_NCU_GRID_SIZE]), bl = dims_total(l->block, l->v[EV_NCU_BLOCK_SIZE]);
         size_t j = 0;
         for (; j < s->ng; j++) {
             const ev_ncu_launch *f = s->k[s->g[j].first].l;

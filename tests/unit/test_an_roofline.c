@@ -294,6 +294,22 @@ static void test_real_values(void **state)
     ev_set_free(&set);
 }
 
+/* The 2022 text layout has no dims on the kernel line: Launch Statistics
+ * give the grid (64 blocks) and block (256 threads). */
+static void test_real_grid_from_launch_stats(void **state)
+{
+    (void)state;
+    fx_run r;
+    ev_set set;
+    if (!real("rtx3070-laptop-row-vs-column-sums-default-sections-text-2022-cuda-training.txt", &r, &set))
+        skip();
+    CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.1.grid"), 64, 0);
+    CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.1.block"), 256, 0);
+    CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.1.id"), 1, 0); /* its order in the file */
+    fx_done(&r);
+    ev_set_free(&set);
+}
+
 static void test_cc_lanes(void **state)
 {
     (void)state;
@@ -311,6 +327,7 @@ int main(void)
         cmocka_unit_test(test_joined_with_fixture), cmocka_unit_test(test_no_trace), cmocka_unit_test(test_grid_decides),
         cmocka_unit_test(test_absent), cmocka_unit_test(test_cc_lanes),
         cmocka_unit_test(test_real_classes),        cmocka_unit_test(test_real_values),
+        cmocka_unit_test(test_real_grid_from_launch_stats),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
