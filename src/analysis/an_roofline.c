@@ -373,14 +373,21 @@ static char *norm_base(const char *sig)
     return o;
 }
 
-static int64_t dims_total(const int d[3]) { return d[0] ? (int64_t)d[0] * d[1] * d[2] : 0; }
+/* Total blocks or threads per block: the launch line's dims, else Launch
+ * Statistics' Grid Size / Block Size (the 2022 text layout has no dims). */
+static int64_t dims_total(const int d[3], double stat)
+{
+    if (d[0])
+        return (int64_t)d[0] * d[1] * d[2];
+    return stat >= 1 && stat < 9e18 ? (int64_t)stat : 0;
+}
 
 static void group_launches(rstate *s)
 {
     s->g = cp_xcalloc(s->n + 1, sizeof *s->g);
     for (size_t i = 0; i < s->n; i++) {
         const ev_ncu_launch *l = s->k[i].l;
-        int64_t gr = dims_total(l->grid), bl = dims_total(l->block);
+        int64_t gr = dims_total(l->grid, l->v[EV_NCU_GRID_SIZE]), bl = dims_total(l->block, l->v[EV_NCU_BLOCK_SIZE]);
         size_t j = 0;
         for (; j < s->ng; j++) {
             const ev_ncu_launch *f = s->k[s->g[j].first].l;
@@ -586,7 +593,8 @@ static void cite(const rstate *s, an_finding *x, const rk *k, const rgroup *g, c
 static void assume(char *buf, size_t cap, const basis *b, double ns, const char *how)
 {
     snprintf(buf, cap, "%s; the kernel takes %.3f ms of %s %.3f ms", how, ns / 1e6,
-             b->trace ? "a step of" : "the profiled kernels' (no trace given)", b->base_ns / 1e6);
+             b->trace ? "the traced steps' (mean over ranks)" : "the profiled kernels' (no trace given)",
+             b->base_ns / 1e6);
 }
 
 /* One finding per group at most: the first rule that applies to its first
@@ -662,8 +670,12 @@ static const rep_col k_cols[] = {
     {"grid", "blocks", NULL, 0}, {"block", "threads/block", NULL, 0},
     {"duration_ns", "duration", "ns", 0}, {"flops", "FLOPs", "FLOP", -1},
     {"flops_precision", "mostly", NULL, -1}, {"flops_per_s", "achieved", "FLOP/s", -1},
+    {"fp64_flops_per_s", "FP64", "FLOP/s", -1}, {"fp32_flops_per_s", "FP32", "FLOP/s", -1},
+    {"fp16_flops_per_s", "FP16", "FLOP/s", -1}, {"tensor_flops_per_s", "tensor", "FLOP/s", -1},
     {"dram_bytes", "DRAM bytes", "bytes", 0}, {"l2_bytes", "L2 bytes", "bytes", 0},
     {"l1_bytes", "L1 bytes", "bytes", 0}, {"dram_bytes_per_s", "DRAM throughput", "bytes/s", -1},
+    {"l2_bytes_per_s", "L2 throughput", "bytes/s", -1}, {"l1_bytes_per_s", "L1 throughput", "bytes/s", -1},
+    {"l2_throughput_pct", "L2 of peak", "%", 1}, {"l1_throughput_pct", "L1 of peak", "%", 1},
     {"arithmetic_intensity", "FLOP/byte", NULL, 3}, {"peak_flops_per_s", "peak", "FLOP/s", -1},
     {"peak_flops_source", "peak from", NULL, -1}, {"peak_dram_bytes_per_s", "peak DRAM", "bytes/s", -1},
     {"peak_dram_source", "bandwidth from", NULL, -1}, {"attainable_flops_per_s", "attainable", "FLOP/s", -1},
@@ -674,9 +686,21 @@ static const rep_col k_cols[] = {
     {"class", "class", NULL, -1}, {"class_reason", "why", NULL, -1},
     {"top_stall", "top warp stall", NULL, -1}, {"top_stall_cycles", "its cycles per issue", NULL, 1},
     {"top_stall_pct", "its share", "%", 1},
+    {"ncu_top_rule", "ncu's top rule", NULL, -1}, {"ncu_top_rule_speedup_pct", "its estimated speedup", "%", 1},
     {"trace_launches", "trace launches", NULL, 0}, {"trace_time_ns", "trace time", "ns", 0},
     {"trace_compute_pct", "of trace compute", "%", 1}, {"matched_by", "matched by", NULL, -1},
 };
+
+/* ncu's own advice with the largest estimated speedup (rules without one
+ * do not count). */
+static const ev_ncu_rule *top_rule(const ev_ncu_launch *l)
+{
+    const ev_ncu_rule *best = NULL;
+    for (int i = 0; i < l->n_rules; i++)
+        if (l->rules[i].speedup_pct > 0 && (!best || l->rules[i].speedup_pct > best->speedup_pct))
+            best = &l->rules[i];
+    return best;
+}
 
 static void cell_num(rep_report *r, rep_node *row, double v)
 {
@@ -714,10 +738,17 @@ static void put_table(const rstate *s, rep_report *r)
         cell_str(r, row, k->prec >= 0 ? (k->prec == P_TENSOR && k->tensor_dtype ? k->tensor_dtype : k_prec[k->prec])
                                       : NULL);
         cell_num(r, row, k->flops_per_s);
+        double dur_s = l->v[EV_NCU_DURATION_NS] / 1e9;
+        for (int p = 0; p < P__N; p++)
+            cell_num(r, row, dur_s > 0 ? k->flops_p[p] / dur_s : NAN);
         cell_num(r, row, k->dram_bytes);
         cell_num(r, row, k->l2_bytes);
         cell_num(r, row, k->l1_bytes);
         cell_num(r, row, k->dram_bps);
+        cell_num(r, row, dur_s > 0 ? k->l2_bytes / dur_s : NAN);
+        cell_num(r, row, dur_s > 0 ? k->l1_bytes / dur_s : NAN);
+        cell_num(r, row, l->v[EV_NCU_L2_PCT]);
+        cell_num(r, row, l->v[EV_NCU_L1_PCT]);
         cell_num(r, row, k->ai);
         cell_num(r, row, k->peak_flops);
         cell_str(r, row, k->peak_flops_src);
@@ -737,6 +768,9 @@ static void put_table(const rstate *s, rep_report *r)
         cell_str(r, row, k->stall ? k->stall->reason : NULL);
         cell_num(r, row, k->stall ? k->stall->cycles : NAN);
         cell_num(r, row, k->stall_pct);
+        const ev_ncu_rule *tr = top_rule(l);
+        cell_str(r, row, tr ? (tr->name[0] ? tr->name : tr->text) : NULL);
+        cell_num(r, row, tr ? tr->speedup_pct : NAN);
         bool traced = s->ctx->tl && s->ctx->tl->n_events;
         if (traced) {
             rep_cell_int(r, row, g->trace_count);

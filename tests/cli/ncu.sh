@@ -21,6 +21,36 @@ PY
   "$CHAINPROF" analyze "$f" --format csv > "$tmp/out.csv" || exit 1
   grep -q "^# kernels_roofline" "$tmp/out.csv" || { echo "no kernels_roofline block in CSV"; exit 1; }
 fi
+# joined with a trace: a synthesized A100 job and an ncu export (written here) of its most used GEMM at
+# 40 % of the bf16 tensor peak with full occupancy
+"$CHAINPROF" synth --out "$tmp/syn" --ranks 1 --steps 3 > /dev/null || { echo "synth failed"; exit 1; }
+k=ampere_bf16_s16816gemm_bf16_128x256_ldg8_f2f_stages_64x3_nt
+row() { echo "\"0\",\"9\",\"python3\",\"127.0.0.1\",\"$k\",\"1\",\"7\",\"(128, 1, 1)\",\"(65536, 1, 1)\",\"0\",\"8.0\",\"$1\",\"$2\",\"$3\",\"$4\""; }
+{
+  echo '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"'
+  row "GPU Speed Of Light Throughput" "Duration" "usecond" "4,665.00"
+  row "GPU Speed Of Light Throughput" "Compute (SM) Throughput" "%" "42.10"
+  row "GPU Speed Of Light Throughput" "Memory Throughput" "%" "30.50"
+  row "Occupancy" "Theoretical Occupancy" "%" "100"
+  row "Occupancy" "Achieved Occupancy" "%" "97.20"
+  row "Launch Statistics" "Waves Per SM" "" "151.70"
+  row "Command line profiler metrics" "sm__ops_path_tensor_src_bf16_dst_fp32.sum" "" "582,192,000,000"
+  row "Command line profiler metrics" "dram__bytes.sum" "Gbyte" "2.00"
+} > "$tmp/gemm.csv"
+"$CHAINPROF" analyze "$tmp/syn/rank-0.json" "$tmp/gemm.csv" --json > "$tmp/e2e.json" || { echo "analyze trace + ncu failed"; exit 1; }
+$py - "$tmp/e2e.json" <<'PY' || exit 1
+import json, sys
+d = json.load(open(sys.argv[1]))
+k = d["kernels_roofline"][0]
+assert k["peak_flops_source"] == "catalog" and k["peak_flops_per_s"] == 312e12, k  # A100 bf16 from the trace's GPU
+assert abs(k["roofline_pct"] - 40) < 1e-9, k
+assert k["matched_by"] == "name" and k["trace_launches"] > 0, k
+assert d["roofline"]["gpu"] == "A100-SXM4-80GB"
+f = [x for x in d["findings"] if x["code"] == "KERNEL_BELOW_ROOFLINE"]
+assert f and f[0]["layer"] == "compute", d["findings"]
+want = 100 * k["trace_time_ns"] / d["verdict"]["amortised_step_time_ns"] * (1 - 0.4 / 0.8)
+assert abs(f[0]["estimated_gain_pct"] - want) < 1e-6 or "capped" in f[0]["gain_assumption"], (f[0], want)
+PY
 # the stand-in ncu: prints a raw-page export for --import FILE --csv --page raw
 mkdir -p "$tmp/bin"
 cat > "$tmp/bin/ncu" <<'SH'

@@ -91,6 +91,8 @@ static void test_joined_with_fixture(void **state)
     const rep_node *g = t->first, *e = t->first->next;
     CP_ASSERT_NEAR(child_num(g, "flops"), 2 * 414720000.0, 1e-3);
     CP_ASSERT_NEAR(child_num(g, "flops_per_s"), 8.2944e12, 1e3);
+    CP_ASSERT_NEAR(child_num(g, "fp32_flops_per_s"), 8.2944e12, 1e3);
+    assert_true(isnan(child_num(g, "tensor_flops_per_s"))); /* null: no tensor counters */
     CP_ASSERT_NEAR(child_num(g, "peak_flops_per_s"), 108 * 64 * 2 * 1.5e9, 1e3);
     assert_string_equal(child_str(g, "peak_flops_source"), "ncu device attributes");
     CP_ASSERT_NEAR(child_num(g, "arithmetic_intensity"), 829.44, 1e-9);
@@ -268,6 +270,8 @@ static void test_real_values(void **state)
      * of the same kernel measured (dram__bytes_read.sum) */
     CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.0.dram_bytes"), 906.71e9 * 4.41e-3, 1);
     CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.0.dram_bytes"), 4.00e9, 0.01e9);
+    CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.0.l2_throughput_pct"), 46.53, 1e-9);
+    CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.0.l1_throughput_pct"), 49.21, 1e-9);
     /* the top stall: 12.2 of the 33.39 warp cycles per issued instruction
      * (ncu's rule says "about 36.7%" from its unrounded numbers) */
     CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.0.top_stall_pct"), 100 * 12.2 / 33.39, 1e-9);
@@ -276,12 +280,32 @@ static void test_real_values(void **state)
     if (!real("rtx5090-cutlass-bf16-gemm-details-csv-sections-rules-llm-perf-opt.csv", &r, &set))
         skip();
     CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.0.flops"), 12532580352.0, 1e-3);
+    assert_true(fx_is_null(&r, "kernels_roofline.0.l2_bytes_per_s")); /* no lts__t_bytes in this run */
     CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.0.arithmetic_intensity"), 12532580352.0 / 17.50e6, 1e-9);
     /* 156.55 Gbyte/s at 8.87 % of peak: 1.765 TB/s (the card's 1.79 TB/s spec) */
     CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.0.peak_dram_bytes_per_s"), 156.55e9 / 0.0887, 1);
     const rep_node *occ = finding(r.rep, "KERNEL_OCCUPANCY_LIMITED");
     assert_non_null(occ);
     CP_ASSERT_NEAR(child_num(occ, "estimated_gain_pct"), 67.9, 1e-9); /* ncu's TheoreticalOccupancy estimate */
+    /* IssueSlotUtilization and TheoreticalOccupancy both say 67.9: the first */
+    assert_string_equal(rep_path(r.rep, "kernels_roofline.0.ncu_top_rule")->v.s, "IssueSlotUtilization");
+    CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.0.ncu_top_rule_speedup_pct"), 67.9, 1e-9);
+    fx_done(&r);
+    ev_set_free(&set);
+}
+
+/* The 2022 text layout has no dims on the kernel line: Launch Statistics
+ * give the grid (64 blocks) and block (256 threads). */
+static void test_real_grid_from_launch_stats(void **state)
+{
+    (void)state;
+    fx_run r;
+    ev_set set;
+    if (!real("rtx3070-laptop-row-vs-column-sums-default-sections-text-2022-cuda-training.txt", &r, &set))
+        skip();
+    CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.1.grid"), 64, 0);
+    CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.1.block"), 256, 0);
+    CP_ASSERT_NEAR(fx_num(&r, "kernels_roofline.1.id"), 1, 0); /* its order in the file */
     fx_done(&r);
     ev_set_free(&set);
 }
@@ -303,6 +327,7 @@ int main(void)
         cmocka_unit_test(test_joined_with_fixture), cmocka_unit_test(test_no_trace), cmocka_unit_test(test_grid_decides),
         cmocka_unit_test(test_absent), cmocka_unit_test(test_cc_lanes),
         cmocka_unit_test(test_real_classes),        cmocka_unit_test(test_real_values),
+        cmocka_unit_test(test_real_grid_from_launch_stats),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
