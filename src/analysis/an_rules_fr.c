@@ -257,8 +257,10 @@ static void scan_group(fr_state *st, uint32_t g)
         if (c->first >= 0 && c->first > s0) s0 = c->first;
         if (c->last > s1) s1 = c->last;
     }
-    for (int64_t s = s0; s0 >= 0 && s <= s1; s++) {
+    int64_t next = s0;
+    for (int64_t s = s0; s0 >= 0 && s <= s1 && next != INT64_MAX; s = next) {
         int np = 0;
+        next = INT64_MAX; /* the next sequence number any member holds: gaps are skipped */
         bool open = false;
         int64_t t = INT64_MAX;
         for (uint32_t m = 0; m < n; m++) {
@@ -273,6 +275,10 @@ static void scan_group(fr_state *st, uint32_t g)
             if (c->at >= c->sp->n) continue;
             uint32_t ei = r->order[c->sp->start + c->at];
             const ev_fr_entry *e = ent(r, ei);
+            for (uint32_t k = c->at; k < c->sp->n; k++) {
+                const ev_fr_entry *q = ent(r, r->order[c->sp->start + k]);
+                if (!q->is_p2p && q->coll_seq > s) { if (q->coll_seq < next) next = q->coll_seq; break; }
+            }
             if (e->coll_seq != s) continue;
             pres[np] = (int)m, pres_e[np++] = ei;
             if (e->state != EV_FR_COMPLETED) {
