@@ -210,6 +210,10 @@ def write_watchdog(a):
         lines.append("[rank%d]:[E0630 22:41:10.%09d ProcessGroupNCCL.cpp:1375] [PG ID 0 PG GUID %s(%s) Rank %d] "
                      "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=%d, OpType=%s, NumelIn=%d, NumelOut=%d, "
                      "Timeout(ms)=600000) ran for 600002 milliseconds before timing out." % (r, r, name, desc, r, e["collective_seq_id"], op, numel, numel))
+    if a.nccl_warn:  # the culprit's own last words: an IB completion error (NCCL's WARN line)
+        for c in a.culprits:
+            lines.append("[rank%d]:node%d:%d:%d [%d] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer "
+                         "10.0.0.2<56002> with status=12 opcode=0 len=0 vendor err 129 (Recv)" % (c, c // 8, 4000 + c, 4100 + c, c % 8))
     with open(os.path.join(a.out, "train.log"), "w") as f:
         f.write("\n".join(lines) + "\n")
 
@@ -230,6 +234,7 @@ def main():
     p.add_argument("--ahead", type=int, default=-1)
     p.add_argument("--prefix", default="nccl_trace_rank_")
     p.add_argument("--watchdog", action="store_true", help="also write train.log with the watchdog lines of the waiting ranks")
+    p.add_argument("--nccl-warn", action="store_true", help="with --watchdog: the culprits' NCCL WARN IB completion error in train.log")
     a = p.parse_args()
     a.culprits = [int(x) for x in a.culprit.split(",") if x != ""]
     a.p2p = a.fault == "p2p"

@@ -257,8 +257,10 @@ static void scan_group(fr_state *st, uint32_t g)
         if (c->first >= 0 && c->first > s0) s0 = c->first;
         if (c->last > s1) s1 = c->last;
     }
-    for (int64_t s = s0; s0 >= 0 && s <= s1; s++) {
+    int64_t next = s0;
+    for (int64_t s = s0; s0 >= 0 && s <= s1 && next != INT64_MAX; s = next) {
         int np = 0;
+        next = INT64_MAX; /* the next sequence number any member holds: gaps are skipped */
         bool open = false;
         int64_t t = INT64_MAX;
         for (uint32_t m = 0; m < n; m++) {
@@ -273,6 +275,10 @@ static void scan_group(fr_state *st, uint32_t g)
             if (c->at >= c->sp->n) continue;
             uint32_t ei = r->order[c->sp->start + c->at];
             const ev_fr_entry *e = ent(r, ei);
+            for (uint32_t k = c->at; k < c->sp->n; k++) {
+                const ev_fr_entry *q = ent(r, r->order[c->sp->start + k]);
+                if (!q->is_p2p && q->coll_seq > s) { if (q->coll_seq < next) next = q->coll_seq; break; }
+            }
             if (e->coll_seq != s) continue;
             pres[np] = (int)m, pres_e[np++] = ei;
             if (e->state != EV_FR_COMPLETED) {
@@ -587,6 +593,38 @@ static void absorb(rb_ctx *c, rb_finding *x)
     }
 }
 
+/* A finding of another family about a culprit rank (an IB error, a CUDA
+ * error, a signal on that rank) is the cause the dumps point at: it takes
+ * the FR identity (ranks, pg, seq, op) and the dumps' lines, and the FR
+ * finding goes, so the run gives one verdict with the evidence of both. */
+static void merge_into_cause(rb_ctx *c, rb_finding *x)
+{
+    rb_finding *o = NULL;
+    for (size_t i = 0; i < c->n && !o; i++) {
+        rb_finding *y = &c->v[i];
+        if (y == x || !strncmp(y->code, "FR_", 3) || y->severity < AN_SEV_HIGH || y->rank < 0) continue;
+        for (int k = 0; k < x->n_ranks && !o; k++)
+            if (x->ranks[k] == y->rank) o = y;
+    }
+    if (!o) return;
+    for (int k = 0; k < x->n_ranks; k++) rb_rank(o, x->ranks[k]);
+    for (int k = 0; k < x->n_fields; k++) {
+        if (x->fields[k].is_num) rb_field_num(o, x->fields[k].key, x->fields[k].num);
+        else rb_field(o, x->fields[k].key, "%s", x->fields[k].text);
+    }
+    rb_cited fr = x->n_cite ? x->cite[0] : (rb_cited){0};
+    if (x->n_cite) snprintf(fr.text, sizeof fr.text, "Flight Recorder: %.170s", x->title);
+    for (int k = -1; k < x->n_cite && o->n_cite < RB_MAX_EVIDENCE; k++) {
+        const rb_cited *w = k < 0 ? &fr : &x->cite[k];
+        if (k < 0 && !x->n_cite) continue;
+        bool dup = false;
+        for (int q = 0; q < o->n_cite && !dup; q++) dup = o->cite[q].input == w->input && o->cite[q].line == w->line && w->line > 0;
+        if (!dup) o->cite[o->n_cite++] = *w;
+    }
+    rb_confidence(o, x->confidence);
+    rb_drop(c, x->code);
+}
+
 static const char *frames_of(const fr_state *st, int rank)
 {
     int i = rank_idx(st, rank);
@@ -701,6 +739,7 @@ static void raise_roots(rb_ctx *c, const rb_rule *self, int want)
     absorb(c, x);
     rb_step(x, "python -m torch.distributed.flight_recorder.fr_trace <dump dir> (fr_trace) for the full cross-rank match");
     mark_shown(st, pts[0]);
+    merge_into_cause(c, x);
 }
 
 static void r_dead(rb_ctx *c, const rb_rule *self) { raise_roots(c, self, 0); }

@@ -14,7 +14,7 @@ const char *ev_fr_state_name(int state)
 const int32_t *ev_fr_pg_ranks(const ev_frdump *d, const ev_fr_pg *pg, uint32_t *n)
 {
     *n = pg->n_ranks;
-    return d->ranks + pg->first_rank;
+    return pg->n_ranks ? d->ranks + pg->first_rank : NULL;
 }
 
 void ev_frdump_free(ev_frdump *d)

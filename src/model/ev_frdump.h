@@ -82,7 +82,7 @@ typedef struct ev_frdump {
 } ev_frdump;
 
 static inline const char *ev_fr_str(const ev_frdump *d, uint32_t id) { return cp_intern_str(&d->strs, id); }
-/* The members of a group (global ranks), count in *n. */
+/* The members of a group (global ranks), count in *n; NULL when none. */
 const int32_t *ev_fr_pg_ranks(const ev_frdump *d, const ev_fr_pg *pg, uint32_t *n);
 
 void ev_frdump_free(ev_frdump *d);

@@ -120,8 +120,10 @@ static uint16_t add_pg(fr_rd *c, const char *name, const char *desc, const rd_py
     g->desc = cp_intern_s(&d->strs, desc ? desc : "undefined");
     g->first_rank = (uint32_t)d->n_ranks;
     g->n_ranks = ranks ? parse_ranks(c, ranks) : 0;
-    qsort(d->ranks + g->first_rank, g->n_ranks, sizeof(int32_t), cmp_i32);
-    g->ranks_hash = cp_hash64(d->ranks + g->first_rank, sizeof(int32_t) * g->n_ranks);
+    if (g->n_ranks) {
+        qsort(d->ranks + g->first_rank, g->n_ranks, sizeof(int32_t), cmp_i32);
+        g->ranks_hash = cp_hash64(d->ranks + g->first_rank, sizeof(int32_t) * g->n_ranks);
+    }
     return (uint16_t)d->n_pgs++;
 }
 
@@ -287,7 +289,7 @@ static void read_tree(fr_rd *c, const rd_py *root)
         if (read_entry(c, ents->v.items[i], i, &d->entries[d->n_entries])) d->n_entries++;
     }
     if (d->dropped) diag_count_n(c->diag, DIAG_LIMIT_REACHED, (uint64_t)d->dropped, c->path, 0);
-    qsort(d->entries, d->n_entries, sizeof(*d->entries), cmp_entry);
+    if (d->n_entries) qsort(d->entries, d->n_entries, sizeof(*d->entries), cmp_entry);
 }
 
 void *rd_frdump_file(const char *path, const char *data, size_t len, diag_set *diag)

@@ -107,6 +107,7 @@ static int pk_pop_mark(pk *k, size_t *from)
 {
     if (!k->nmarks) return pk_fail(k, pk_off(k) - 1, "an opcode needs a MARK and there is none");
     *from = k->marks[--k->nmarks];
+    if (*from > k->sp) return pk_fail(k, pk_off(k) - 1, "a MARK above the stack (items popped past it)");
     return 0;
 }
 

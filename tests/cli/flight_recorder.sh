@@ -92,6 +92,16 @@ left = [x["code"] for x in r["verdicts"] if x["code"] in ("NCCL_TIMEOUT_STALL", 
 if left: sys.exit("FAIL: joined: the watchdog symptom stayed a verdict of its own: %s" % left)
 PY
 
+# the culprit's own error (an IB completion error on rank 3) is the cause the
+# dumps point at: one verdict, that rule's code, with the FR identity and lines
+case_ cause NCCL_IB_ERR12_RETRY 3 0 12 all_reduce -- --fault dead --culprit 3 --steps 12 --watchdog --nccl-warn
+python3 - "$tmp/cause.json" <<'PY' || fail=1
+import json, sys
+r = json.load(open(sys.argv[1])); v = r["verdicts"][0]
+if "FR_RANK_NO_DUMP" in [x["code"] for x in r["verdicts"]]: sys.exit("FAIL: cause: the FR verdict stayed apart")
+if not any(e["text"].startswith("Flight Recorder:") for e in v["evidence"]): sys.exit("FAIL: cause: no dump line in %s" % v["evidence"])
+PY
+
 # text: the per-rank table at the failing collective
 "$CHAINPROF" diagnose "$tmp/lagging_pickle2" >"$tmp/text.txt" 2>&1
 grep -q "ranks at the failing collective" "$tmp/text.txt" && grep -Eq "^ +3 +not entered" "$tmp/text.txt" ||

@@ -10,6 +10,7 @@
 #include "model/evidence.h"
 #include "readers/evidence.h"
 #include "readers/rd_pyval.h"
+#include "analysis/rulebook.h"
 
 /* {"a": [1, -2, 300, 2**40, -(2**70), 3.5, None, True, "x", b"y", ("t", 2)], "b": <memo of the list>} */
 static const unsigned char k_pk[] = {
@@ -193,11 +194,41 @@ static void test_sniff(void **state)
     assert_int_equal(r->sniff(kineto, strlen(kineto)), 0);
 }
 
+/* The matcher over two ranks whose sequence numbers jump by 10^15: gaps
+ * are skipped (no walk over the numbers in between), the rank that never
+ * arrived is named with its lag. */
+static void test_match_gap(void **state)
+{
+    (void)state;
+    const char *head = "{\"pg_config\": {\"0\": {\"name\": \"0\", \"desc\": \"default_pg\", \"ranks\": \"[0, 1]\"}}, \"version\": \"2.5\", \"entries\": [";
+    const char *e1 = "{\"record_id\": 0, \"process_group\": [\"0\", \"default_pg\"], \"collective_seq_id\": 1, \"p2p_seq_id\": 0,"
+                     " \"profiling_name\": \"nccl:all_reduce\", \"state\": \"completed\", \"input_sizes\": [[4]], \"output_sizes\": [[4]],"
+                     " \"input_dtypes\": [\"Float\"], \"output_dtypes\": [\"Float\"], \"time_created_ns\": 1}";
+    const char *e2 = "{\"record_id\": 1, \"process_group\": [\"0\", \"default_pg\"], \"collective_seq_id\": 1000000000000001, \"p2p_seq_id\": 0,"
+                     " \"profiling_name\": \"nccl:all_reduce\", \"state\": \"started\", \"input_sizes\": [[4]], \"output_sizes\": [[4]],"
+                     " \"input_dtypes\": [\"Float\"], \"output_dtypes\": [\"Float\"], \"time_created_ns\": 2}";
+    char r0[4096], r1[4096];
+    snprintf(r0, sizeof r0, "%s%s, %s]}", head, e1, e2);
+    snprintf(r1, sizeof r1, "%s%s]}", head, e1);
+    ev_set set;
+    ev_set_init(&set);
+    rd_ev_read_buffer(&set, "dumps/rank0", r0, strlen(r0));
+    rd_ev_read_buffer(&set, "dumps/rank1", r1, strlen(r1));
+    assert_int_equal(ev_count(&set, EV_FRDUMP), 2);
+    rb_opts o = {0};
+    rb_ctx *c = rb_run(&set, &o);
+    assert_true(c->n > 0);
+    assert_string_equal(c->v[0].code, "FR_RANK_LAGGING");
+    assert_int_equal(c->v[0].rank, 1);
+    rb_free(c);
+    ev_set_free(&set);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pickle_values), cmocka_unit_test(test_json_same_tree), cmocka_unit_test(test_pickle_truncated),
-        cmocka_unit_test(test_pickle_rejects), cmocka_unit_test(test_frdump_json), cmocka_unit_test(test_sniff),
+        cmocka_unit_test(test_pickle_rejects), cmocka_unit_test(test_frdump_json), cmocka_unit_test(test_sniff), cmocka_unit_test(test_match_gap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
