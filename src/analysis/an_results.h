@@ -271,6 +271,9 @@ typedef struct an_annot_rank {
     an_group *kernels;      /* GPU kernels attributed to their innermost GPU annotation (count only) */
     size_t n_kernels_groups;
     int64_t gpu_kernels, unattributed;
+    struct an_annot_kernel { size_t i; uint32_t annotation; } *rows; /* with an_opts.launch_table: every
+                            * attributed GPU event (timeline index) and its innermost annotation */
+    size_t n_rows;
 } an_annot_rank;
 
 /* Kernel wait threshold: HTA's consecutive_kernel_delay default (30 us). */
@@ -309,6 +312,11 @@ double an_hta_us_double(int64_t ns);
  * and its stream column (-1: a CPU event), before any step filter. */
 bool an_hta_row(const tl_timeline *tl, size_t ev);
 int64_t an_hta_stream(const tl_timeline *tl, size_t ev);
+/* HTA's shorten_name: a kernel or op name without its template and call
+ * arguments and return type ("void at::native::(anon)::k<T>(args)" ->
+ * "at::native::::k"); memory events and names without '<' or '(' as they
+ * are. Writes into buf (truncated to size) and returns it. */
+const char *an_hta_short_name(const char *name, char *buf, size_t size);
 /* Whether an event's raw category is one HTA's idle breakdown counts. */
 bool an_hta_kernel_cat(const char *cat);
 /* Union of the intervals of the view's GPU work whose type is in mask:

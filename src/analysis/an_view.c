@@ -31,6 +31,7 @@
 #include "../base/util.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +65,39 @@ int an_hta_ktype(const char *name)
         (prefix(name, "cuda") && strstr(name + 4, "LaunchKernel")))
         return AN_KT_OTHER;
     return AN_KT_COMPUTE;
+}
+
+const char *an_hta_short_name(const char *name, char *buf, size_t size)
+{
+    static const char *const mem[] = { "Memcpy", "hipMemcpy", "Memset", "hipMemset", "dma" };
+    if (size == 0)
+        return buf;
+    if (prefix_any(name, mem, CP_ARRAY_LEN(mem)) || (!strchr(name, '<') && !strchr(name, '('))) {
+        snprintf(buf, size, "%s", name);
+        return buf;
+    }
+    /* a stack of characters: '>' pops back to its '<', ')' back to its '(' ("->" removed first) */
+    size_t n = 0;
+    for (const char *c = name; *c; c++) {
+        if (c[0] == '-' && c[1] == '>') {
+            c++;
+            continue;
+        }
+        char open = *c == '>' ? '<' : *c == ')' ? '(' : 0;
+        if (open) {
+            while (n && buf[n - 1] != open)
+                n--;
+            if (n)
+                n--;
+        } else if (n + 1 < size) {
+            buf[n++] = *c;
+        }
+    }
+    buf[n] = 0;
+    char *last = strrchr(buf, ' '); /* .split(" ")[-1] */
+    if (last)
+        memmove(buf, last + 1, strlen(last + 1) + 1);
+    return buf;
 }
 
 bool an_hta_kernel_cat(const char *cat)

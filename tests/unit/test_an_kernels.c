@@ -101,6 +101,15 @@ static void test_labels(void **state)
     assert_int_equal(an_hta_ktype("x Memcpy y"), AN_KT_OTHER);
     assert_int_equal(an_hta_ktype("cudaLaunchKernel"), AN_KT_OTHER);
     assert_int_equal(an_hta_ktype("add-dtype_Float"), AN_KT_COMPUTE);
+    /* HTA's shorten_name */
+    char sn[128];
+    assert_string_equal(an_hta_short_name("void at::native::(anonymous namespace)::k<float, 2>(int, float*)", sn,
+                                          sizeof sn),
+                        "at::native::::k");
+    assert_string_equal(an_hta_short_name("Memcpy DtoD (Device -> Device)", sn, sizeof sn),
+                        "Memcpy DtoD (Device -> Device)");
+    assert_string_equal(an_hta_short_name("aten::mm", sn, sizeof sn), "aten::mm");
+    assert_string_equal(an_hta_short_name("std::vector<int> f(a->b)", sn, sizeof sn), "f");
     /* the float64 reading of decimal microseconds */
     assert_true(an_hta_us_double(1500) == 1.5);
     assert_true(an_hta_us_double(1712195495519689047) == 1712195495519689.0); /* ulp 0.25: .047 -> .0 */
