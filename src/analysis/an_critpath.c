@@ -156,6 +156,26 @@ size_t an_cp_preds(const an_cp_graph *g, uint64_t node, const uint64_t **src, co
     return (size_t)(gr->off[l + 1] - gr->off[l]);
 }
 
+uint32_t an_cp_node_rank(const an_cp_graph *g, uint64_t node) { return node_rank(g, node); }
+
+size_t an_cp_binding(const an_cp_graph *g, uint64_t node, const uint64_t *src, size_t np)
+{
+    uint32_t rv = node_rank(g, node);
+    size_t best = SIZE_MAX;
+    int64_t best_ts = INT64_MIN;
+    bool best_same = false;
+    for (size_t k = 0; k < np; k++) {
+        int64_t t = an_cp_node_ts(g, src[k]);
+        bool same = node_rank(g, src[k]) == rv;
+        if (t > best_ts || (t == best_ts && same && !best_same)) {
+            best = k;
+            best_ts = t;
+            best_same = same;
+        }
+    }
+    return best;
+}
+
 /* ---- build ---- */
 
 typedef struct edge_rec {
@@ -365,7 +385,7 @@ static void gpu_edges(rank_build *b, const an_cp_rank *gr, const tl_rank *rk)
                 add_edge(b, gr, START(i), START(l), AN_CE_LAUNCH);
                 ready = CP_MAX(ready, tl_end_ns(tl, (size_t)l));
             }
-            if (ready != INT64_MIN && tl->ts_ns[i] - ready > AN_CP_IMPLICIT_WAIT_NS) {
+            if (ready == INT64_MIN || tl->ts_ns[i] - ready > AN_CP_IMPLICIT_WAIT_NS) {
                 size_t o = last_other_stream(tl, by_end, n_gpu, t, tl->ts_ns[i]);
                 if (o != SIZE_MAX && tl_end_ns(tl, o) >= ready) {
                     add_edge(b, gr, START(i), END(o), AN_CE_XSTREAM);
@@ -671,18 +691,8 @@ static void walk_step(void *ctx, size_t si)
         const uint64_t *src;
         const uint8_t *type;
         size_t np = an_cp_preds(g, v, &src, &type);
-        size_t best = SIZE_MAX;
-        int64_t best_ts = INT64_MIN;
-        bool best_same = false;
-        for (size_t k = 0; k < np; k++) {
-            int64_t t = an_cp_node_ts(g, src[k]);
-            bool same = node_rank(g, src[k]) == rv;
-            if (t > best_ts || (t == best_ts && same && !best_same)) {
-                best = k;
-                best_ts = t;
-                best_same = same;
-            }
-        }
+        size_t best = an_cp_binding(g, v, src, np);
+        int64_t best_ts = best != SIZE_MAX ? an_cp_node_ts(g, src[best]) : INT64_MIN;
         seg_attr a = { -1, CP_LAYER_IDLE, B_OTHER };
         int64_t lo = clip[rv];
         if (best != SIZE_MAX) {

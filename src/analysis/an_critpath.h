@@ -64,12 +64,19 @@ int64_t an_cp_node_ts(const an_cp_graph *g, uint64_t node);
 /* Predecessors of node: count, with their ids and edge types. */
 size_t an_cp_preds(const an_cp_graph *g, uint64_t node, const uint64_t **src, const uint8_t **type);
 const char *an_cp_edge_name(an_cp_edge e);
+/* Rank index of a node. */
+uint32_t an_cp_node_rank(const an_cp_graph *g, uint64_t node);
+/* The binding predecessor of node among its np predecessors src[]: the one
+ * satisfied last (latest instant; on a tie the one on the node's rank,
+ * then the first). Its position in src, SIZE_MAX when np is 0. The
+ * critical path walks these; the what-if replays keep their gaps. */
+size_t an_cp_binding(const an_cp_graph *g, uint64_t node, const uint64_t *src, size_t np);
 
 #define AN_CP_TOP_EVENTS 10     /* events[] entries per step */
 /* A kernel that starts this long after both its launch call ended and its
- * stream predecessor ended waited for something the trace does not name
- * (cudaStreamWaitEvent without its event record): the work of another
- * stream of the rank that ended last inside that gap. HTA counts a
+ * stream predecessor ended (or that has neither) waited for something the
+ * trace does not name (cudaStreamWaitEvent without its event record): the
+ * work of another stream of the rank that ended last inside that gap. HTA counts a
  * kernel-kernel delay below 1.5 ms as stream order; typical compute-stream
  * gaps are under 10 us, so 50 us leaves them alone. */
 #define AN_CP_IMPLICIT_WAIT_NS 50000
