@@ -1,9 +1,10 @@
 /* an_critpath.h - the dependency graph of the critical path analysis
  * (an_critpath.c) and its typed result, for the analyses that replay it.
  *
- * Nodes are instants: node 2*ev is event ev's start, 2*ev+1 its end, and
+ * Nodes are instants: node 2*ev is event ev's start, 2*ev+1 its end,
  * 2*n_ev + k the transfer start of matched collective kernel x[k] (the
- * instant its last member arrived). Each rank keeps the edges into its own
+ * instant its last member arrived), and 2*n_ev + n_x + i the arrival of
+ * collective instance i (its members' latest start). Each rank keeps the edges into its own
  * nodes as a CSR by destination (predecessor lists); a predecessor may be
  * on another rank (collective peer edges). Every edge goes forward in time.
  *
@@ -26,17 +27,19 @@ typedef enum an_cp_edge {
     AN_CE_KK,     /* previous kernel end -> kernel start, one stream */
     AN_CE_SYNC,   /* GPU work end -> blocking call end */
     AN_CE_WAIT,   /* collective kernel start -> its transfer start */
-    AN_CE_PEER,   /* last arriver's kernel start -> a member's transfer start */
+    AN_CE_PEER,   /* the instance's arrival node -> a member's transfer start */
     AN_CE_XFER,   /* transfer start -> collective kernel end */
     AN_CE_XSTREAM,/* inferred stream wait: other stream's work end -> a kernel
                    * that started long after its launch and its stream predecessor */
+    AN_CE_ARRIVE, /* a member's kernel start -> its instance's arrival node */
     AN_CE__COUNT
 } an_cp_edge;
 
 typedef struct an_cp_rank {
     size_t ev0, n_ev;           /* the rank's events [ev0, ev0 + n_ev) */
     size_t x0, n_x;             /* its matched collective kernels x[x0, x0 + n_x) */
-    uint64_t *off;              /* 2*n_ev + n_x + 1 offsets into src/type */
+    size_t a0, n_a;             /* the instances whose last arriver it is, inst[a0, a0 + n_a) */
+    uint64_t *off;              /* 2*n_ev + n_x + n_a + 1 offsets into src/type */
     uint64_t *src;              /* predecessor node ids (global) */
     uint8_t *type;              /* an_cp_edge */
     size_t n_edges;
@@ -47,6 +50,13 @@ typedef struct an_cp_graph {
     size_t n_ev;
     const an_coll_member *x;    /* borrowed: an_collectives_result.members */
     size_t n_x;
+    /* collective instances (members sharing a last arriver), by last_ev:
+     * the arrival node 2*n_ev + n_x + k is the instant the last member of
+     * instance k started, with every member's start as a predecessor */
+    struct an_cp_inst { size_t last_ev, m0, n_m; } *inst;
+    size_t n_inst;
+    size_t *inst_mem;           /* members' events, instance by instance */
+    size_t *x_inst;             /* member -> its instance */
     size_t n_ranks;
     an_cp_rank *ranks;
     int64_t *parent;            /* CPU event -> its call-stack parent, -1 none */

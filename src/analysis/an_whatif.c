@@ -72,10 +72,18 @@ typedef struct wi_model {
     const an_ctx *ctx;
     const an_cp_graph *g;
     size_t n;              /* nodes */
-    uint64_t *order;
+    uint32_t *order;       /* topological order (freed once compacted) */
     size_t n_order;
-    uint32_t *bind;        /* binding predecessor's position in the node's list, UINT32_MAX none */
-    int32_t *op_of;        /* node -> op index whose span ends there, -1 */
+    /* the replay's compact graph, nodes by topological position q: preds
+     * pred[pstart[q] .. pstart[q+1]) (positions, the binding one first),
+     * lag0[q] = the binding gap (a source: its instant), opq[q] = the op
+     * whose span ends at q, -1 */
+    uint32_t *pstart, *pred;
+    int64_t *lag0;
+    int32_t *opq;
+    uint32_t *op_start_q, *op_end_q;
+    int64_t *op_ideal;     /* per op: its identity's ideal duration */
+    size_t n_sources;      /* nodes without a predecessor: replayed at their traced instant */
     wi_op *ops;
     size_t n_ops;
     int64_t *ideal;        /* per group */
@@ -91,9 +99,9 @@ typedef struct wi_model {
 static void topo_order(wi_model *m)
 {
     const an_cp_graph *g = m->g;
-    size_t n = m->n;
+    size_t n = m->n; /* < 2^32 and edges < 2^32: checked by the caller */
     uint32_t *indeg = cp_xcalloc(n ? n : 1, sizeof *indeg);
-    uint64_t *off = cp_xcalloc(n + 1, sizeof *off);
+    uint32_t *off = cp_xcalloc(n + 1, sizeof *off);
     for (uint64_t v = 0; v < n; v++) {
         const uint64_t *src;
         const uint8_t *type;
@@ -104,45 +112,32 @@ static void topo_order(wi_model *m)
     }
     for (size_t v = 0; v < n; v++)
         off[v + 1] += off[v];
-    uint64_t *succ = cp_xmalloc((off[n] ? off[n] : 1) * sizeof *succ);
-    uint64_t *fill = cp_xmalloc((n ? n : 1) * sizeof *fill);
+    uint32_t *succ = cp_xmalloc((off[n] ? off[n] : 1) * sizeof *succ);
+    uint32_t *fill = cp_xmalloc((n ? n : 1) * sizeof *fill);
     memcpy(fill, off, n * sizeof *fill);
     for (uint64_t v = 0; v < n; v++) {
         const uint64_t *src;
         const uint8_t *type;
         size_t np = an_cp_preds(g, v, &src, &type);
         for (size_t k = 0; k < np; k++)
-            succ[fill[src[k]]++] = v;
+            succ[fill[src[k]]++] = (uint32_t)v;
     }
     free(fill);
     m->order = cp_xmalloc((n ? n : 1) * sizeof *m->order);
     size_t head = 0, tail = 0;
     for (uint64_t v = 0; v < n; v++)
         if (!indeg[v])
-            m->order[tail++] = v;
+            m->order[tail++] = (uint32_t)v;
     while (head < tail) {
-        uint64_t u = m->order[head++];
-        for (uint64_t k = off[u]; k < off[u + 1]; k++)
+        uint32_t u = m->order[head++];
+        for (uint32_t k = off[u]; k < off[u + 1]; k++)
             if (--indeg[succ[k]] == 0)
                 m->order[tail++] = succ[k];
     }
-    m->n_order = tail; /* nodes on a cycle (none when every edge goes forward) keep their instants */
+    m->n_order = tail; /* a node on a cycle (none when every edge goes forward) is never emitted, nor its successors */
     free(succ);
     free(off);
     free(indeg);
-}
-
-/* Each node's binding predecessor (the critical path's choice). */
-static void binding(wi_model *m)
-{
-    m->bind = cp_xmalloc((m->n ? m->n : 1) * sizeof *m->bind);
-    for (uint64_t v = 0; v < m->n; v++) {
-        const uint64_t *src;
-        const uint8_t *type;
-        size_t np = an_cp_preds(m->g, v, &src, &type);
-        size_t k = an_cp_binding(m->g, v, src, np);
-        m->bind[v] = k == SIZE_MAX ? UINT32_MAX : (uint32_t)k;
-    }
 }
 
 static bool gpu_op(const tl_timeline *tl, size_t i)
@@ -301,13 +296,61 @@ static void collect_ops(wi_model *m, const an_steps_result *sr)
         a = b;
     }
     free(v);
-    m->op_of = cp_xmalloc((m->n ? m->n : 1) * sizeof *m->op_of);
-    for (size_t k = 0; k < m->n; k++)
-        m->op_of[k] = -1;
-    for (size_t k = 0; k < m->n_ops; k++)
-        m->op_of[m->ops[k].end] = (int32_t)k;
 }
 
+
+/* The replay's arrays in topological order (see wi_model): one linear
+ * pass a replay instead of pointer chasing through the per-rank CSRs. */
+static void compact(wi_model *m)
+{
+    const an_cp_graph *g = m->g;
+    size_t n = m->n, nq = m->n_order;
+    uint32_t *pos = cp_xmalloc((n ? n : 1) * sizeof *pos);
+    memset(pos, 0xff, n * sizeof *pos);
+    for (size_t q = 0; q < nq; q++)
+        pos[m->order[q]] = (uint32_t)q;
+    int32_t *op_of = cp_xmalloc((n ? n : 1) * sizeof *op_of);
+    for (size_t k = 0; k < n; k++)
+        op_of[k] = -1;
+    for (size_t k = 0; k < m->n_ops; k++)
+        op_of[m->ops[k].end] = (int32_t)k;
+    m->pstart = cp_xmalloc((nq + 1) * sizeof *m->pstart);
+    m->lag0 = cp_xmalloc((nq ? nq : 1) * sizeof *m->lag0);
+    m->opq = cp_xmalloc((nq ? nq : 1) * sizeof *m->opq);
+    size_t ne = 0, cap = 0;
+    for (size_t q = 0; q < nq; q++) {
+        uint64_t v = m->order[q];
+        const uint64_t *src;
+        const uint8_t *type;
+        size_t np = an_cp_preds(g, v, &src, &type);
+        size_t b = an_cp_binding(g, v, src, np);
+        m->pstart[q] = (uint32_t)ne;
+        m->n_sources += np == 0;
+        m->opq[q] = op_of[v];
+        m->lag0[q] = b == SIZE_MAX ? an_cp_node_ts(g, v) : an_cp_node_ts(g, v) - an_cp_node_ts(g, src[b]);
+        cp_xgrow((void **)&m->pred, &cap, ne + np + 1, sizeof *m->pred);
+        if (b != SIZE_MAX)
+            m->pred[ne++] = pos[src[b]];
+        for (size_t k = 0; k < np; k++)
+            if (k != b)
+                m->pred[ne++] = pos[src[k]];
+    }
+    m->pstart[nq] = (uint32_t)ne;
+    m->op_start_q = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *m->op_start_q);
+    m->op_end_q = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *m->op_end_q);
+    m->op_ideal = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *m->op_ideal);
+    for (size_t k = 0; k < m->n_ops; k++) {
+        m->op_start_q[k] = pos[2 * (uint64_t)m->ops[k].ev];
+        m->op_end_q[k] = pos[m->ops[k].end];
+        m->op_ideal[k] = m->ideal[m->ops[k].group];
+        if (m->op_start_q[k] == UINT32_MAX || m->op_end_q[k] == UINT32_MAX)
+            m->ops[k].step = -1; /* on a cycle: not replayed, not timed */
+    }
+    free(op_of);
+    free(pos);
+    free(m->order);
+    m->order = NULL;
+}
 
 /* ---- replays ---- */
 
@@ -324,6 +367,7 @@ typedef struct scenario {
 typedef struct sim_job {
     const wi_model *m;
     scenario *sc;
+    size_t n_sc, n_workers;
 } sim_job;
 
 static bool selected(const scenario *s, const wi_op *o)
@@ -338,35 +382,25 @@ static bool selected(const scenario *s, const wi_op *o)
     return false;
 }
 
-static void simulate(void *ctx, size_t si)
+/* One replay into t (n_order instants) and ideal (n_ops flags), the
+ * caller's buffers. */
+static void simulate(const wi_model *m, scenario *s, int64_t *t, uint8_t *ideal)
 {
-    sim_job *j = ctx;
-    const wi_model *m = j->m;
-    const an_cp_graph *g = m->g;
-    scenario *s = &j->sc[si];
-    uint8_t *ideal = cp_xmalloc(m->n_ops ? m->n_ops : 1);
     for (size_t k = 0; k < m->n_ops; k++)
         ideal[k] = (uint8_t)(s->base_ideal != selected(s, &m->ops[k]));
-    int64_t *t = cp_xmalloc((m->n ? m->n : 1) * sizeof *t);
-    for (uint64_t v = 0; v < m->n; v++)
-        t[v] = an_cp_node_ts(g, v);
-    for (size_t q = 0; q < m->n_order; q++) {
-        uint64_t v = m->order[q];
-        const uint64_t *src;
-        const uint8_t *type;
-        size_t np = an_cp_preds(g, v, &src, &type);
-        if (!np)
+    size_t nq = m->n_order;
+    const uint32_t *ps = m->pstart, *pr = m->pred;
+    for (size_t q = 0; q < nq; q++) {
+        uint32_t b = ps[q], e = ps[q + 1];
+        if (b == e) {
+            t[q] = m->lag0[q];
             continue;
-        int64_t tv = an_cp_node_ts(g, v), best = INT64_MIN;
-        for (size_t k = 0; k < np; k++) {
-            int64_t lag = 0;
-            if (k == m->bind[v]) {
-                int32_t o = m->op_of[v];
-                lag = o >= 0 && ideal[o] ? m->ideal[m->ops[o].group] : tv - an_cp_node_ts(g, src[k]);
-            }
-            best = CP_MAX(best, t[src[k]] + lag);
         }
-        t[v] = best;
+        int32_t o = m->opq[q];
+        int64_t best = t[pr[b]] + (o >= 0 && ideal[o] ? m->op_ideal[o] : m->lag0[q]);
+        for (uint32_t k = b + 1; k < e; k++)
+            best = CP_MAX(best, t[pr[k]]);
+        t[q] = best;
     }
     /* the paper's step time: earliest op start to latest op end of the step */
     int64_t *lo = cp_xmalloc((m->n_steps ? m->n_steps : 1) * sizeof *lo);
@@ -379,8 +413,8 @@ static void simulate(void *ctx, size_t si)
         const wi_op *o = &m->ops[k];
         if (o->step < 0)
             continue;
-        lo[o->step] = CP_MIN(lo[o->step], t[2 * (uint64_t)o->ev]);
-        hi[o->step] = CP_MAX(hi[o->step], t[o->end]);
+        lo[o->step] = CP_MIN(lo[o->step], t[m->op_start_q[k]]);
+        hi[o->step] = CP_MAX(hi[o->step], t[m->op_end_q[k]]);
     }
     double sum = 0;
     size_t n = 0;
@@ -392,21 +426,39 @@ static void simulate(void *ctx, size_t si)
     s->t_ns = n ? sum / (double)n : NAN;
     free(lo);
     free(hi);
+}
+
+/* Worker w replays scenarios w, w + workers, ...: one buffer each, so the
+ * instants' pages are touched once per worker, not once per replay. */
+static void sim_worker(void *ctx, size_t w)
+{
+    sim_job *j = ctx;
+    const wi_model *m = j->m;
+    int64_t *t = cp_xmalloc((m->n_order ? m->n_order : 1) * sizeof *t);
+    uint8_t *ideal = cp_xmalloc(m->n_ops ? m->n_ops : 1);
+    for (size_t si = w; si < j->n_sc; si += j->n_workers)
+        simulate(m, &j->sc[si], t, ideal);
     free(t);
     free(ideal);
 }
 
 static void run_all(const an_ctx *ctx, const wi_model *m, scenario *sc, size_t n)
 {
-    sim_job j = { m, sc };
-    cp_par_for(n, ctx->opts && ctx->opts->nthreads > 0 ? ctx->opts->nthreads : 1, simulate, &j);
+    size_t nth = ctx->opts && ctx->opts->nthreads > 0 ? (size_t)ctx->opts->nthreads : 1;
+    sim_job j = { m, sc, n, CP_MIN(nth, n ? n : 1) };
+    cp_par_for(j.n_workers, (int)j.n_workers, sim_worker, &j);
 }
 
 static void model_free(wi_model *m)
 {
     free(m->order);
-    free(m->bind);
-    free(m->op_of);
+    free(m->pstart);
+    free(m->pred);
+    free(m->lag0);
+    free(m->opq);
+    free(m->op_start_q);
+    free(m->op_end_q);
+    free(m->op_ideal);
     free(m->ops);
     free(m->ideal);
     free(m->step_id);
@@ -486,14 +538,14 @@ int an_whatif_run(an_ctx *ctx)
         return 0;
     }
     uint64_t n_sims = 1 + AN_WI_TYPES + 1 + tl->n_ranks + 1 + 2;
-    if ((uint64_t)m.n * n_sims > AN_WI_MAX_VISITS) {
+    if ((uint64_t)m.n * n_sims > AN_WI_MAX_VISITS || m.n >= UINT32_MAX || cr->graph->n_edges >= UINT32_MAX) {
         rep_str(rp, top, "skipped", NULL, "the job is too large for the replays (AN_WI_MAX_VISITS)");
         model_free(&m);
         return 0;
     }
     topo_order(&m);
-    binding(&m);
     collect_ops(&m, sr);
+    compact(&m);
     uint32_t tkeys[AN_WI_TYPES];
     size_t nt = op_types(&m, tkeys);
     size_t nr = tl->n_ranks;
@@ -534,6 +586,8 @@ int an_whatif_run(an_ctx *ctx)
             "(communication) duration of each op identity (name, k-th in step) over ranks and steps");
     rep_int(rp, top, "ops", "ops replayed", (int64_t)m.n_ops, NULL);
     rep_int(rp, top, "op_identities", NULL, (int64_t)m.n_groups, NULL);
+    rep_int(rp, top, "anchored_nodes", "nodes without a predecessor (kept at their traced instant)",
+            (int64_t)m.n_sources, NULL);
     rep_int(rp, top, "steps", "steps every rank has", (int64_t)m.n_steps, NULL);
     rep_int(rp, top, "stages", "pipeline stages", 1, NULL);
     rep_num(rp, top, "t_original_ns", "mean step time, replayed trace", t_orig, "ns");

@@ -101,6 +101,7 @@ run baseline any -- --ranks 4
 run tp any -- --ranks 8 --tp 2
 run straggler straggler -- --ranks 4 --inject straggler=2:1.5
 run straggler8 straggler -- --ranks 8 --inject straggler=5:1.2
+run straggler60 straggler-compute -- --ranks 8 --gpus-per-node 4 --steps 60 --inject straggler=5:1.15
 run straggler16 straggler-compute -- --ranks 16 --gpus-per-node 8 --inject straggler=11:1.3
 run slownet inter -- --ranks 16 --gpus-per-node 8 --inject slow-network=0.2
 run ckpt storage -- --ranks 4 --inject sync-checkpoint=0.5@2
