@@ -250,7 +250,7 @@ static void cpu_chain(rank_build *b, const an_cp_rank *gr, const size_t *evs, si
             add_edge(b, gr, END(e), START(e), AN_CE_OP);
             continue;
         }
-        b->g->parent[e] = sp ? (int64_t)stack[sp - 1] : -1;
+        b->g->parent[e] = sp ? (int32_t)stack[sp - 1] : -1;
         if (prev != UINT64_MAX)
             add_edge(b, gr, START(e), prev, sp ? AN_CE_OP : AN_CE_DEP);
         prev = START(e);
@@ -458,6 +458,9 @@ static void build_rank(void *ctx, size_t r)
     an_cp_rank *gr = &g->ranks[r];
     const tl_rank *rk = &j->ctx->tl->ranks[r];
     rank_build b = { j->ctx, g, j->nf, NULL, 0, 0, 0, 0, 0, false };
+    /* about one edge a node: reserved once instead of regrown */
+    b.cap = 2 * gr->n_ev + 3 * gr->n_x + 16;
+    b.e = cp_xmalloc(b.cap * sizeof *b.e);
     cpu_edges(&b, gr, rk);
     gpu_edges(&b, gr, rk);
     /* the arrivals of the instances this rank arrived last at: every

@@ -59,7 +59,7 @@ typedef struct an_cp_graph {
     size_t *x_inst;             /* member -> its instance */
     size_t n_ranks;
     an_cp_rank *ranks;
-    int64_t *parent;            /* CPU event -> its call-stack parent, -1 none */
+    int32_t *parent;            /* CPU event -> its call-stack parent, -1 none (events < 2^31) */
     int64_t *by_type;           /* edges per (rank, type) */
     uint8_t *name_flags;        /* per string id, internal */
     size_t n_nodes, n_edges;
