@@ -491,11 +491,22 @@ static void keep_members(an_collectives_result *cr, const rec *v, size_t n)
     cr->members = s;
 }
 
+/* Every kernel's record, for the communication matrix (v is in match
+ * order here; the matrix does not depend on the order). */
+static void keep_kernels(an_collectives_result *cr, const rec *v, size_t n)
+{
+    cr->kernels = cp_xmalloc((n ? n : 1) * sizeof *cr->kernels);
+    for (size_t i = 0; i < n; i++)
+        cr->kernels[i] = (an_coll_kernel){ v[i].ev, v[i].op, v[i].n, v[i].bytes, v[i].transfer_ns };
+    cr->n_kernel_recs = n;
+}
+
 static void free_result(void *self)
 {
     an_collectives_result *cr = self;
     free(cr->groups);
     free(cr->members);
+    free(cr->kernels);
     free(cr);
 }
 
@@ -520,6 +531,7 @@ int an_collectives_run(an_ctx *ctx)
         add_wait_to_steps(lr, r);
     }
 
+    keep_kernels(cr, v, n);
     scope_summaries(v, n, cr);
     for (size_t i = 0; i < n; i++)
         if (v[i].inter)

@@ -18,10 +18,12 @@
  *   so the path flows through the backward pass.
  * - Across ranks: a matched collective kernel of rank r is split at the
  *   instant its last member arrived (the transfer start, an_collectives'
- *   definition): wait edge (own start -> transfer start), peer edge (last
- *   arriver's kernel start -> transfer start) and transfer edge (transfer
- *   start -> own end). So the path leaves a rank where it waited for a
- *   slower peer and continues on that peer.
+ *   definition): wait edge (own start -> transfer start), peer edge (the
+ *   instance's arrival node -> transfer start), transfer edge (transfer
+ *   start -> own end); the arrival node (one per instance, kept by the
+ *   last arriver's rank) has every member's kernel start before it, so a
+ *   replay couples all members, and the path leaves a rank where it waited
+ *   for a slower peer and continues on that peer.
  * - Every edge goes forward in time (an edge that would go back, from bad
  *   nesting or clock skew, is dropped and counted). HTA weights edges and
  *   takes networkx's longest path; here the path is the chain of binding
@@ -55,6 +57,7 @@ static const char *const edge_names[AN_CE__COUNT] = {
     "critical_path_operator",     "critical_path_dependency",   "critical_path_kernel_launch_delay",
     "critical_path_kernel_kernel_delay", "critical_path_sync_dependency", "collective_wait",
     "collective_peer",            "collective_transfer",        "inferred_stream_wait",
+    "collective_arrival",
 };
 
 const char *an_cp_edge_name(an_cp_edge e) { return e < AN_CE__COUNT ? edge_names[e] : "?"; }
@@ -107,9 +110,17 @@ static uint8_t *name_flags(const tl_timeline *tl)
 
 /* ---- nodes ---- */
 
+/* x: a transfer start or an arrival node (no event of its own) */
 static inline bool is_x(const an_cp_graph *g, uint64_t node) { return node >= 2 * (uint64_t)g->n_ev; }
+static inline bool is_a(const an_cp_graph *g, uint64_t node) { return node >= 2 * (uint64_t)g->n_ev + g->n_x; }
+static inline const struct an_cp_inst *node_a(const an_cp_graph *g, uint64_t node)
+{
+    return &g->inst[node - 2 * (uint64_t)g->n_ev - g->n_x];
+}
 static inline size_t node_ev(const an_cp_graph *g, uint64_t node)
 {
+    if (is_a(g, node))
+        return node_a(g, node)->last_ev;
     return is_x(g, node) ? g->x[node - 2 * (uint64_t)g->n_ev].ev : (size_t)(node >> 1);
 }
 static inline const an_coll_member *node_x(const an_cp_graph *g, uint64_t node)
@@ -121,6 +132,8 @@ static inline bool node_is_end(const an_cp_graph *g, uint64_t node) { return !is
 int64_t an_cp_node_ts(const an_cp_graph *g, uint64_t node)
 {
     const tl_timeline *tl = g->tl;
+    if (is_a(g, node))
+        return tl->ts_ns[node_a(g, node)->last_ev];
     if (is_x(g, node)) {
         const an_coll_member *m = &g->x[node - 2 * (uint64_t)g->n_ev];
         return CP_MIN(tl->ts_ns[m->last_ev], tl_end_ns(tl, m->ev));
@@ -137,6 +150,8 @@ static inline uint32_t node_rank(const an_cp_graph *g, uint64_t node)
 /* Local index of node inside its rank's CSR. */
 static inline size_t node_local(const an_cp_graph *g, const an_cp_rank *gr, uint64_t node)
 {
+    if (is_a(g, node))
+        return 2 * gr->n_ev + gr->n_x + (size_t)(node - 2 * (uint64_t)g->n_ev - g->n_x - gr->a0);
     if (is_x(g, node))
         return 2 * gr->n_ev + (size_t)(node - 2 * (uint64_t)g->n_ev - gr->x0);
     return (size_t)(node - 2 * (uint64_t)gr->ev0);
@@ -154,6 +169,26 @@ size_t an_cp_preds(const an_cp_graph *g, uint64_t node, const uint64_t **src, co
     *src = gr->src + gr->off[l];
     *type = gr->type + gr->off[l];
     return (size_t)(gr->off[l + 1] - gr->off[l]);
+}
+
+uint32_t an_cp_node_rank(const an_cp_graph *g, uint64_t node) { return node_rank(g, node); }
+
+size_t an_cp_binding(const an_cp_graph *g, uint64_t node, const uint64_t *src, size_t np)
+{
+    uint32_t rv = node_rank(g, node);
+    size_t best = SIZE_MAX;
+    int64_t best_ts = INT64_MIN;
+    bool best_same = false;
+    for (size_t k = 0; k < np; k++) {
+        int64_t t = an_cp_node_ts(g, src[k]);
+        bool same = node_rank(g, src[k]) == rv;
+        if (t > best_ts || (t == best_ts && same && !best_same)) {
+            best = k;
+            best_ts = t;
+            best_same = same;
+        }
+    }
+    return best;
 }
 
 /* ---- build ---- */
@@ -188,8 +223,9 @@ static void add_edge(rank_build *b, const an_cp_rank *gr, uint64_t dst, uint64_t
 
 /* Depth-first walk of one CPU thread's call stack, events in (start,
  * longer first) order: HTA's _construct_graph_from_call_stack. An event
- * that ends after its parent is not a call-stack child; it is left out of
- * the chain (counted), as HTA's call stack builder drops it. */
+ * that ends after its parent is not a call-stack child (HTA's call stack
+ * builder drops it; counted here): it hangs off the chain with its own
+ * span and parents nothing. */
 static void cpu_chain(rank_build *b, const an_cp_rank *gr, const size_t *evs, size_t n)
 {
     const tl_timeline *tl = b->ctx->tl;
@@ -205,10 +241,16 @@ static void cpu_chain(rank_build *b, const an_cp_rank *gr, const size_t *evs, si
         if (k == n)
             break;
         if (sp && tl_end_ns(tl, e) > tl_end_ns(tl, stack[sp - 1])) {
+            /* not a call-stack child: hung off the chain (after the
+             * previous instant, its own span) but no parent of anything,
+             * so what it launched still follows the thread */
             b->bad_nesting++;
+            if (prev != UINT64_MAX)
+                add_edge(b, gr, START(e), prev, AN_CE_DEP);
+            add_edge(b, gr, END(e), START(e), AN_CE_OP);
             continue;
         }
-        b->g->parent[e] = sp ? (int64_t)stack[sp - 1] : -1;
+        b->g->parent[e] = sp ? (int32_t)stack[sp - 1] : -1;
         if (prev != UINT64_MAX)
             add_edge(b, gr, START(e), prev, sp ? AN_CE_OP : AN_CE_DEP);
         prev = START(e);
@@ -365,7 +407,7 @@ static void gpu_edges(rank_build *b, const an_cp_rank *gr, const tl_rank *rk)
                 add_edge(b, gr, START(i), START(l), AN_CE_LAUNCH);
                 ready = CP_MAX(ready, tl_end_ns(tl, (size_t)l));
             }
-            if (ready != INT64_MIN && tl->ts_ns[i] - ready > AN_CP_IMPLICIT_WAIT_NS) {
+            if (ready == INT64_MIN || tl->ts_ns[i] - ready > AN_CP_IMPLICIT_WAIT_NS) {
                 size_t o = last_other_stream(tl, by_end, n_gpu, t, tl->ts_ns[i]);
                 if (o != SIZE_MAX && tl_end_ns(tl, o) >= ready) {
                     add_edge(b, gr, START(i), END(o), AN_CE_XSTREAM);
@@ -377,9 +419,9 @@ static void gpu_edges(rank_build *b, const an_cp_rank *gr, const tl_rank *rk)
             if (m) {
                 uint64_t x = 2 * (uint64_t)g->n_ev + xi;
                 add_edge(b, gr, x, START(i), AN_CE_WAIT);
-                if (m->last_ev != i)
-                    add_edge(b, gr, x, START(m->last_ev), AN_CE_PEER);
+                add_edge(b, gr, x, 2 * (uint64_t)g->n_ev + g->n_x + g->x_inst[xi], AN_CE_PEER);
                 add_edge(b, gr, END(i), x, AN_CE_XFER);
+                (void)m;
             } else {
                 add_edge(b, gr, END(i), START(i), AN_CE_OP);
             }
@@ -416,9 +458,19 @@ static void build_rank(void *ctx, size_t r)
     an_cp_rank *gr = &g->ranks[r];
     const tl_rank *rk = &j->ctx->tl->ranks[r];
     rank_build b = { j->ctx, g, j->nf, NULL, 0, 0, 0, 0, 0, false };
+    /* about one edge a node: reserved once instead of regrown */
+    b.cap = 2 * gr->n_ev + 3 * gr->n_x + 16;
+    b.e = cp_xmalloc(b.cap * sizeof *b.e);
     cpu_edges(&b, gr, rk);
     gpu_edges(&b, gr, rk);
-    size_t nl = 2 * gr->n_ev + gr->n_x;
+    /* the arrivals of the instances this rank arrived last at: every
+     * member's start */
+    for (size_t k = gr->a0; k < gr->a0 + gr->n_a; k++) {
+        const struct an_cp_inst *in = &g->inst[k];
+        for (size_t q = in->m0; q < in->m0 + in->n_m; q++)
+            add_edge(&b, gr, 2 * (uint64_t)g->n_ev + g->n_x + k, START(g->inst_mem[q]), AN_CE_ARRIVE);
+    }
+    size_t nl = 2 * gr->n_ev + gr->n_x + gr->n_a;
     gr->off = cp_xcalloc(nl + 1, sizeof *gr->off);
     for (size_t k = 0; k < b.n; k++)
         gr->off[b.e[k].dst_local + 1]++;
@@ -455,7 +507,32 @@ void an_cp_graph_free(an_cp_graph *g)
     free(g->parent);
     free(g->by_type);
     free(g->name_flags);
+    free(g->inst);
+    free(g->inst_mem);
+    free(g->x_inst);
     free(g);
+}
+
+/* Collective instances: the matched members grouped by their last
+ * arriver (one per instance), sorted by it. */
+static void instances(an_cp_graph *g)
+{
+    size_t n = g->n_x;
+    cp_kv *kv = cp_xmalloc((n ? n : 1) * sizeof *kv);
+    for (size_t i = 0; i < n; i++)
+        kv[i] = (cp_kv){ g->x[i].last_ev, i };
+    cp_sort_kv(kv, n, NULL);
+    g->inst = cp_xmalloc((n ? n : 1) * sizeof *g->inst);
+    g->inst_mem = cp_xmalloc((n ? n : 1) * sizeof *g->inst_mem);
+    g->x_inst = cp_xmalloc((n ? n : 1) * sizeof *g->x_inst);
+    for (size_t i = 0; i < n; i++) {
+        if (!i || kv[i].key != kv[i - 1].key)
+            g->inst[g->n_inst++] = (struct an_cp_inst){ (size_t)kv[i].key, i, 0 };
+        g->inst[g->n_inst - 1].n_m++;
+        g->inst_mem[i] = g->x[kv[i].val].ev;
+        g->x_inst[kv[i].val] = g->n_inst - 1;
+    }
+    free(kv);
 }
 
 an_cp_graph *an_cp_graph_build(const an_ctx *ctx)
@@ -473,7 +550,8 @@ an_cp_graph *an_cp_graph_build(const an_ctx *ctx)
     for (size_t i = 0; i < tl->n_events; i++)
         g->parent[i] = -1;
     g->by_type = cp_xcalloc((tl->n_ranks ? tl->n_ranks : 1) * AN_CE__COUNT, sizeof *g->by_type);
-    size_t xk = 0;
+    instances(g);
+    size_t xk = 0, ak = 0;
     for (size_t r = 0; r < tl->n_ranks; r++) {
         const tl_rank *rk = &tl->ranks[r];
         an_cp_rank *gr = &g->ranks[r];
@@ -486,6 +564,12 @@ an_cp_graph *an_cp_graph_build(const an_ctx *ctx)
         while (xk < g->n_x && g->x[xk].ev < ev1)
             xk++;
         gr->n_x = xk - gr->x0;
+        while (ak < g->n_inst && g->inst[ak].last_ev < gr->ev0)
+            ak++;
+        gr->a0 = ak;
+        while (ak < g->n_inst && g->inst[ak].last_ev < ev1)
+            ak++;
+        gr->n_a = ak - gr->a0;
     }
     uint8_t *nf = name_flags(tl);
     size_t nr = tl->n_ranks ? tl->n_ranks : 1;
@@ -497,7 +581,7 @@ an_cp_graph *an_cp_graph_build(const an_ctx *ctx)
         g->bad_nesting += j.bad_nesting[r];
         g->merged_bwd_ranks += j.merged[r];
         g->n_edges += g->ranks[r].n_edges;
-        g->n_nodes += 2 * g->ranks[r].n_ev + g->ranks[r].n_x;
+        g->n_nodes += 2 * g->ranks[r].n_ev + g->ranks[r].n_x + g->ranks[r].n_a;
     }
     free(j.dropped);
     free(j.bad_nesting);
@@ -579,6 +663,7 @@ static seg_attr attribute(const an_ctx *ctx, const an_layers_result *lr, const a
         return a; /* the blocking call returning after the GPU finished */
     case AN_CE_WAIT:
     case AN_CE_PEER:
+    case AN_CE_ARRIVE:
     case AN_CE_XFER:
         ev = (int64_t)node_ev(g, v);
         break;
@@ -671,18 +756,8 @@ static void walk_step(void *ctx, size_t si)
         const uint64_t *src;
         const uint8_t *type;
         size_t np = an_cp_preds(g, v, &src, &type);
-        size_t best = SIZE_MAX;
-        int64_t best_ts = INT64_MIN;
-        bool best_same = false;
-        for (size_t k = 0; k < np; k++) {
-            int64_t t = an_cp_node_ts(g, src[k]);
-            bool same = node_rank(g, src[k]) == rv;
-            if (t > best_ts || (t == best_ts && same && !best_same)) {
-                best = k;
-                best_ts = t;
-                best_same = same;
-            }
-        }
+        size_t best = an_cp_binding(g, v, src, np);
+        int64_t best_ts = best != SIZE_MAX ? an_cp_node_ts(g, src[best]) : INT64_MIN;
         seg_attr a = { -1, CP_LAYER_IDLE, B_OTHER };
         int64_t lo = clip[rv];
         if (best != SIZE_MAX) {

@@ -174,10 +174,22 @@ typedef struct an_coll_member {
     size_t ev, last_ev;
 } an_coll_member;
 
+/* One traced collective kernel with its args (an_collectives' record):
+ * what the communication matrix spreads over the group's links. */
+typedef struct an_coll_kernel {
+    size_t ev;
+    coll_op op;
+    int32_t n;                        /* group size, 1 unknown */
+    int64_t bytes;                    /* nccl-tests' size convention */
+    int64_t transfer_ns;              /* wait excluded when matched */
+} an_coll_kernel;
+
 typedef struct an_collectives_result {
     void (*free)(void *self);
     an_coll_member *members;          /* every matched kernel, sorted by ev */
     size_t n_members;
+    an_coll_kernel *kernels;          /* every kernel with args, in (rank, track, time) order */
+    size_t n_kernel_recs;
     size_t n_groups;
     an_coll_group *groups;
     double expected_inter_gbps, expected_intra_gbps; /* NaN unknown */

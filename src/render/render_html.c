@@ -9,7 +9,8 @@
  *   chart-layers (per-rank stacked exposed time by layer), chart-slowest-step
  *   (the slowest step as a timeline across ranks, coloured by layer),
  *   chart-collectives (p50 busbw per collective row against the expected
- *   busbw), chart-heatmap (rank x step, step time), chart-roofline (the
+ *   busbw), chart-heatmap (rank x step, step time), chart-comm-matrix
+ *   (bytes between rank pairs, comm_matrix.pairs), chart-roofline (the
  *   kernels Nsight Compute profiled on their roofline, when given). Findings come first,
  *   with their evidence, then the charts, then every top-level table.
  * - Like every writer it renders only the report: the numbers are the ones
@@ -436,6 +437,62 @@ static void chart_heatmap(cp_buf *b, const rep_node *ranks)
     cp_buf_printf(b, "<text x=\"%d\" y=\"%d\" class=\"axis\">steps &#8594;</text>\n</svg>\n", LX, h - 8);
 }
 
+/* The communication matrix (comm_matrix.pairs): sender rows, receiver
+ * columns, darker = more bytes; each cell's title has bytes and GB/s. */
+static void chart_commmatrix(cp_buf *b, const rep_node *cm)
+{
+    cp_buf_puts(b, "<h2>Communication matrix</h2>\n");
+    const rep_node *pairs = cm ? at(cm, "pairs") : NULL;
+    int32_t *rk = NULL;
+    size_t nr = 0, cap = 0;
+    double hi = 0;
+    for (const rep_node *p = pairs ? pairs->first : NULL; p; p = p->next) {
+        double e[2] = { num_at(p, "src"), num_at(p, "dst") };
+        for (int k = 0; k < 2; k++) {
+            size_t i = 0;
+            while (i < nr && rk[i] != (int32_t)e[k])
+                i++;
+            if (i == nr) {
+                cp_xgrow((void **)&rk, &cap, nr + 1, sizeof *rk);
+                rk[nr++] = (int32_t)e[k];
+            }
+        }
+        hi = fmax(hi, num_at(p, "bytes"));
+    }
+    if (!nr || !(hi > 0)) {
+        note(b, "chart-comm-matrix", "no collective traffic in this report");
+        free(rk);
+        return;
+    }
+    for (size_t i = 1; i < nr; i++) /* ranks ascending */
+        for (size_t k = i; k > 0 && rk[k] < rk[k - 1]; k--) {
+            int32_t t = rk[k];
+            rk[k] = rk[k - 1];
+            rk[k - 1] = t;
+        }
+    int cell = (int)CP_MAX(2, CP_MIN(24, (CW - LX - 10) / (int)nr)), h = (int)nr * cell + 40;
+    cp_buf_puts(b, "<p>rows send, columns receive; darker = more bytes</p>\n");
+    svg_open(b, "chart-comm-matrix", "bytes sent between rank pairs", CW, h);
+    for (size_t i = 0; i < nr && cell >= 10; i++)
+        cp_buf_printf(b, "<text x=\"%d\" y=\"%d\" class=\"lbl\">rank %d</text>\n", LX - 6, 4 + (int)i * cell + cell - 3,
+                      rk[i]);
+    for (const rep_node *p = pairs->first; p; p = p->next) {
+        size_t si = 0, di = 0;
+        while (rk[si] != (int32_t)num_at(p, "src"))
+            si++;
+        while (rk[di] != (int32_t)num_at(p, "dst"))
+            di++;
+        double f = num_at(p, "bytes") / hi;
+        int c = (int)(235 - f * 190);
+        cp_buf_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"rgb(%d,%d,250)\"><title>rank %d to %d: "
+                         "%.0f bytes, %.2f GB/s (%s)</title></rect>\n",
+                      LX + (int)di * cell, 4 + (int)si * cell, cell, cell, c, c, rk[si], rk[di], num_at(p, "bytes"),
+                      num_at(p, "gbps"), str_at(p, "scope") ? str_at(p, "scope") : "?");
+    }
+    cp_buf_printf(b, "<text x=\"%d\" y=\"%d\" class=\"axis\">to rank &#8594;</text>\n</svg>\n", LX, h - 8);
+    free(rk);
+}
+
 /* ---- text parts ---- */
 
 static void findings(cp_buf *b, const rep_node *f)
@@ -595,6 +652,7 @@ int render_html(const rep_report *r, cp_buf *out, const render_opts *o, cp_error
         chart_slowest(out, at(root, "slowest_step"));
         chart_collectives(out, at(root, "collectives"));
         chart_heatmap(out, ranks);
+        chart_commmatrix(out, at(root, "comm_matrix"));
         chart_roofline(out, at(root, "kernels_roofline"));
         for (const rep_node *c = root->first; c; c = c->next)
             if (c->type == REP_ARR && (c->flags & REP_F_TABLE) && !(c->flags & REP_F_NO_TEXT))

@@ -7,7 +7,9 @@
 #    inside a node, and holds all the compute on the path across nodes (where
 #    the inter-node all-reduces, queued on the NCCL stream, carry the rest);
 #  - a slow inter-node network puts inter first among the path's layers;
-#  - a synchronous checkpoint step puts storage on its path.
+#  - a synchronous checkpoint step puts storage on its path;
+#  - the what-if (OSDI'25) names the straggler: the largest S_w and the worker
+#    M_W fixes, with M_W > 0.5; an evenly slow network has S < 1.05.
 # Skips (77) without python3 (used to read the JSON) or the synth command.
 set -u
 CHAINPROF=${CHAINPROF:?}
@@ -62,7 +64,22 @@ elif expect == "inter":
 elif expect == "storage":
     if not any(s["layers"]["storage_ns"] > 0.5 * s["length_ns"] for s in steps):
         print("FAIL: no step whose path is mostly storage: %s" % [s["layers"] for s in steps]); ok = False
-print("ok" if ok else "mismatch", expect, cp.get("carrier"))
+# the what-if: a straggler is the worker whose S_w stands out and that M_W fixes
+wi = rep["whatif"]
+if "skipped" in wi:
+    print("FAIL: whatif skipped: %s" % wi["skipped"]); ok = False
+elif expect.startswith("straggler"):
+    sr = inj["straggler"]["ranks"][0]
+    by = sorted(wi["by_dp_rank"], key=lambda x: -x["slowdown"])
+    if by[0]["rank"] != sr or wi["workers_fixed"][0] != sr or not wi["slowdown"] > 1.02:
+        print("FAIL: what-if names rank %s (fixed %s, S %.4f), straggler %s" % (by[0]["rank"], wi["workers_fixed"], wi["slowdown"], sr)); ok = False
+    if not (wi["worker_metric"] and wi["worker_metric"] > 0.5):
+        print("FAIL: M_W %s for a single slow worker" % wi["worker_metric"]); ok = False
+elif expect == "inter":
+    # every worker equally slow: no straggler to remove
+    if not wi["slowdown"] < 1.05:
+        print("FAIL: S %.4f on an evenly slow network" % wi["slowdown"]); ok = False
+print("ok" if ok else "mismatch", expect, cp.get("carrier"), "S=%.4f" % wi.get("slowdown", 0) if wi.get("slowdown") else "")
 sys.exit(0 if ok else 1)
 PY
 }
@@ -84,6 +101,7 @@ run baseline any -- --ranks 4
 run tp any -- --ranks 8 --tp 2
 run straggler straggler -- --ranks 4 --inject straggler=2:1.5
 run straggler8 straggler -- --ranks 8 --inject straggler=5:1.2
+run straggler60 straggler-compute -- --ranks 8 --gpus-per-node 4 --steps 60 --inject straggler=5:1.15
 run straggler16 straggler-compute -- --ranks 16 --gpus-per-node 8 --inject straggler=11:1.3
 run slownet inter -- --ranks 16 --gpus-per-node 8 --inject slow-network=0.2
 run ckpt storage -- --ranks 4 --inject sync-checkpoint=0.5@2
