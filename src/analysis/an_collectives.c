@@ -67,6 +67,7 @@ static int dtype_size(const char *d)
 typedef struct rec {
     uint32_t rank_index;
     int32_t rank;
+    size_t ev;
     uint64_t pg;     /* group identity: name id << 32 | ranks-string id */
     int64_t seq;
     int64_t start, end;
@@ -166,6 +167,7 @@ static void gather_rank(void *ctx, size_t ri)
             memset(r, 0, sizeof *r);
             r->rank_index = (uint32_t)ri;
             r->rank = rk->meta.rank;
+            r->ev = i;
             r->pg = (uint64_t)arg_str_id(tl, i, k->pg_name) << 32 | arg_str_id(tl, i, k->pg_ranks);
             r->start = tl->ts_ns[i];
             r->end = tl_end_ns(tl, i);
