@@ -104,6 +104,21 @@ const an_step_layers *an_step_by_id(const an_rank_layers *rl, int64_t id);
 /* Node index of a global rank under the result's node map. */
 int32_t an_node_of(const an_layers_result *lr, int32_t rank);
 
+/* The layer of every in-step instant of each rank over the whole trace, as
+ * segments (absolute ns, consecutive equal layers merged, no folding: a
+ * layer's segments add up to its exposed_ns exactly), for the Perfetto
+ * overlay. After an_run_all; out[i] is timeline rank i; free each out[i].v
+ * and out. */
+typedef struct an_layer_seg {
+    int64_t ts_ns, dur_ns;
+    cp_layer layer;
+} an_layer_seg;
+typedef struct an_layer_track {
+    an_layer_seg *v;
+    size_t n, cap;
+} an_layer_track;
+an_layer_track *an_layers_timeline(an_ctx *ctx);
+
 /* Ranks of the process group of communication event ev (from its "Process
  * Group Ranks" arg, the rank's distributedInfo groups by "Process Group
  * Name", else the traced world). Fills up to max ranks into out and returns

@@ -10,6 +10,7 @@
  */
 #include "cli.h"
 #include "../analysis/an_verdict.h"
+#include "../base/afile.h"
 #include "../base/log.h"
 #include "../base/par.h"
 #include "../base/paths.h"
@@ -19,6 +20,7 @@
 #include "../readers/evidence.h"
 #include "../readers/rd_ncu.h"
 #include "../readers/reader.h"
+#include "../render/render_perfetto.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,6 +224,54 @@ static bool keep_trace_file(const char *path, void *ctx)
 
 /* --ckpt-every: "900" or "900s" seconds (as `chainprof model` takes it),
  * "500steps" steps. Returns 0 or -1. */
+/* The Perfetto overlays asked for (-o *.perfetto.json, --format perfetto on
+ * stdout): they need the timeline and the layer sweep, which only this
+ * command holds, so cli_emit leaves them to it. */
+static int write_perfetto(const cli_ctx *ctx, const tl_timeline *tl, an_ctx *an, const rep_report *rep,
+                          char *const *inputs, size_t n_inputs)
+{
+    const char *outs[64];
+    size_t n_out = cli_get_all(ctx, CLI_O_OUTPUT, outs, CP_ARRAY_LEN(outs));
+    const char *fmt = cli_get(ctx, CLI_O_FORMAT);
+    bool to_stdout = fmt && !cli_has(ctx, CLI_O_JSON) && strcmp(fmt, "perfetto") == 0;
+    size_t want = to_stdout;
+    for (size_t i = 0; i < n_out && i < CP_ARRAY_LEN(outs); i++) {
+        const render_format *f = render_for_path(outs[i]);
+        want += f && !f->fn;
+        for (size_t k = 0; f && !f->fn && k < n_inputs; k++)
+            if (!strcmp(outs[i], inputs[k]) || cp_same_file(outs[i], inputs[k]))
+                return cli_usage_error(ctx, "-o %s: refusing to overwrite an input file", outs[i]);
+    }
+    if (!want)
+        return 0;
+    an_layer_track *lt = an_layers_timeline(an);
+    rp_layer_track *tracks = cp_xcalloc(tl->n_ranks + 1, sizeof *tracks);
+    for (size_t i = 0; i < tl->n_ranks; i++) {
+        tracks[i].v = (const rp_layer_seg *)lt[i].v; /* same layout: checked below */
+        tracks[i].n = lt[i].n;
+    }
+    _Static_assert(sizeof(rp_layer_seg) == sizeof(an_layer_seg), "segment layouts differ");
+    cp_buf b = CP_BUF_INIT;
+    cp_error err;
+    cp_error_clear(&err);
+    int rc = render_perfetto(tl, rep, tracks, &b, &err) < 0 ? cli_fail(&err) : 0;
+    for (size_t i = 0; i < n_out && !rc && i < CP_ARRAY_LEN(outs); i++) {
+        const render_format *f = render_for_path(outs[i]);
+        if (f && !f->fn && cp_afile_write(outs[i], b.data, b.len, &err) < 0)
+            rc = cli_fail(&err);
+    }
+    if (!rc && to_stdout && fwrite(b.data, 1, b.len, stdout) != b.len) {
+        cp_log_error("cannot write to standard output");
+        rc = CLI_EXIT_FAIL;
+    }
+    cp_buf_free(&b);
+    for (size_t i = 0; i < tl->n_ranks; i++)
+        free(lt[i].v);
+    free(lt);
+    free(tracks);
+    return rc;
+}
+
 static int parse_ckpt_every(const char *v, double *seconds, double *steps)
 {
     char *end;
@@ -354,7 +404,9 @@ int cmd_analyze(cli_ctx *ctx)
                     tl->diag.first[DIAG_TRUNCATED_FILE]);
     order_for_people(rep, cli_has(ctx, O_DETAIL));
     clock_t c_emit = clock();
-    rc = cli_emit(ctx, rep, paths.v, paths.n);
+    rc = write_perfetto(ctx, tl, &an, rep, paths.v, paths.n);
+    if (!rc)
+        rc = cli_emit(ctx, rep, paths.v, paths.n);
     cp_log_phase("output", c_emit);
     /* the run is recorded even when --fail-on trips: a failing run is history too */
     if (rc == 0)

@@ -44,10 +44,12 @@ void mon_window_push(mon_window *w, const mon_sample *s)
     mon_window_entry *e = &w->e[w->next];
     e->mono_ns = s->ss.mono_ns;
     cp_xgrow((void **)&e->gpus, &e->cap_gpus, s->n_gpus + 1, sizeof *e->gpus);
-    memcpy(e->gpus, s->gpus, s->n_gpus * sizeof *s->gpus);
+    if (s->n_gpus) /* s->gpus may be NULL when there are none */
+        memcpy(e->gpus, s->gpus, s->n_gpus * sizeof *s->gpus);
     e->n_gpus = s->n_gpus;
     cp_xgrow((void **)&e->ib, &e->cap_ib, s->n_ib + 1, sizeof *e->ib);
-    memcpy(e->ib, s->ib, s->n_ib * sizeof *s->ib);
+    if (s->n_ib)
+        memcpy(e->ib, s->ib, s->n_ib * sizeof *s->ib);
     e->n_ib = s->n_ib;
     w->next = (w->next + 1) % w->cap;
     w->pushed++;

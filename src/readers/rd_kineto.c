@@ -592,6 +592,11 @@ static void commit(kr *r)
         diag_count(r->diag, DIAG_BAD_EVENT, r->name, e->offset);
         return;
     }
+    /* the overlay's own tracks (render_perfetto.h: layers, stragglers,
+     * findings) are not trace events: a re-read overlay is its trace */
+    if (e->cat_name && cp_intern_len(r->str, e->cat_name) > 10 &&
+        memcmp(cp_intern_str(r->str, e->cat_name), "chainprof.", 10) == 0)
+        return;
     switch (e->ph) {
     case 'X': case 'i': case 'I': case 'C': add_event(r, e); break;
     case 'M': add_metadata(r, e); break;

@@ -8,6 +8,7 @@
 
 static const render_format formats[] = {
     { "text", ".txt", render_text },
+    { "perfetto", ".perfetto.json", NULL }, /* needs the traces: analyze writes it (render_perfetto.h) */
     { "json", ".json", render_json },
     { "csv", ".csv", render_csv },
     { "html", ".html", render_html },
@@ -29,7 +30,7 @@ const render_format *render_for_path(const char *path)
     return NULL;
 }
 
-const char *render_names(void) { return "text|json|csv|html"; }
+const char *render_names(void) { return "text|json|csv|html|perfetto"; }
 
 /* Time in ns, sizes in bytes, rates in bytes/s and work in FLOP (FLOP/s)
  * are scaled; everything else is shown as is. */
