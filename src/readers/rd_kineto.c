@@ -28,6 +28,7 @@
  */
 #include "log_prefix.h"
 #include "rd_kineto.h"
+#include "../base/log.h"
 
 #include "../base/jsontok.h"
 #include "../base/util.h"
@@ -224,6 +225,9 @@ typedef struct kr {
     bool src_failed;      /* the byte source reported an error */
     int src_status;
     bool seen_events;     /* entered a traceEvents array */
+    /* resynchronisations after malformed JSON among the events */
+    size_t n_resync;
+    long long resync_bytes, first_resync_at, last_resync_at;
     size_t n_objects;     /* event objects met (complete or not) */
     bool seen_kineto_key; /* schemaVersion, deviceProperties, distributedInfo ... */
     bool v_mtia, v_hip, v_cuda;
@@ -804,26 +808,44 @@ static int read_event(kr *r)
     }
 }
 
+/* Malformed JSON inside the events array (elements at depth target): skip
+ * to the next event and read on, counting what was lost, instead of
+ * dropping the rest of the file. Not after a read error (a corrupt gzip
+ * member: nothing after it can be decoded), a cap, or a truncation, and
+ * never twice at one offset. Returns 0 to go on, else the status. */
+static int resync(kr *r, unsigned target, int status)
+{
+    long long at = r->jerr.offset, skipped = 0;
+    if (r->src_failed || at == r->last_resync_at)
+        return status;
+    int s = cp_jt_resync(r->jt, target, &skipped, &r->jerr);
+    if (s < 0)
+        return s;
+    r->last_resync_at = at;
+    if (r->n_resync++ == 0)
+        r->first_resync_at = at;
+    r->resync_bytes += skipped;
+    diag_count(r->diag, DIAG_DAMAGED_JSON, r->name, at);
+    return 0;
+}
+
 /* The traceEvents array (or a top-level array of events); '[' was read. */
 static int read_events(kr *r)
 {
     r->seen_events = true;
+    unsigned target = cp_jt_depth(r->jt); /* the depth of its elements */
     for (;;) {
         int t = next(r);
-        if (t < 0)
-            return t;
         if (t == CP_JT_ARR_END)
             return 0;
         if (t == CP_JT_OBJ_BEGIN) {
             r->n_objects++;
             t = read_event(r);
-            if (t < 0)
-                return t;
-            continue;
+        } else if (t >= 0) {
+            diag_count(r->diag, DIAG_BAD_EVENT, r->name, r->tok.offset); /* not an object */
+            t = finish_value(r, t);
         }
-        diag_count(r->diag, DIAG_BAD_EVENT, r->name, r->tok.offset); /* not an object */
-        t = finish_value(r, t);
-        if (t < 0)
+        if (t < 0 && (t = resync(r, target, t)) < 0)
             return t;
     }
 }
@@ -1168,6 +1190,7 @@ int rd_kineto_read_src(cp_src *src, const char *name, tl_builder *b, cp_error *e
         size_t ev = (size_t)CP_MIN(plain / 250, (uint64_t)1 << 30);
         tl_builder_reserve(b, ev, ev * 4);
     }
+    r->last_resync_at = -1;
     cp_jt_opts jo = { .name = r->name, .buf_bytes = 1u << 20 };
     int rc = 0;
     r->jt = cp_jt_open(src_read_cb, r, &jo);
@@ -1204,6 +1227,10 @@ int rd_kineto_read_src(cp_src *src, const char *name, tl_builder *b, cp_error *e
         if (rc < 0)
             goto out;
     }
+    if (r->n_resync)
+        cp_log_warn("%s: malformed JSON at offset %lld: %zu damaged event%s skipped (%lld bytes); the rest of the "
+                    "trace was read",
+                    r->name, r->first_resync_at, r->n_resync, r->n_resync == 1 ? "" : "s", r->resync_bytes);
     finish_flows(r);
     finish_tracks(r);
     finish_meta(r);
