@@ -978,8 +978,11 @@ static int resync_byte(cp_jt *jt, const char *p, unsigned target, cp_error *err)
     if (c != '}' && c != ']')
         return 0;
     bool obj = c == '}';
-    if (jt->depth == target) { /* a ']' closes the array; a stray '}' is damage */
-        if (obj)
+    if (jt->depth == target) {
+        /* a ']' that a ',' or '}' follows closes the array (the document
+         * goes on after it); a stray '}' or any other ']' is damage */
+        const char *q = skip_ws(p + 1, jt->end);
+        if (obj || (q < jt->end && *q != ',' && *q != '}'))
             return 0;
         jt->p = p;
         jt->state = ST_AFTER;
@@ -991,12 +994,8 @@ static int resync_byte(cp_jt *jt, const char *p, unsigned target, cp_error *err)
     while (d > target && (jt->stack[d - 1] == 1) != obj)
         d--;
     if (d == target) {
-        if (!obj) { /* no array open in the element: the events array closes */
-            jt->depth = target;
-            jt->p = p;
-            jt->state = ST_AFTER;
-            return 1;
-        }
+        if (!obj)
+            return 0; /* no array open in the element: a stray ']' */
         d = jt->depth; /* no object either: close one level */
     }
     jt->depth = d - 1;

@@ -1137,6 +1137,28 @@ static void finish_meta(kr *r)
     diag_count_n(r->diag, DIAG_TRAILING_COMMA, st.trailing_commas, r->name, -1);
 }
 
+/* Read the source to its end, discarding the bytes. */
+static void drain(cp_src *src)
+{
+    char sink[1 << 16];
+    cp_error e;
+    while (cp_src_read(src, sink, sizeof sink, &e) > 0)
+        ;
+}
+
+/* Corrupt compressed data (not a cut): counted and named on stderr, once.
+ * True when the source reported it. */
+static bool note_corrupt(kr *r)
+{
+    const char *why = cp_src_damage(r->src);
+    if (!why)
+        return false;
+    long long at = (long long)cp_src_offset(r->src);
+    diag_count(r->diag, DIAG_CORRUPT_DATA, r->name, at);
+    cp_log_warn("%s: %s; the %lld bytes decoded before it were read, nothing after it", r->name, why, at);
+    return true;
+}
+
 /* A failed tokenizer call: damage inside a trace (counted, the read ends
  * with what was complete), or the verdict that this is no trace at all. */
 static int on_error(kr *r, int rc, cp_error *err)
@@ -1157,12 +1179,17 @@ static int on_error(kr *r, int rc, cp_error *err)
         return CP_ERR_FORMAT;
     }
     long long at = r->jerr.offset;
-    if (trunc)
+    if (trunc && note_corrupt(r))
+        ; /* the input ended at the damage: named as what it is */
+    else if (trunc)
         diag_count(r->diag, DIAG_TRUNCATED_FILE, r->name, cp_jt_last_complete_end(r->jt));
     else if (rc == CP_ERR_NOMEM)
         diag_count(r->diag, DIAG_LIMIT_REACHED, r->name, at);
-    else /* malformed JSON: nothing after it can be trusted */
+    else { /* malformed JSON: nothing after it can be trusted */
         diag_count(r->diag, DIAG_BAD_EVENT, r->name, at);
+        drain(r->src); /* a compressed file's damage further on is still named */
+        note_corrupt(r);
+    }
     return 0;
 }
 
@@ -1215,11 +1242,18 @@ int rd_kineto_read_src(cp_src *src, const char *name, tl_builder *b, cp_error *e
                           "not a chrome trace: the top-level array holds no event objects");
         goto out;
     }
-    if (t >= 0) { /* complete: anything after the top-level value is ignored */
+    if (t >= 0) { /* complete: anything after the top-level value is ignored, with a word */
         cp_jt_tok tail;
         cp_error terr;
         t = cp_jt_next(r->jt, &tail, &terr);
-        if ((t < 0 && cp_jt_truncated(r->jt)) || cp_src_truncated(src))
+        if (t < 0 && !cp_jt_truncated(r->jt) && !r->src_failed) {
+            diag_count(r->diag, DIAG_DAMAGED_JSON, r->name, terr.offset);
+            cp_log_warn("%s: data after the end of the JSON document at offset %lld ignored", r->name, terr.offset);
+            drain(src); /* so a compressed file's trailer (CRC, checksum) is still checked */
+        }
+        if (note_corrupt(r))
+            ; /* damage after the last complete value */
+        else if ((t < 0 && cp_jt_truncated(r->jt)) || cp_src_truncated(src))
             diag_count(r->diag, DIAG_TRUNCATED_FILE, r->name, (long long)cp_src_offset(src));
         t = 0;
     } else {

@@ -110,4 +110,45 @@ assert b["verdict"]["step_time_ns"] == a["verdict"]["step_time_ns"]
 codes = {c["code"]: c["count"] for c in b["diagnostics"]["codes"]}
 assert codes.get("damaged_json") == 1, codes
 PY
+# 7. compressed damage is named as what it is, never "truncated", and keeps
+#    what decoded before it; one damaged file among several is a warning
+"$CHAINPROF" synth --out "$tmp/gz" --ranks 2 --steps 4 --gzip >/dev/null 2>&1 || fail "synth --gzip"
+python3 - "$tmp/gz/rank-0.json.gz" "$tmp/crc.json.gz" <<'PY'
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+d[-8] ^= 0xff  # the CRC-32 of the gzip trailer
+open(sys.argv[2], "wb").write(d)
+PY
+A --json "$tmp/crc.json.gz" >"$tmp/o.json" 2>"$tmp/err" || fail "gzip CRC: exit $?: $(cat "$tmp/err")"
+grep -q "gzip CRC-32.*mismatch at compressed offset" "$tmp/err" || fail "gzip CRC not named: $(cat "$tmp/err")"
+grep -q '"corrupt_data"' "$tmp/o.json" || fail "gzip CRC: corrupt_data not counted"
+grep -q '"truncated_file"' "$tmp/o.json" && fail "gzip CRC called truncated"
+if command -v zstd >/dev/null; then
+    zstd -q --check "$tmp/syn/rank-0.json" -o "$tmp/ck.json.zst"
+    python3 -c 'import sys; p = sys.argv[1]; d = bytearray(open(p, "rb").read()); d[-1] ^= 0xff; open(p, "wb").write(d)' \
+        "$tmp/ck.json.zst"
+    A --json "$tmp/ck.json.zst" >"$tmp/o.json" 2>"$tmp/err" || fail "zstd checksum: exit $?"
+    grep -q "zstd checksum mismatch" "$tmp/err" || fail "zstd checksum not named: $(cat "$tmp/err")"
+    # what decoded before the checksum was read: at most the last 4 KiB
+    # output window (src.c) is lost, so at most the events that end in it
+    python3 - "$tmp/intact.json" "$tmp/o.json" "$tmp/syn/rank-0.json" <<'PY' || fail "zstd checksum: events lost"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+tail = open(sys.argv[3]).read()[-4096:].count('"ph"')
+ea, eb = a["ranks"][0]["events"], b["ranks"][0]["events"]
+assert ea - tail <= eb <= ea, (ea, eb, tail)
+PY
+fi
+# a rank whose compressed data is damaged from its first block, next to good ranks
+python3 - "$tmp/gz/rank-1.json.gz" <<'PY'
+import sys
+p = sys.argv[1]
+d = bytearray(open(p, "rb").read())
+for i in range(8):
+    d[20 + 7 * i] ^= 0x5a
+open(p, "wb").write(d)
+PY
+A --json "$tmp/gz" >"$tmp/o.json" 2>"$tmp/err" || fail "damaged rank among good ones: exit $?: $(cat "$tmp/err")"
+grep -q "rank-1.json.gz.*(skipped; the other inputs are analysed)" "$tmp/err" || fail "damaged rank: $(cat "$tmp/err")"
+grep -q '"unreadable_file"' "$tmp/o.json" || fail "damaged rank not counted"
 echo "bad_input: ok"
