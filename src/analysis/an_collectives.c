@@ -38,6 +38,7 @@
 #include "../model/catalog.h"
 #include "../model/collmodel.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,17 +105,26 @@ static const char *arg_str(const tl_timeline *tl, size_t ev, uint32_t key)
     return tl_arg_by_id(tl, ev, key, &a) && a.type == TL_ARG_STR ? tl_str(tl, a.v.s) : NULL;
 }
 
+/* An element count or group size from the trace: a whole number in
+ * [0, 2^48], so count x element size (at most 16 bytes) cannot overflow; a
+ * value outside (1e308, a negative count) is treated as absent. */
+#define AN_COLL_MAX_COUNT (INT64_C(1) << 48)
 static bool arg_count(const tl_timeline *tl, size_t ev, uint32_t key, int64_t *out)
 {
     tl_arg a;
     if (!tl_arg_by_id(tl, ev, key, &a))
         return false;
-    if (a.type == TL_ARG_INT || a.type == TL_ARG_BOOL)
+    if (a.type == TL_ARG_INT || a.type == TL_ARG_BOOL) {
+        if (a.v.i < 0 || a.v.i > AN_COLL_MAX_COUNT)
+            return false;
         *out = a.v.i;
-    else if (a.type == TL_ARG_NUM)
+    } else if (a.type == TL_ARG_NUM) {
+        if (!(a.v.d >= 0 && a.v.d <= (double)AN_COLL_MAX_COUNT))
+            return false;
         *out = (int64_t)a.v.d;
-    else
+    } else {
         return false;
+    }
     return true;
 }
 
@@ -177,7 +187,7 @@ static void gather_rank(void *ctx, size_t ri)
             int g;
             an_event_scope(j->ctx, j->lr, i, &g, &r->inter);
             int64_t gs;
-            if (g <= 0 && arg_count(tl, i, k->group_size, &gs))
+            if (g <= 0 && arg_count(tl, i, k->group_size, &gs) && gs <= INT_MAX)
                 g = (int)gs;
             r->n = g > 0 ? g : 1;
             r->transfer_ns = r->end - r->start;

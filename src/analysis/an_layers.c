@@ -228,8 +228,16 @@ const an_step_layers *an_step_by_id(const an_rank_layers *rl, int64_t id)
 
 int32_t an_node_of(const an_layers_result *lr, int32_t rank)
 {
-    if (rank >= 0 && rank <= lr->max_rank && lr->node_by_rank[rank] >= 0)
-        return lr->node_by_rank[rank];
+    size_t lo = 0, hi = lr->n_rank_nums;
+    while (lo < hi) { /* binary search: rank_nums ascending */
+        size_t mid = lo + (hi - lo) / 2;
+        if (lr->rank_nums[mid] < rank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (rank >= 0 && lo < lr->n_rank_nums && lr->rank_nums[lo] == rank && lr->node_of_rank[lo] >= 0)
+        return lr->node_of_rank[lo];
     return lr->gpus_per_node > 0 && rank >= 0 ? rank / lr->gpus_per_node : 0;
 }
 
@@ -323,20 +331,20 @@ void an_event_scope(const an_ctx *ctx, const an_layers_result *lr, size_t ev, in
 static void build_node_map(const an_ctx *ctx, an_layers_result *lr)
 {
     const tl_timeline *tl = ctx->tl;
-    int32_t max_rank = -1;
     bool all_hosts = tl->n_ranks > 0;
     int max_dev = 0;
+    /* tl->ranks is sorted by rank number (timeline.h) */
+    lr->rank_nums = cp_xmalloc((tl->n_ranks + 1) * sizeof *lr->rank_nums);
+    lr->node_of_rank = cp_xmalloc((tl->n_ranks + 1) * sizeof *lr->node_of_rank);
+    lr->n_rank_nums = tl->n_ranks;
     for (size_t i = 0; i < tl->n_ranks; i++) {
         const tl_rank_meta *m = &tl->ranks[i].meta;
-        max_rank = CP_MAX(max_rank, m->rank);
+        lr->rank_nums[i] = m->rank;
+        lr->node_of_rank[i] = -1;
         if (!m->hostname)
             all_hosts = false;
         max_dev = CP_MAX(max_dev, m->n_devices);
     }
-    lr->max_rank = max_rank;
-    lr->node_by_rank = cp_xmalloc(((size_t)(max_rank + 1) + 1) * sizeof *lr->node_by_rank);
-    for (int32_t r = 0; r <= max_rank; r++)
-        lr->node_by_rank[r] = -1;
     if (ctx->opts && ctx->opts->gpus_per_node > 0) {
         lr->gpus_per_node = ctx->opts->gpus_per_node;
         lr->node_source = "--gpus-per-node";
@@ -354,8 +362,7 @@ static void build_node_map(const an_ctx *ctx, an_layers_result *lr)
             if (k == nh)
                 hosts[nh++] = h;
             per[k]++;
-            if (tl->ranks[i].meta.rank >= 0)
-                lr->node_by_rank[tl->ranks[i].meta.rank] = (int32_t)k;
+            lr->node_of_rank[i] = (int32_t)k;
         }
         int mx = 1;
         for (size_t k = 0; k < nh; k++)
@@ -778,7 +785,8 @@ static void free_result(void *self)
         free(lr->ranks[i].host_segs);
     }
     free(lr->ranks);
-    free(lr->node_by_rank);
+    free(lr->rank_nums);
+    free(lr->node_of_rank);
     free(lr->pgr_info);
     free(lr);
 }

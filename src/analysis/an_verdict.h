@@ -62,11 +62,13 @@ typedef struct an_layers_result {
     int32_t n_nodes;                  /* distinct nodes among the traced ranks */
     size_t n_ranks;
     an_rank_layers *ranks;            /* in tl->ranks order */
-    /* node of every traced rank by its global rank number (hostnames when
-     * known), so a process group's ranks map to nodes without the trace of
-     * each member */
-    int32_t *node_by_rank;
-    int32_t max_rank;
+    /* node of every traced rank (hostnames when known), looked up by its
+     * global rank number, so a process group's ranks map to nodes without
+     * the trace of each member: rank_nums ascending, node_of_rank[i] the
+     * node of rank_nums[i]. Sized by the ranks traced, never by the
+     * largest rank number (a damaged 2147483647 costs nothing) */
+    int32_t *rank_nums, *node_of_rank;
+    size_t n_rank_nums;
     /* group size and scope of collectives by their "Process Group Ranks"
      * string id, filled on first use (every kernel of a group shares it) */
     uint32_t pgr_key;                 /* string id of "Process Group Ranks", UINT32_MAX if absent */

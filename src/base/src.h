@@ -6,7 +6,9 @@
  * multi-GB trace streams through a fixed buffer. Multi-member gzip and
  * concatenated zstd frames are read to the end. A truncated compressed file
  * is reported as truncated, with the bytes decoded so far delivered first,
- * because damaged traces are common and their prefix is still useful.
+ * because damaged traces are common and their prefix is still useful;
+ * corrupt compressed data (CRC, checksum, bad blocks) is reported as such
+ * (cp_src_damage), never as truncation, again after the bytes before it.
  *
  * A cp_src is owned by its opener and used by one thread at a time.
  */
@@ -35,6 +37,11 @@ cp_src *cp_src_open_mem(const void *data, size_t n, const char *name);
  * compressed stream ended early. */
 ssize_t cp_src_read(cp_src *s, void *buf, size_t n, cp_error *err);
 bool cp_src_truncated(const cp_src *s);
+/* NULL, or what is wrong with the compressed data when it is damaged rather
+ * than cut short, named as what it is ("gzip CRC-32 mismatch", "corrupt
+ * deflate data (...)", "zstd checksum mismatch") with its compressed offset.
+ * The bytes decoded before the damage were delivered; the read ended there. */
+const char *cp_src_damage(const cp_src *s);
 /* Decompressed bytes delivered so far. */
 uint64_t cp_src_offset(const cp_src *s);
 /* Compressed (on-disk) bytes consumed so far, and the file size (0 if unknown). */

@@ -100,8 +100,24 @@ static void read_one(void *ctx, size_t i)
     in->rc = in->reader->read(in->path, in->builder, &ro, &in->err);
 }
 
+/* An input that cannot be read (damaged beyond its first bytes, an I/O
+ * error): among several inputs it is skipped with a warning, counted, and
+ * the others are analysed (issue 21: one bad .zst must not stop a
+ * 256-rank directory); alone it stops the run with its exit code. Returns
+ * 0 when skipped, else the exit code. */
+static int drop_input(input *in, size_t n_inputs, const cp_error *err, diag_set *skipped)
+{
+    if (n_inputs < 2)
+        return cli_fail(err);
+    char buf[1200];
+    cp_log_warn("%s (skipped; the other inputs are analysed)", cp_error_format(err, buf, sizeof buf));
+    diag_count(skipped, DIAG_UNREADABLE_FILE, in->path, -1);
+    in->skipped = true;
+    return 0;
+}
+
 /* Sniff every input for a trace format; returns an exit code. */
-static int detect_inputs(input *inputs, size_t n)
+static int detect_inputs(input *inputs, size_t n, diag_set *skipped)
 {
     unsigned char *head = cp_xmalloc(RD_SNIFF_BYTES);
     int rc = 0;
@@ -110,8 +126,8 @@ static int detect_inputs(input *inputs, size_t n)
         cp_error_clear(&err);
         ssize_t got = cp_src_peek(inputs[i].path, head, RD_SNIFF_BYTES, &err);
         if (got < 0) {
-            rc = cli_fail(&err);
-            break;
+            rc = drop_input(&inputs[i], n, &err, skipped);
+            continue;
         }
         cp_src *s;
         if (cp_src_open(&s, inputs[i].path, NULL) == 0) {
@@ -326,7 +342,7 @@ int cmd_analyze(cli_ctx *ctx)
     diag_init(&skipped);
     ev_set evidence;
     ev_set_init(&evidence);
-    rc = detect_inputs(inputs, paths.n);
+    rc = detect_inputs(inputs, paths.n, &skipped);
     if (!rc)
         rc = load_evidence(inputs, paths.n, nthreads, &evidence, &skipped);
     size_t n_inputs = 0; /* drop the skipped ones, keeping order */
@@ -351,9 +367,19 @@ int cmd_analyze(cli_ctx *ctx)
     cp_log_phase("read", c_read);
     if (cp_log_stderr_is_tty() && cp_log_level() >= CP_LOG_WARN)
         fprintf(stderr, "\033[K");
+    size_t n_read = n_inputs;
     for (size_t i = 0; i < n_inputs && !rc; i++)
-        if (inputs[i].rc < 0)
-            rc = cli_fail(&inputs[i].err);
+        if (inputs[i].rc < 0) {
+            rc = drop_input(&inputs[i], n_read, &inputs[i].err, &skipped);
+            if (!rc) { /* its builders leave with it */
+                n_read--;
+                tl_builder_free(inputs[i].builder);
+                inputs[i].builder = NULL;
+                for (size_t k = 0; k < inputs[i].n_extra; k++)
+                    tl_builder_free(inputs[i].extra[k]);
+                inputs[i].n_extra = 0;
+            }
+        }
     size_t n_builders = 0;
     for (size_t i = 0; i < n_inputs; i++)
         n_builders += 1 + inputs[i].n_extra;
@@ -384,6 +410,8 @@ int cmd_analyze(cli_ctx *ctx)
     free(bs);
     rep = rep_new("chainprof.analyze/1", ctx->argc, ctx->argv);
     for (size_t i = 0; i < n_inputs; i++) {
+        if (inputs[i].skipped)
+            continue; /* unreadable: in the diagnostics, not the inputs */
         rep_node *in = rep_input(rep, inputs[i].path, input_kind(&inputs[i]), inputs[i].size_bytes);
         rep_str(rep, in, "compression", "compression", inputs[i].compression);
     }

@@ -86,13 +86,36 @@ int cli_usage_error(const cli_ctx *ctx, const char *fmt, ...)
     return CLI_EXIT_USAGE;
 }
 
+/* A file found inside an input directory that is one of this run's -o
+ * outputs is the previous run's report, not an input: `analyze DIR -o
+ * DIR/report.json` must work the second time too. Named explicitly, it is
+ * still refused by cli_emit. */
+typedef struct keep_ctx {
+    cp_path_keep_fn keep;
+    const char *outs[64];
+    size_t n_out;
+} keep_ctx;
+
+static bool keep_not_output(const char *path, void *arg)
+{
+    const keep_ctx *k = arg;
+    for (size_t i = 0; i < k->n_out; i++)
+        if (!strcmp(path, k->outs[i]) || cp_same_file(path, k->outs[i]))
+            return false;
+    return !k->keep || k->keep(path, NULL);
+}
+
 int cli_expand_inputs(const cli_ctx *ctx, cp_path_keep_fn keep, cp_paths *out)
 {
     memset(out, 0, sizeof *out);
     cp_error err;
     cp_error_clear(&err);
+    keep_ctx k = { .keep = keep };
+    k.n_out = cli_get_all(ctx, CLI_O_OUTPUT, k.outs, CP_ARRAY_LEN(k.outs));
+    if (k.n_out > CP_ARRAY_LEN(k.outs))
+        k.n_out = CP_ARRAY_LEN(k.outs);
     for (size_t i = 0; i < ctx->args.n_pos; i++)
-        if (cp_paths_add(out, ctx->args.pos[i], keep, NULL, &err) < 0) {
+        if (cp_paths_add(out, ctx->args.pos[i], keep_not_output, &k, &err) < 0) {
             cp_paths_free(out);
             return cli_fail(&err);
         }

@@ -475,9 +475,11 @@ static uint32_t cpu_track(nsys_proc *p, int64_t gtid)
 static void add_event(nsys_proc *p, nsys_ctx *c, int64_t start, int64_t end, uint32_t name, tl_cat cat,
                       uint32_t track, int64_t corr, uint32_t flags)
 {
-    tl_ev ev = { .ts_ns = start, .dur_ns = end - start, .name = name, .cat = cat, .track = track,
+    tl_ev ev = { .ts_ns = start, .dur_ns = 0, .name = name, .cat = cat, .track = track,
                  .corr = corr, .ext_id = -1, .flags = flags };
-    if (ev.dur_ns < 0) {
+    /* a row whose end minus start does not fit (start INT64_MAX, end
+     * INT64_MIN) is as damaged as a negative duration */
+    if (__builtin_sub_overflow(end, start, &ev.dur_ns) || ev.dur_ns < 0) {
         diag_count(tl_builder_diag(p->b), DIAG_NEGATIVE_DUR, c->path, -1);
         ev.dur_ns = 0;
     }

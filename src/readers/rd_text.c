@@ -201,12 +201,25 @@ int64_t rd_d2i64(double v, int64_t dflt)
     return isfinite(v) && v >= -9223372036854775808.0 && v < 9223372036854775808.0 ? (int64_t)v : dflt;
 }
 
-int rd_leading_int(const char *s, int dflt)
+int rd_leading_int(const char *s, size_t n, int dflt)
 {
+    /* a line of a memory buffer is not NUL-terminated: copy the digits
+     * first, never let strtol run past n */
+    char tmp[32];
+    size_t k = 0;
+    while (k < n && k + 1 < sizeof tmp && (s[k] == ' ' || s[k] == '\t'))
+        k++;
+    size_t b = k;
+    if (k < n && (s[k] == '-' || s[k] == '+'))
+        k++;
+    while (k < n && k + 1 < sizeof tmp && s[k] >= '0' && s[k] <= '9')
+        k++;
+    memcpy(tmp, s + b, k - b);
+    tmp[k - b] = '\0';
     char *end;
     errno = 0;
-    long v = strtol(s, &end, 10);
-    if (end == s || errno == ERANGE || v < INT_MIN || v > INT_MAX)
+    long v = strtol(tmp, &end, 10);
+    if (end == tmp || errno == ERANGE || v < INT_MIN || v > INT_MAX)
         return dflt;
     return (int)v;
 }

@@ -2,6 +2,7 @@
  * Numbers are unrounded; NaN is null; tables are arrays of row objects. */
 #include "render.h"
 #include "../base/jsonw.h"
+#include "../base/log.h"
 
 #include <string.h>
 
@@ -39,5 +40,8 @@ int render_json(const rep_report *r, cp_buf *out, const render_opts *o, cp_error
     cp_jw_init(&w, out, 2);
     render_json_node(&w, r->root);
     cp_buf_putc(out, '\n');
+    if (w.n_replaced)
+        cp_log_warn_once("json-utf8", "%zu byte%s of the inputs' strings %s not valid UTF-8; written as U+FFFD",
+                         w.n_replaced, w.n_replaced == 1 ? "" : "s", w.n_replaced == 1 ? "was" : "were");
     return 0;
 }

@@ -385,8 +385,11 @@ static void test_timestamps_exact(void **state)
     tl_builder *b;
     cp_error err;
     assert_int_equal(read_mem(buf, (size_t)len, "ts.json", &b, &err), 0);
-    /* "3." is not JSON: the tokenizer rejects it, which ends the read there */
-    assert_int_equal(dcount(b, DIAG_BAD_EVENT), 1);
+    /* "3." is not JSON: the tokenizer rejects it; the reader skips that
+     * event and reads on, so "big" and "huge" after it are read (and
+     * rejected as beyond the cap) */
+    assert_int_equal(dcount(b, DIAG_DAMAGED_JSON), 1);
+    assert_int_equal(dcount(b, DIAG_BAD_EVENT), 2);
     tl_timeline *tl = finish1(b);
     for (size_t i = 0; i + 1 < CP_ARRAY_LEN(ok); i++) {
         char nm[16];
@@ -600,6 +603,41 @@ static void test_array_form(void **state)
     tl_builder_free(b);
 }
 
+/* Malformed JSON among the events (issue 21): the damaged event is skipped
+ * to its end and every event after it is read, whatever the damage. */
+static void test_resync(void **state)
+{
+    (void)state;
+    static const char *const damage[] = {
+        "{\"ph\": \"X\", \"name\": \"bad\", \"pid\": 1, \"tid\": 1, \"ts\": 5, \"dur\": 12.0.0},",
+        "{\"ph\": \"X\" \"name\": \"bad\", \"pid\": 1, \"tid\": 1, \"ts\": 5, \"dur\": 1},", /* missing ',' */
+        "{\"ph\": \"X\", \"args\": {\"a\": [1, {\"b\": \"}]\"}, 2]}, \"ts\": 5, \"x\": ?},", /* brackets in strings */
+        "{\"ph\": \"X\", \"args\": {\"a\": [1, {\"b\": \"}]\"}, 2}, \"ts\": 5, \"x\": ?},", /* and mismatched */
+        "{\"ph\": \"X\", \"args\": {\"a\": [1, 2}, \"ts\": 5},",                /* mismatched bracket */
+        "garbage, ",                                                               /* between events */
+        "{\"ph\": \"X\", \"name\": \"bad\", \"ts\": 5, \"dur\": 1} {\"ph\": \"X\", \"name\": \"z\", \"ts\": 7, \"dur\": 1, \"pid\": 1, \"tid\": 1},", /* missing ',' between events */
+    };
+    for (size_t i = 0; i < CP_ARRAY_LEN(damage); i++) {
+        char buf[2048];
+        int len = snprintf(buf, sizeof buf,
+                           "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1},"
+                           "%s{\"ph\": \"X\", \"name\": \"c\", \"pid\": 1, \"tid\": 1, \"ts\": 9, \"dur\": 1}],"
+                           " \"distributedInfo\": {\"rank\": 3}}",
+                           damage[i]);
+        tl_builder *b;
+        cp_error err;
+        assert_int_equal(read_mem(buf, (size_t)len, "resync.json", &b, &err), 0);
+        if (dcount(b, DIAG_DAMAGED_JSON) < 1)
+            fail_msg("damage %zu not counted", i);
+        tl_timeline *tl = finish1(b);
+        if (find_ev(tl, "a", -1) < 0 || find_ev(tl, "c", -1) < 0)
+            fail_msg("damage %zu: an intact event was lost", i);
+        /* the metadata after the events was read too */
+        assert_int_equal(tl->ranks[0].meta.rank, 3);
+        tl_free(tl);
+    }
+}
+
 static void test_sniff(void **state)
 {
     (void)state;
@@ -641,6 +679,7 @@ int main(void)
         cmocka_unit_test(test_duplicate_ranks),
         cmocka_unit_test(test_not_a_trace),
         cmocka_unit_test(test_array_form),
+        cmocka_unit_test(test_resync),
         cmocka_unit_test(test_sniff),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
