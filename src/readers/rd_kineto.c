@@ -725,6 +725,10 @@ static int read_event(kr *r)
             return t;
         if (t == CP_JT_OBJ_END) {
             commit(r);
+            /* what the event read is interned or copied: the mapped pages
+             * well behind it are not looked at again */
+            if (r->map)
+                cp_fmap_drop(r->map, (size_t)CP_MAX(cp_jt_offset(r->jt) - (1 << 20), 0));
             return 0;
         }
         const cp_jt_tok *k = &r->tok;
@@ -820,10 +824,6 @@ static int read_events(kr *r)
             t = read_event(r);
             if (t < 0)
                 return t;
-            /* what the event read is interned or copied: the mapped pages
-             * well behind it are not looked at again */
-            if (r->map)
-                cp_fmap_drop(r->map, (size_t)CP_MAX(cp_jt_offset(r->jt) - (1 << 20), 0));
             continue;
         }
         diag_count(r->diag, DIAG_BAD_EVENT, r->name, r->tok.offset); /* not an object */
