@@ -734,6 +734,10 @@ static int read_event(kr *r)
             return t;
         if (t == CP_JT_OBJ_END) {
             commit(r);
+            /* what the event read is interned or copied: the mapped pages
+             * well behind it are not looked at again */
+            if (r->map)
+                cp_fmap_drop(r->map, (size_t)CP_MAX(cp_jt_offset(r->jt) - (1 << 20), 0));
             return 0;
         }
         const cp_jt_tok *k = &r->tok;
@@ -847,10 +851,6 @@ static int read_events(kr *r)
         if (t == CP_JT_OBJ_BEGIN) {
             r->n_objects++;
             t = read_event(r);
-            /* what the event read is interned or copied: the mapped pages
-             * well behind it are not looked at again */
-            if (t >= 0 && r->map)
-                cp_fmap_drop(r->map, (size_t)CP_MAX(cp_jt_offset(r->jt) - (1 << 20), 0));
         } else if (t >= 0) {
             diag_count(r->diag, DIAG_BAD_EVENT, r->name, r->tok.offset); /* not an object */
             t = finish_value(r, t);
