@@ -1,7 +1,8 @@
 /* render_perfetto.c - the Perfetto overlay (see render_perfetto.h). One
  * pass over the frozen timeline writes the trace's events; the overlay
  * tracks follow. Times: µs with three decimals, exactly the timeline's ns
- * (the Kineto reader parses them back to the same ns). With several ranks
+ * (the Kineto reader parses them back to the same ns), relative to the
+ * input's baseTimeNanoseconds when the ranks share one (time_base_ns). With several ranks
  * every process id is prefixed by its rank (pid R*10^7 + pid) so ranks do
  * not merge into one process; one rank keeps its pids. */
 #include "render_perfetto.h"
@@ -21,6 +22,33 @@ static void jw_us(cp_jw *w, int64_t ns)
     int64_t a = ns < 0 ? -ns : ns;
     snprintf(tmp, sizeof tmp, "%s%" PRId64 ".%03" PRId64, ns < 0 ? "-" : "", a / 1000, a % 1000);
     cp_jw_raw(w, tmp, strlen(tmp));
+}
+
+/* The time base the overlay writes: the traces' own baseTimeNanoseconds when
+ * every rank that has one agrees (one rank always does), so each ts keeps
+ * the magnitude and decimals it had in the input and a reader that rounds
+ * through float64, as HTA does, gets the same numbers from the overlay as
+ * from the trace; 0 (absolute times) otherwise. */
+static int64_t time_base_ns(const tl_timeline *tl)
+{
+    int64_t base = 0;
+    bool seen = false;
+    for (size_t r = 0; r < tl->n_ranks; r++) {
+        const tl_rank_meta *m = &tl->ranks[r].meta;
+        if (!m->has_base_time)
+            continue;
+        if (seen && m->base_time_ns != base)
+            return 0;
+        base = m->base_time_ns;
+        seen = true;
+    }
+    return base;
+}
+
+static void jw_ts(cp_jw *w, const tl_timeline *tl, int64_t ns)
+{
+    cp_jw_key(w, "ts");
+    jw_us(w, ns - time_base_ns(tl));
 }
 
 static int64_t pid_of(const tl_timeline *tl, const tl_track *t)
@@ -69,8 +97,7 @@ static void event(cp_jw *w, const tl_timeline *tl, const tl_track *t, size_t e)
     cp_jw_int(w, pid_of(tl, t));
     cp_jw_key(w, "tid");
     cp_jw_int(w, gpu ? t->key.stream : t->key.tid);
-    cp_jw_key(w, "ts");
-    jw_us(w, tl->ts_ns[e]);
+    jw_ts(w, tl, tl->ts_ns[e]);
     if (!(tl->flags[e] & TL_F_INSTANT) && t->key.kind != TL_TRACK_OTHER) {
         cp_jw_key(w, "dur");
         jw_us(w, tl->dur_ns[e]);
@@ -135,7 +162,7 @@ static void trace_events(cp_jw *w, const tl_timeline *tl)
 }
 
 /* One overlay span or instant on rank r's chainprof process, thread tid. */
-static void overlay_begin(cp_jw *w, const char *ph, const char *cat, const char *name, int32_t rank, int tid,
+static void overlay_begin(cp_jw *w, const tl_timeline *tl, const char *ph, const char *cat, const char *name, int32_t rank, int tid,
                           int64_t ts_ns)
 {
     cp_jw_obj_begin(w);
@@ -144,7 +171,7 @@ static void overlay_begin(cp_jw *w, const char *ph, const char *cat, const char 
     cp_jw_key(w, "name"); cp_jw_str(w, name);
     cp_jw_key(w, "pid"); cp_jw_int(w, RP_OVERLAY_PID(rank < 0 ? 0 : rank));
     cp_jw_key(w, "tid"); cp_jw_int(w, tid);
-    cp_jw_key(w, "ts"); jw_us(w, ts_ns);
+    jw_ts(w, tl, ts_ns);
 }
 
 static void layer_tracks(cp_jw *w, const tl_timeline *tl, const rp_layer_track *tracks)
@@ -158,7 +185,7 @@ static void layer_tracks(cp_jw *w, const tl_timeline *tl, const rp_layer_track *
         meta(w, "chainprof.meta", "thread_name", RP_OVERLAY_PID(rank), 2, "stragglers");
         for (size_t i = 0; i < tracks[r].n; i++) {
             const rp_layer_seg *s = &tracks[r].v[i];
-            overlay_begin(w, "X", "chainprof.layer", cp_layer_key(s->layer), rank, 1, s->ts_ns);
+            overlay_begin(w, tl, "X", "chainprof.layer", cp_layer_key(s->layer), rank, 1, s->ts_ns);
             cp_jw_key(w, "dur");
             jw_us(w, s->dur_ns);
             cp_jw_key(w, "args");
@@ -193,7 +220,7 @@ static void stragglers(cp_jw *w, const tl_timeline *tl, const rep_report *r)
                     continue;
                 char name[64];
                 snprintf(name, sizeof name, "straggler step %" PRId64, id->v.i);
-                overlay_begin(w, "X", "chainprof.straggler", name, (int32_t)rk->v.i, 2, tl->t0_ns + t0->v.i);
+                overlay_begin(w, tl, "X", "chainprof.straggler", name, (int32_t)rk->v.i, 2, tl->t0_ns + t0->v.i);
                 cp_jw_key(w, "dur");
                 jw_us(w, d->v.i);
                 cp_jw_key(w, "args");
@@ -217,7 +244,7 @@ static void findings(cp_jw *w, const tl_timeline *tl, const rep_report *r)
         char name[320];
         snprintf(name, sizeof name, "%s: %s", code && code->type == REP_STR ? code->v.s : "finding",
                  title && title->type == REP_STR ? title->v.s : "");
-        overlay_begin(w, "i", "chainprof.finding", name, rank0, 1, tl->t0_ns);
+        overlay_begin(w, tl, "i", "chainprof.finding", name, rank0, 1, tl->t0_ns);
         cp_jw_key(w, "s");
         cp_jw_str(w, "g");
         cp_jw_key(w, "args");
@@ -282,6 +309,10 @@ int render_perfetto(const tl_timeline *tl, const rep_report *r, const rp_layer_t
     cp_jw_key(&w, "schemaVersion");
     cp_jw_int(&w, 1);
     distributed_info(&w, tl);
+    if (time_base_ns(tl)) {
+        cp_jw_key(&w, "baseTimeNanoseconds");
+        cp_jw_int(&w, time_base_ns(tl));
+    }
     cp_jw_key(&w, "displayTimeUnit");
     cp_jw_str(&w, "ns");
     cp_jw_key(&w, "chainprof");
