@@ -60,11 +60,11 @@ typedef struct an_view {
     uint32_t *mult;        /* times the event appears in the view (0: filtered out; HTA may duplicate) */
     uint8_t *ktype;        /* AN_KT_* of GPU work, AN_KT_NONE otherwise */
     int64_t *partner;      /* rank-local index of the CPU call that launched this GPU work, -1 none */
+    size_t *gpu;           /* GPU work (local indices, repeated per mult) sorted by (t0, t1, index) */
+    size_t n_gpu;
     uint8_t *kernel_cat;   /* HTA view only (NULL in the exact view): 1 when the event's category is
                             * one of HTA's kernel categories (kernel, gpu_memcpy, gpu_memset, MTIA
                             * mtia_ccp_events), the events its idle breakdown looks at (no cuda_sync) */
-    size_t *gpu;           /* GPU work (local indices, repeated per mult) sorted by (t0, t1, index) */
-    size_t n_gpu;
     /* preprocessing facts (HTA view), reported so users see why numbers differ */
     bool rounded;          /* timestamps were rounded to whole us (start up, end down) */
     bool dropped_last_step;/* events at or after the last ProfilerStep start were dropped */
