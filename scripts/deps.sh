@@ -21,6 +21,7 @@ packages=(
   time                                  # /usr/bin/time: peak RSS in the benchmarks
   curl python3-prometheus-client        # the monitor's /metrics scraped with real clients (tests/cli/monitor.sh)
   python3-pandas                        # the Python package's DataFrames (tested with and without pandas)
+  python3-nbclient python3-nbformat python3-ipykernel  # a real notebook runs the Python package (tests/cli/python_api.sh)
 )
 
 missing=()

@@ -4,18 +4,14 @@
 #   1. from the checkout, with pandas (Debian's python3-pandas, when the python
 #      has it: tables are DataFrames) and with CHAINPROF_NO_PANDAS=1 (lists);
 #   2. with every other python3 on PATH (pyenv's has no pandas);
-#   3. from a venv where `pip install --no-index ./python` installed the
+#   3. a notebook of three lines executed in a real Jupyter kernel
+#      (tests/python/notebook.py; Debian's python3-nbclient, -ipykernel);
+#   4. from a venv where `pip install --no-index ./python` installed the
 #      package (no package index: the stdlib-only build backend), run from
 #      outside the checkout, the binary named by CHAINPROF_BIN.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
-[ -x /usr/bin/python3 ] || command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
-pythons=()
-[ -x /usr/bin/python3 ] && pythons+=(/usr/bin/python3)
-other=$(command -v python3 || true)
-if [ -n "$other" ] && [ "$(readlink -f "$other")" != "$(readlink -f /usr/bin/python3 2>/dev/null)" ]; then
-  pythons+=("$other")
-fi
+. "$(dirname "$0")/lib/pythons.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 export CHAINPROF CP_FIXTURES CP_PY_TMP="$tmp"
@@ -34,6 +30,20 @@ for py in "${pythons[@]}"; do
   fi
   runtests "without pandas" "$py" CHAINPROF_NO_PANDAS=1
 done
+# a real notebook in a Jupyter kernel, when Debian's nbclient/ipykernel are installed
+if /usr/bin/python3 -c 'import nbclient, nbformat, ipykernel' 2>/dev/null; then
+  "$CHAINPROF" synth --out "$tmp/nbjob" --ranks 4 --gpus-per-node 2 --steps 3 --inject slow-network=0.4 > /dev/null &&
+    rm -f "$tmp/nbjob/synth.json" &&
+    "$CHAINPROF" analyze --no-history --json "$tmp/nbjob" > "$tmp/nb_cli.json" || { echo "FAIL: notebook job"; exit 1; }
+  if ! (cd "$tmp" && CHAINPROF_BIN="$CHAINPROF" /usr/bin/python3 "$here/python/notebook.py" "$tmp/nbjob" \
+        "$tmp/nb_cli.json" "$here/../python") > "$tmp/nb.log" 2>&1; then
+    echo "FAIL: the notebook"; cat "$tmp/nb.log"; fail=1
+  else
+    echo "ok: $(tail -1 "$tmp/nb.log")"
+  fi
+else
+  echo "note: python3-nbclient/ipykernel not installed: the Jupyter notebook case is skipped"
+fi
 # the installed package
 py=${pythons[0]}
 if "$py" -m venv "$tmp/venv" > "$tmp/venv.log" 2>&1 && [ -x "$tmp/venv/bin/pip" ]; then
