@@ -323,7 +323,7 @@ int render_perfetto(const tl_timeline *tl, const rep_report *r, const rp_layer_t
     if (v)
         render_json_node(&w, v); /* writes its key, "verdict" */
     cp_jw_key(&w, "critical_path");
-    cp_jw_str(&w, "not computed: chainprof has no critical-path analysis; no track is written");
+    cp_jw_str(&w, "in the analyze report (critical_path); the overlay has no critical-path track yet");
     cp_jw_obj_end(&w);
     cp_jw_key(&w, "traceEvents");
     cp_jw_arr_begin(&w);
