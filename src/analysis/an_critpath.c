@@ -37,7 +37,9 @@
  *   passed; it is reported (idle, host) instead of dropped.
  * - The walk starts at the end of ProfilerStep#N on the rank where step N
  *   ends last, and stops when it reaches the start of step N on the rank it
- *   is on. Without profiler steps there is nothing to walk (steps: []).
+ *   is on. Without profiler steps it walks the whole trace (HTA's default
+ *   region) as one step with id -1: from the latest event end over ranks
+ *   back to the first event of the rank it is on.
  * - Graph build is per rank in parallel (edges into a per-rank CSR by
  *   destination, counting sort, no per-node allocation); the walks are per
  *   step in parallel. Typed result in ctx->results[AN_critpath]
@@ -711,6 +713,17 @@ static const an_step *rank_step(const an_steps_result *sr, size_t r, int64_t id)
     return NULL;
 }
 
+#define AN_CP_WHOLE_TRACE (-1)
+
+/* Events that bound the whole-trace window: the work, not the profiler's
+ * own records (trace spans, overhead, instants, GPU-side annotations). */
+static bool on_path_window(const tl_timeline *tl, size_t i)
+{
+    uint8_t c = tl->cat[i];
+    return c != TL_CAT_TRACE && c != TL_CAT_OVERHEAD && c != TL_CAT_CPU_INSTANT && c != TL_CAT_GPU_USER_ANNOTATION &&
+           c != TL_CAT_OTHER;
+}
+
 static void walk_step(void *ctx, size_t si)
 {
     walk_job *j = ctx;
@@ -722,27 +735,55 @@ static void walk_step(void *ctx, size_t si)
     p->id = id;
     p->rank_ns = cp_xcalloc(nr ? nr : 1, sizeof *p->rank_ns);
     int64_t *clip = cp_xmalloc((nr ? nr : 1) * sizeof *clip);
-    size_t sink_r = SIZE_MAX;
+    size_t sink_r = SIZE_MAX, sink_ev = 0;
     int64_t sink_end = INT64_MIN;
-    for (size_t r = 0; r < nr; r++) {
-        const an_step *s = rank_step(j->sr, r, id);
-        clip[r] = s ? s->start_ns : INT64_MIN;
-        if (s && s->start_ns + s->dur_ns > sink_end) {
-            sink_end = s->start_ns + s->dur_ns;
-            sink_r = r;
+    if (id == AN_CP_WHOLE_TRACE) {
+        /* no profiler steps: one window per rank from its first event to
+         * its last end (HTA's default region: the whole trace) */
+        for (size_t r = 0; r < nr; r++) {
+            const tl_rank *rk = &tl->ranks[r];
+            clip[r] = INT64_MAX;
+            for (uint32_t t = rk->track_begin; t < rk->track_end; t++)
+                for (size_t i = tl->tracks[t].ev_begin; i < tl->tracks[t].ev_end; i++) {
+                    const uint64_t *src;
+                    const uint8_t *type;
+                    if (!on_path_window(tl, i) || !an_cp_preds(g, END(i), &src, &type))
+                        continue; /* profiler bookkeeping, or nothing leads to it */
+                    clip[r] = CP_MIN(clip[r], tl->ts_ns[i]);
+                    if (tl_end_ns(tl, i) > sink_end) {
+                        sink_end = tl_end_ns(tl, i);
+                        sink_r = r;
+                        sink_ev = i;
+                    }
+                }
         }
+        if (sink_r == SIZE_MAX) {
+            free(clip);
+            return;
+        }
+        p->step_ns = sink_end - clip[sink_r];
+    } else {
+        for (size_t r = 0; r < nr; r++) {
+            const an_step *s = rank_step(j->sr, r, id);
+            clip[r] = s ? s->start_ns : INT64_MIN;
+            if (s && s->start_ns + s->dur_ns > sink_end) {
+                sink_end = s->start_ns + s->dur_ns;
+                sink_r = r;
+            }
+        }
+        const an_step *ss = rank_step(j->sr, sink_r, id);
+        for (size_t r = 0; r < nr; r++)
+            if (clip[r] == INT64_MIN)
+                clip[r] = ss->start_ns; /* a rank without this step: the sink's start bounds it */
+        p->step_ns = ss->dur_ns;
+        sink_ev = ss->ev;
     }
-    const an_step *ss = rank_step(j->sr, sink_r, id);
-    for (size_t r = 0; r < nr; r++)
-        if (clip[r] == INT64_MIN)
-            clip[r] = ss->start_ns; /* a rank without this step: the sink's start bounds it */
     p->sink_rank = tl->ranks[sink_r].meta.rank;
-    p->step_ns = ss->dur_ns;
     p->end_ns = sink_end;
     cp_kv *ev = NULL;
     int64_t *evc = NULL;
     size_t n_ev = 0, cap_ev = 0;
-    uint64_t v = END(ss->ev);
+    uint64_t v = END(sink_ev);
     int64_t tv = an_cp_node_ts(g, v);
     size_t cap_hops = 4 * g->n_nodes + 16, hops = 0;
     for (;;) {
@@ -919,6 +960,10 @@ int an_critpath_run(an_ctx *ctx)
         if (!m || ids[m - 1] != ids[i])
             ids[m++] = ids[i];
     n_ids = m;
+    if (!n_ids && tl->n_ranks) { /* no profiler steps: the whole trace, id -1 */
+        ids = cp_xmalloc(sizeof *ids);
+        ids[n_ids++] = AN_CP_WHOLE_TRACE;
+    }
     step_path *paths = cp_xcalloc(n_ids ? n_ids : 1, sizeof *paths);
     walk_job wj = { ctx, lr, g, sr, ids, paths };
     cp_par_for(n_ids, ctx->opts && ctx->opts->nthreads > 0 ? ctx->opts->nthreads : 1, walk_step, &wj);

@@ -9,8 +9,7 @@
  *   chart-layers (per-rank stacked exposed time by layer), chart-slowest-step
  *   (the slowest step as a timeline across ranks, coloured by layer),
  *   chart-collectives (p50 busbw per collective row against the expected
- *   busbw), chart-heatmap (rank x step, step time), chart-comm-matrix
- *   (bytes between rank pairs, comm_matrix.pairs), chart-roofline (the
+ *   busbw), chart-heatmap (rank x step, step time), chart-roofline (the
  *   kernels Nsight Compute profiled on their roofline, when given). Findings come first,
  *   with their evidence, then the charts, then every top-level table.
  * - Like every writer it renders only the report: the numbers are the ones
@@ -18,6 +17,8 @@
  *   <script type="application/json" id="chainprof-report"> element ("</" is
  *   escaped as "<\/" so the data cannot close the element).
  * - Charts degrade to a one-line note when the report lacks their data.
+ * - After the tables, chart-comm-matrix: bytes between rank pairs
+ *   (comm_matrix.pairs), senders by receivers.
  */
 #include "render.h"
 #include "../base/util.h"
@@ -652,11 +653,11 @@ int render_html(const rep_report *r, cp_buf *out, const render_opts *o, cp_error
         chart_slowest(out, at(root, "slowest_step"));
         chart_collectives(out, at(root, "collectives"));
         chart_heatmap(out, ranks);
-        chart_commmatrix(out, at(root, "comm_matrix"));
         chart_roofline(out, at(root, "kernels_roofline"));
         for (const rep_node *c = root->first; c; c = c->next)
             if (c->type == REP_ARR && (c->flags & REP_F_TABLE) && !(c->flags & REP_F_NO_TEXT))
                 table(out, c);
+        chart_commmatrix(out, at(root, "comm_matrix"));
     }
 
     /* the JSON report, embedded; "</" cannot appear inside the element */
