@@ -716,9 +716,9 @@ static void raise_roots(rb_ctx *c, const rb_rule *self, int want)
                  pl, who, any_file ? "no readable" : "no", p->waiting, p->waiting == 1 ? "" : "s", op_of(r, e), (long long)p->seq, pg);
         rb_step(x, "check the host of rank %d: dmesg / journalctl -k for Xid, fallen off the bus, the OOM killer; the job launcher's log for the process's exit", roots[0]);
     } else if (want == 1) {
-        rb_title(x, "rank %d waits in %s #%lld of process group %s and rank%s %s never posted the matching %s (%s)",
+        rb_title(x, "rank %d waits in %s #%lld of process group %s and rank%s %s never posted the matching %s (in no NCCL call%s%s)",
                  r->rank, op_of(r, e), (long long)p->seq, pg, pl, who, strcmp(op_of(r, e), "send") ? "send" : "recv",
-                 fr[0] ? fr : "in no NCCL call");
+                 fr[0] ? "; last frames " : "", fr);
         rb_step(x, "check the send/recv order of the pipeline schedule on ranks %d and %d: every send needs the peer's recv in the same order", r->rank, roots[0]);
     } else if (want == 2 && lagging_rule) {
         rb_title(x, "rank%s %s never reached %s #%lld of process group %s: %ld collective%s behind the others and in no NCCL call%s%s",
@@ -778,9 +778,13 @@ static void r_all_completed(rb_ctx *c, const rb_rule *self)
         entries += (long)st->ranks[i].d->n_entries;
     }
     if (!entries) return;
+    long damaged = 0;
+    for (size_t i = 0; i < st->n_ranks; i++) damaged += st->ranks[i].d->damaged;
+    char note[80] = "";
+    if (damaged) snprintf(note, sizeof note, " (%ld damaged dump%s read up to the damage)", damaged, damaged == 1 ? "" : "s");
     rb_finding *x = rb_raise(c, self);
-    rb_title(x, "every collective in the Flight Recorder dumps of %zu rank%s completed: the job is not stuck in NCCL; the hang is on the host side",
-             st->n_ranks, st->n_ranks == 1 ? "" : "s");
+    rb_title(x, "every collective in the Flight Recorder dumps of %zu rank%s%s completed: the job is not stuck in NCCL; the hang is on the host side",
+             st->n_ranks, st->n_ranks == 1 ? "" : "s", note);
     rb_cite_line(x, st->ranks[0].f, 0, "rank %d: %zu entries, all completed", st->ranks[0].rank, st->ranks[0].d->n_entries);
     absorb(c, x);
     rb_step(x, "py-spy dump --pid <pid> on every rank: the Python stack the ranks are in (data loader, checkpoint I/O, a host-side barrier)");
