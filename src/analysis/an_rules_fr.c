@@ -233,6 +233,27 @@ typedef struct fr_cur {
     int64_t first, last;  /* collective seq range held; -1 none */
 } fr_cur;
 
+/* Two members' entries of collective s (a coalesced group is several
+ * entries of one collective_seq_id, ending in its "coalesced" marker):
+ * pairwise as entry_cmp, and a group of another length is an op mismatch -
+ * except at the window's start, where a ring buffer may have cut a group. */
+static int seq_cmp(const fr_state *st, const fr_cur *a, const fr_cur *b, int64_t s, bool window_start)
+{
+    const fr_rank *ra = &st->ranks[a->idx], *rb = &st->ranks[b->idx];
+    uint32_t i = a->at, j = b->at;
+    for (;;) {
+        while (i < a->sp->n && ent(ra, ra->order[a->sp->start + i])->is_p2p) i++;
+        while (j < b->sp->n && ent(rb, rb->order[b->sp->start + j])->is_p2p) j++;
+        const ev_fr_entry *x = i < a->sp->n ? ent(ra, ra->order[a->sp->start + i]) : NULL;
+        const ev_fr_entry *y = j < b->sp->n ? ent(rb, rb->order[b->sp->start + j]) : NULL;
+        bool ex = x && x->coll_seq == s, ey = y && y->coll_seq == s;
+        if (!ex || !ey) return ex == ey || window_start ? -1 : PT_OP;
+        int k = entry_cmp(ra, x, rb, y);
+        if (k >= 0) return k;
+        i++, j++;
+    }
+}
+
 static void scan_group(fr_state *st, uint32_t g)
 {
     const fr_group *gr = &st->groups[g];
@@ -290,23 +311,18 @@ static void scan_group(fr_state *st, uint32_t g)
         /* the majority entry (Boyer-Moore vote on equality) is the reference */
         int ref = 0, votes = 0;
         for (int i = 0; i < np; i++) {
-            const fr_rank *ri = &st->ranks[cur[pres[i]].idx], *rr = &st->ranks[cur[pres[ref]].idx];
             if (!votes) ref = i, votes = 1;
-            else votes += entry_cmp(rr, ent(rr, pres_e[ref]), ri, ent(ri, pres_e[i])) < 0 ? 1 : -1;
+            else votes += seq_cmp(st, &cur[pres[ref]], &cur[pres[i]], s, s == s0) < 0 ? 1 : -1;
         }
-        const fr_rank *rr = &st->ranks[cur[pres[ref]].idx];
-        const ev_fr_entry *re = ent(rr, pres_e[ref]);
         int kind = -1, ndiff = 0;
         for (int i = 0; i < np; i++) {
-            const fr_rank *ri = &st->ranks[cur[pres[i]].idx];
-            int k = entry_cmp(rr, re, ri, ent(ri, pres_e[i]));
+            int k = seq_cmp(st, &cur[pres[ref]], &cur[pres[i]], s, s == s0);
             if (k >= 0) ndiff++, kind = kind < 0 || k < kind ? k : kind;
         }
         fr_point *p = NULL;
         if (kind >= 0 && (p = add_point(st, kind, g, s, cur[pres[ref]].idx, pres_e[ref]))) {
             for (int i = 0; i < np; i++) {
-                const fr_rank *ri = &st->ranks[cur[pres[i]].idx];
-                if (entry_cmp(rr, re, ri, ent(ri, pres_e[i])) >= 0) add_culprit(p, gr->members[pres[i]]);
+                if (seq_cmp(st, &cur[pres[ref]], &cur[pres[i]], s, s == s0) >= 0) add_culprit(p, gr->members[pres[i]]);
             }
         }
         if (!p && open) {
@@ -639,6 +655,18 @@ static void mark_shown(fr_state *st, int pt)
     st->n_done++;
 }
 
+/* Entries of collective s a rank holds in group g (a coalesced group's length). */
+static uint32_t seq_len(const fr_rank *r, uint32_t g, int64_t s)
+{
+    const fr_span *sp = span_of(r, g);
+    uint32_t n = 0;
+    for (uint32_t k = 0; sp && k < sp->n; k++) {
+        const ev_fr_entry *q = ent(r, r->order[sp->start + k]);
+        n += !q->is_p2p && q->coll_seq == s;
+    }
+    return n;
+}
+
 static void r_desync(rb_ctx *c, const rb_rule *self)
 {
     fr_state *st = build(c);
@@ -666,6 +694,12 @@ static void r_desync(rb_ctx *c, const rb_rule *self)
     const char *what = want == PT_OP ? "runs" : want == PT_SIZE ? "passes" : "uses";
     const char *mine = want == PT_OP ? op_of(cr, ce) : want == PT_SIZE ? estr(cr, ce->sizes) : estr(cr, ce->in_dtypes);
     const char *theirs = want == PT_OP ? op_of(r, e) : want == PT_SIZE ? estr(r, e->sizes) : estr(r, e->in_dtypes);
+    char mine_n[64], theirs_n[64];
+    if (want == PT_OP && !strcmp(mine, theirs)) { /* a coalesced group of another length */
+        snprintf(mine_n, sizeof mine_n, "a coalesced group of %u entries", seq_len(cr, p->g, p->seq));
+        snprintf(theirs_n, sizeof theirs_n, "%u", seq_len(r, p->g, p->seq));
+        mine = mine_n, theirs = theirs_n;
+    }
     rb_title(x, "ranks part ways at %s #%lld of process group %s: rank%s %s %s %s, the others %s (desynchronised program: an application bug)",
              op_of(r, e), (long long)p->seq, pg, p->n_culprits > 1 ? "s" : "", who, what, mine, theirs);
     identify(c, st, x, p, p->culprits, p->n_culprits);
