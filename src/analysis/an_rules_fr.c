@@ -254,6 +254,41 @@ static int seq_cmp(const fr_state *st, const fr_cur *a, const fr_cur *b, int64_t
     }
 }
 
+/* Collective s is open on some present member: who is not in it decides
+ * the point - members that never arrived (their last entry in the group is
+ * earlier: missing, with the lag), else members without a readable dump
+ * (or whose damaged dump ends before s), else, when everyone is there,
+ * stuck. NULL when only gaps (a member holding later entries) are absent.
+ * here[] is scratch of n_members flags. */
+static fr_point *absent_point(fr_state *st, uint32_t g, const fr_cur *cur, const int *pres, int np, int64_t s, int64_t s1,
+                              uint32_t ref_e, int ref_m, bool *here)
+{
+    const fr_group *gr = &st->groups[g];
+    uint32_t n = gr->n_members;
+    memset(here, 0, n * sizeof *here);
+    for (int i = 0; i < np; i++) here[pres[i]] = true;
+    int nodump = 0, missing = 0;
+    for (uint32_t m = 0; m < n; m++) {
+        if (here[m]) continue;
+        bool cut = cur[m].idx >= 0 && st->ranks[cur[m].idx].d->damaged; /* a dump cut short says nothing past its end */
+        if (cur[m].idx < 0 || (cut && cur[m].last < s)) nodump++;
+        else if (cur[m].last < s) missing++;
+    }
+    int kind = missing ? PT_MISSING : nodump ? PT_NODUMP : (np == (int)n ? PT_STUCK : -1);
+    fr_point *p = kind >= 0 ? add_point(st, kind, g, s, cur[ref_m].idx, ref_e) : NULL;
+    for (uint32_t m = 0; p && kind != PT_STUCK && m < n; m++) {
+        if (here[m]) continue;
+        bool cut = cur[m].idx >= 0 && st->ranks[cur[m].idx].d->damaged;
+        if (kind == PT_MISSING && cur[m].idx >= 0 && !cut && cur[m].last < s) {
+            add_culprit(p, gr->members[m]);
+            if (s1 - cur[m].last > p->lag) p->lag = (long)(s1 - cur[m].last);
+        } else if (kind == PT_NODUMP && (cur[m].idx < 0 || (cut && cur[m].last < s))) {
+            add_culprit(p, gr->members[m]);
+        }
+    }
+    return p;
+}
+
 static void scan_group(fr_state *st, uint32_t g)
 {
     const fr_group *gr = &st->groups[g];
@@ -262,6 +297,7 @@ static void scan_group(fr_state *st, uint32_t g)
     fr_cur *cur = cp_xcalloc(n, sizeof *cur);
     int *pres = cp_xmalloc(n * sizeof *pres);
     uint32_t *pres_e = cp_xmalloc(n * sizeof *pres_e);
+    bool *here = cp_xmalloc(n * sizeof *here);
     int64_t s0 = -1, s1 = -1;
     for (uint32_t m = 0; m < n; m++) {
         fr_cur *c = &cur[m];
@@ -314,10 +350,10 @@ static void scan_group(fr_state *st, uint32_t g)
             if (!votes) ref = i, votes = 1;
             else votes += seq_cmp(st, &cur[pres[ref]], &cur[pres[i]], s, s == s0) < 0 ? 1 : -1;
         }
-        int kind = -1, ndiff = 0;
+        int kind = -1;
         for (int i = 0; i < np; i++) {
             int k = seq_cmp(st, &cur[pres[ref]], &cur[pres[i]], s, s == s0);
-            if (k >= 0) ndiff++, kind = kind < 0 || k < kind ? k : kind;
+            if (k >= 0) kind = kind < 0 || k < kind ? k : kind;
         }
         fr_point *p = NULL;
         if (kind >= 0 && (p = add_point(st, kind, g, s, cur[pres[ref]].idx, pres_e[ref]))) {
@@ -325,34 +361,7 @@ static void scan_group(fr_state *st, uint32_t g)
                 if (seq_cmp(st, &cur[pres[ref]], &cur[pres[i]], s, s == s0) >= 0) add_culprit(p, gr->members[pres[i]]);
             }
         }
-        if (!p && open) {
-            /* who is not in it: never arrived (last seq earlier), no readable dump */
-            int nodump = 0, missing = 0;
-            long lag = 0;
-            for (uint32_t m = 0; m < n; m++) {
-                bool here = false;
-                for (int i = 0; i < np && !here; i++) here = pres[i] == (int)m;
-                if (here) continue;
-                if (cur[m].idx < 0 || (cur[m].last < s && st->ranks[cur[m].idx].d->damaged)) nodump++;
-                else if (cur[m].last < s) missing++;
-            }
-            int kind2 = missing ? PT_MISSING : nodump ? PT_NODUMP : (np == (int)n ? PT_STUCK : -1);
-            if (kind2 >= 0 && (p = add_point(st, kind2, g, s, cur[pres[ref]].idx, pres_e[ref]))) {
-                for (uint32_t m = 0; m < n && kind2 != PT_STUCK; m++) {
-                    bool here = false;
-                    for (int i = 0; i < np && !here; i++) here = pres[i] == (int)m;
-                    if (here) continue;
-                    bool cut = cur[m].idx >= 0 && st->ranks[cur[m].idx].d->damaged; /* a dump cut short says nothing past its end */
-                    if (kind2 == PT_MISSING && cur[m].idx >= 0 && !cut && cur[m].last < s) {
-                        add_culprit(p, gr->members[m]);
-                        if (s1 - cur[m].last > lag) lag = (long)(s1 - cur[m].last);
-                    } else if (kind2 == PT_NODUMP && (cur[m].idx < 0 || (cut && cur[m].last < s))) {
-                        add_culprit(p, gr->members[m]);
-                    }
-                }
-                p->lag = lag;
-            }
-        }
+        if (!p && open) p = absent_point(st, g, cur, pres, np, s, s1, pres_e[ref], pres[ref], here);
         if (p) {
             p->t_ns = t;
             for (int i = 0; i < np; i++) {
@@ -365,6 +374,7 @@ static void scan_group(fr_state *st, uint32_t g)
     free(cur);
     free(pres);
     free(pres_e);
+    free(here);
 }
 
 /* ---- one group's send/recv ------------------------------------------------ */
