@@ -874,6 +874,7 @@ static void report(const rb_ctx *c, rep_report *r, rep_node *root)
     rep_int(r, o, "process_groups", "process groups", (int64_t)st->n_groups, NULL);
     rep_int(r, o, "points", "places where ranks part ways", st->n_pts, NULL);
     rep_int(r, o, "duplicate_ranks", "dumps of a rank already read (ignored)", st->duplicate_ranks, NULL);
+    rep_int(r, o, "dumps_without_rank", "dumps whose rank neither they nor their file name give (ignored)", st->no_rank, NULL);
     if (st->shown < 0) return;
     const fr_point *p = &st->pts[st->shown];
     const fr_group *g = &st->groups[p->g];
