@@ -3,7 +3,7 @@
 #   make demo       install what is missing, build, synthesize a small job with a problem, analyze it
 #   make test       the whole ctest suite twice: gcc -Werror build, clang ASan+UBSan build
 #   make bench      benchmarks (bench/), figures for docs/PERFORMANCE.md
-#   make fuzz       libFuzzer builds of the fuzz targets (clang), build-fuzz/
+#   make fuzz       libFuzzer builds of the fuzz targets (clang), build-fuzz/, each run FUZZ_SECONDS
 JOBS ?= $(shell nproc)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
@@ -43,9 +43,12 @@ bench: build
 	@bash bench/bench_nsys.sh $(BUILD)
 	@bash bench/bench_model.sh $(BUILD)
 
+# every target FUZZ_SECONDS (default 60) on the instrumented libraries; findings in build-fuzz/fuzz-findings
+FUZZ_SECONDS ?= 60
 fuzz: deps
 	@CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCP_FUZZ=ON -DCP_SANITIZE=ON >/dev/null
-	@cmake --build build-fuzz -j $(JOBS)
+	@cmake --build build-fuzz -j $(JOBS) --target fuzzers
+	@bash scripts/fuzz.sh build-fuzz $(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz

@@ -122,6 +122,13 @@ static int64_t busy_in(const span *s, size_t n, int64_t lo, int64_t hi)
     return busy;
 }
 
+/* span_ns * c / AN_EXPERT_UTIL_CHUNKS without the product overflowing
+ * (a span near INT64_MAX from a damaged duration) */
+static int64_t chunk_at(int64_t span_ns, int c)
+{
+    return span_ns / AN_EXPERT_UTIL_CHUNKS * c + span_ns % AN_EXPERT_UTIL_CHUNKS * c / AN_EXPERT_UTIL_CHUNKS;
+}
+
 typedef struct rank_out {
     rep_report *rep;
     rep_node *gaps, *chunks;
@@ -148,9 +155,9 @@ static void device_rules(const tl_timeline *tl, span *s, size_t n, int32_t devic
         }
         end = CP_MAX(end, s[i].e);
     }
-    int64_t lo = s[0].b, span_ns = end - lo;
-    if (span_ns <= 0)
-        return;
+    int64_t lo = s[0].b, span_ns;
+    if (__builtin_sub_overflow(end, lo, &span_ns) || span_ns <= 0)
+        return; /* a span no trace can have (damaged times) */
     /* consecutive flagged chunks are reported as one low-utilization window */
     int64_t win_b = 0, win_e = 0, win_busy = 0;
     int win_chunks = 0;
@@ -158,8 +165,8 @@ static void device_rules(const tl_timeline *tl, span *s, size_t n, int32_t devic
         int64_t cb = 0, ce = 0, busy = 0;
         bool low = false;
         if (c < AN_EXPERT_UTIL_CHUNKS) {
-            cb = lo + span_ns * c / AN_EXPERT_UTIL_CHUNKS;
-            ce = lo + span_ns * (c + 1) / AN_EXPERT_UTIL_CHUNKS;
+            cb = lo + chunk_at(span_ns, c);
+            ce = lo + chunk_at(span_ns, c + 1);
             if (ce > cb) {
                 busy = busy_in(s, n, cb, ce);
                 low = 100.0 * (double)busy / (double)(ce - cb) < AN_EXPERT_UTIL_THRESHOLD_PCT;

@@ -228,8 +228,16 @@ const an_step_layers *an_step_by_id(const an_rank_layers *rl, int64_t id)
 
 int32_t an_node_of(const an_layers_result *lr, int32_t rank)
 {
-    if (rank >= 0 && rank <= lr->max_rank && lr->node_by_rank[rank] >= 0)
-        return lr->node_by_rank[rank];
+    size_t lo = 0, hi = lr->n_rank_nums;
+    while (lo < hi) { /* binary search: rank_nums ascending */
+        size_t mid = lo + (hi - lo) / 2;
+        if (lr->rank_nums[mid] < rank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (rank >= 0 && lo < lr->n_rank_nums && lr->rank_nums[lo] == rank && lr->node_of_rank[lo] >= 0)
+        return lr->node_of_rank[lo];
     return lr->gpus_per_node > 0 && rank >= 0 ? rank / lr->gpus_per_node : 0;
 }
 
@@ -323,20 +331,20 @@ void an_event_scope(const an_ctx *ctx, const an_layers_result *lr, size_t ev, in
 static void build_node_map(const an_ctx *ctx, an_layers_result *lr)
 {
     const tl_timeline *tl = ctx->tl;
-    int32_t max_rank = -1;
     bool all_hosts = tl->n_ranks > 0;
     int max_dev = 0;
+    /* tl->ranks is sorted by rank number (timeline.h) */
+    lr->rank_nums = cp_xmalloc((tl->n_ranks + 1) * sizeof *lr->rank_nums);
+    lr->node_of_rank = cp_xmalloc((tl->n_ranks + 1) * sizeof *lr->node_of_rank);
+    lr->n_rank_nums = tl->n_ranks;
     for (size_t i = 0; i < tl->n_ranks; i++) {
         const tl_rank_meta *m = &tl->ranks[i].meta;
-        max_rank = CP_MAX(max_rank, m->rank);
+        lr->rank_nums[i] = m->rank;
+        lr->node_of_rank[i] = -1;
         if (!m->hostname)
             all_hosts = false;
         max_dev = CP_MAX(max_dev, m->n_devices);
     }
-    lr->max_rank = max_rank;
-    lr->node_by_rank = cp_xmalloc(((size_t)(max_rank + 1) + 1) * sizeof *lr->node_by_rank);
-    for (int32_t r = 0; r <= max_rank; r++)
-        lr->node_by_rank[r] = -1;
     if (ctx->opts && ctx->opts->gpus_per_node > 0) {
         lr->gpus_per_node = ctx->opts->gpus_per_node;
         lr->node_source = "--gpus-per-node";
@@ -354,8 +362,7 @@ static void build_node_map(const an_ctx *ctx, an_layers_result *lr)
             if (k == nh)
                 hosts[nh++] = h;
             per[k]++;
-            if (tl->ranks[i].meta.rank >= 0)
-                lr->node_by_rank[tl->ranks[i].meta.rank] = (int32_t)k;
+            lr->node_of_rank[i] = (int32_t)k;
         }
         int mx = 1;
         for (size_t k = 0; k < nh; k++)
@@ -569,19 +576,28 @@ typedef struct seg_sink {
     cp_buf json;
     int64_t cur_t, cur_d;
     int cur_l, n;
+    an_layer_track *track; /* every step, absolute times, into this array instead of json */
 } seg_sink;
 
 static void seg_flush(seg_sink *k)
 {
     if (k->cur_l < 0)
         return;
-    cp_buf_printf(&k->json, "%s[%lld,%lld,%d]", k->n++ ? "," : "", (long long)k->cur_t, (long long)k->cur_d, k->cur_l);
+    if (k->track) {
+        an_layer_track *t = k->track;
+        cp_xgrow((void **)&t->v, &t->cap, t->n + 1, sizeof *t->v);
+        t->v[t->n++] = (an_layer_seg){ k->cur_t, k->cur_d, (cp_layer)k->cur_l };
+    } else {
+        cp_buf_printf(&k->json, "%s[%lld,%lld,%d]", k->n++ ? "," : "", (long long)k->cur_t, (long long)k->cur_d,
+                      k->cur_l);
+    }
     k->cur_l = -1;
 }
 
 static void seg_add(seg_sink *k, int64_t t, int64_t d, cp_layer l)
 {
-    if (k->cur_l == (int)l || (k->cur_l >= 0 && d < k->min_ns && k->cur_t + k->cur_d == t)) {
+    bool adjacent = k->cur_l >= 0 && k->cur_t + k->cur_d == t;
+    if ((k->cur_l == (int)l && (adjacent || !k->track)) || (adjacent && d < k->min_ns)) {
         k->cur_d += d;
         return;
     }
@@ -627,7 +643,9 @@ static void sweep_rank(sweep_env *env, size_t ri, an_rank_layers *out, seg_sink 
             cp_layer l = attribute(&out->steps[si], cnt, t1 - t);
             if (l == CP_LAYER_HOST)
                 host_seg_add(out, &seg_cap, t, t1);
-            if (sink && sw[si].id == sink->step_id)
+            if (sink && sink->track)
+                seg_add(sink, t, t1 - t, l);
+            else if (sink && sw[si].id == sink->step_id)
                 seg_add(sink, t - sw[si].ts, t1 - t, l);
         }
     }
@@ -734,6 +752,31 @@ static void slowest_step(sweep_env *env, const an_layers_result *lr)
     }
 }
 
+an_layer_track *an_layers_timeline(an_ctx *ctx)
+{
+    const tl_timeline *tl = ctx->tl;
+    an_layers_result *lr = ctx->results[AN_layers];
+    an_layer_track *out = cp_xcalloc(tl->n_ranks + 1, sizeof *out);
+    if (!lr)
+        return out;
+    size_t n_str = cp_intern_count(&tl->strings);
+    sweep_env env = { .ctx = ctx, .lr = lr, .host_class = cp_xcalloc(n_str + 1, 1),
+                      .io_class_key = cp_intern_find(&tl->strings, "class", 5),
+                      .win_t0 = INT64_MIN, .win_t1 = INT64_MAX };
+    for (size_t id = 0; id < n_str; id++)
+        host_class(&env, (uint32_t)id, cp_intern_str(&tl->strings, (uint32_t)id));
+    for (size_t i = 0; i < tl->n_ranks; i++) {
+        seg_sink k = { .step_id = -2, .min_ns = 0, .json = CP_BUF_INIT, .cur_l = -1, .track = &out[i] };
+        an_rank_layers scratch = { 0 };
+        sweep_rank(&env, i, &scratch, &k);
+        seg_flush(&k);
+        free(scratch.steps);
+        free(scratch.host_segs);
+    }
+    free(env.host_class);
+    return out;
+}
+
 static void free_result(void *self)
 {
     an_layers_result *lr = self;
@@ -742,7 +785,8 @@ static void free_result(void *self)
         free(lr->ranks[i].host_segs);
     }
     free(lr->ranks);
-    free(lr->node_by_rank);
+    free(lr->rank_nums);
+    free(lr->node_of_rank);
     free(lr->pgr_info);
     free(lr);
 }

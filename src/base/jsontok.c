@@ -813,6 +813,27 @@ int cp_jt_next(cp_jt *jt, cp_jt_tok *tok, cp_error *err)
     }
 }
 
+/* The string state of a byte scan that looks only at strings and
+ * brackets: true when c is inside a string or a quote (nothing more to do
+ * with it), false when it is outside strings. */
+static inline bool string_byte(char c, bool *in_str, bool *esc)
+{
+    if (*in_str) {
+        if (*esc)
+            *esc = false;
+        else if (c == '\\')
+            *esc = true;
+        else if (c == '"')
+            *in_str = false;
+        return true;
+    }
+    if (c == '"') {
+        *in_str = true;
+        return true;
+    }
+    return false;
+}
+
 /* One bracket met while skipping (outside strings). Returns 1 when the
  * container open at depth target+1 just closed, 0 to go on, or an error. */
 static inline int skip_bracket(cp_jt *jt, const char *q, unsigned target, cp_error *err)
@@ -887,16 +908,9 @@ static int skip_to_depth(cp_jt *jt, unsigned target, cp_error *err)
         const char *stop = end - p > 16 ? p + 16 : end;
         for (; p < stop; p++) {
             char c = *p;
-            if (in_str) {
-                if (esc)
-                    esc = false;
-                else if (c == '\\')
-                    esc = true;
-                else if (c == '"')
-                    in_str = false;
-            } else if (c == '"') {
-                in_str = true;
-            } else if ((c | 0x20) == '{' || (c | 0x20) == '}') {
+            if (string_byte(c, &in_str, &esc))
+                continue;
+            if ((c | 0x20) == '{' || (c | 0x20) == '}') {
                 if ((r = skip_bracket(jt, p, target, err)) != 0) {
                     if (r < 0)
                         return r;
@@ -937,6 +951,100 @@ int cp_jt_skip(cp_jt *jt, cp_error *err)
             return r;
     }
     return t;
+}
+
+/* ---- recovery ------------------------------------------------------------- */
+
+/* One byte of damaged input outside strings (see cp_jt_resync). Returns 1
+ * when the way on was found (jt->p and jt->state set), 0 to go on, or an
+ * error. */
+static int resync_byte(cp_jt *jt, const char *p, unsigned target, cp_error *err)
+{
+    char c = *p;
+    if (c == '{' || c == '[') {
+        if (jt->depth == target && c == '{') { /* the next element starts here */
+            jt->p = p;
+            jt->state = ST_ARR_NEXT;
+            return 1;
+        }
+        if (jt->depth >= jt->max_depth) {
+            jt->p = p;
+            return fail(jt, err, CP_ERR_FORMAT, off_of(jt, p), "invalid json: nesting deeper than %u",
+                        jt->max_depth);
+        }
+        jt->stack[jt->depth++] = c == '{';
+        return 0;
+    }
+    if (c != '}' && c != ']')
+        return 0;
+    bool obj = c == '}';
+    if (jt->depth == target) {
+        /* a ']' that a ',' or '}' follows closes the array (the document
+         * goes on after it); a stray '}' or any other ']' is damage */
+        const char *q = skip_ws(p + 1, jt->end);
+        if (obj || (q < jt->end && *q != ',' && *q != '}'))
+            return 0;
+        jt->p = p;
+        jt->state = ST_AFTER;
+        return 1;
+    }
+    /* a closer closes the nearest open container of its kind, and whatever
+     * is open inside it ("[1, 2}" closes the array and its object) */
+    unsigned d = jt->depth;
+    while (d > target && (jt->stack[d - 1] == 1) != obj)
+        d--;
+    if (d == target) {
+        if (!obj)
+            return 0; /* no array open in the element: a stray ']' */
+        d = jt->depth; /* no object either: close one level */
+    }
+    jt->depth = d - 1;
+    if (jt->depth == target) {
+        jt->p = value_done(jt, p + 1);
+        return 1;
+    }
+    return 0;
+}
+
+int cp_jt_resync(cp_jt *jt, unsigned target, long long *skipped_bytes, cp_error *err)
+{
+    if (skipped_bytes)
+        *skipped_bytes = 0;
+    if (jt->status != CP_ERR_FORMAT || jt->truncated)
+        return jt->status ? replay(jt, err) : 0;
+    long long from = jt->saved.offset;
+    if (target == 0 || target > jt->depth || jt->stack[target - 1] != 0 || from < jt->base_off ||
+        from > off_of(jt, jt->end))
+        return replay(jt, err);
+    const char *p = jt->base + (from - jt->base_off);
+    jt->status = 0;
+    bool in_str = false, esc = false;
+    for (;;) {
+        if (p == jt->end) {
+            int r = refill(jt, &p, err);
+            if (r < 0)
+                return r;
+            if (r == 0) {
+                jt->p = p;
+                return fail_trunc(jt, err, "damaged input");
+            }
+            continue;
+        }
+        if (!string_byte(*p, &in_str, &esc)) {
+            int r = resync_byte(jt, p, target, err);
+            if (r < 0)
+                return r;
+            if (r > 0)
+                break;
+        }
+        p++;
+    }
+    long long skipped = off_of(jt, jt->p) - from;
+    jt->stats.resyncs++;
+    jt->stats.resync_bytes += (uint64_t)(skipped > 0 ? skipped : 0);
+    if (skipped_bytes)
+        *skipped_bytes = skipped;
+    return 0;
 }
 
 /* ---- number parsers ---------------------------------------------------- */

@@ -126,6 +126,8 @@ typedef struct cp_jt_stats {
     uint64_t trailing_commas; /* ',' directly before '}' or ']' */
     uint64_t bad_escapes;     /* unknown escapes, bad \u, lone surrogates */
     uint64_t refills;         /* read callback calls that returned data */
+    uint64_t resyncs;         /* cp_jt_resync calls that found a way on */
+    uint64_t resync_bytes;    /* input bytes they skipped */
 } cp_jt_stats;
 
 typedef struct cp_jt cp_jt;
@@ -166,6 +168,19 @@ int cp_jt_skip(cp_jt *jt, cp_error *err);
  * Returns the END type consumed, or a negative status; at depth 0 it is a
  * usage error (CP_ERR_USAGE). */
 int cp_jt_skip_rest(cp_jt *jt, cp_error *err);
+
+/* Resynchronise after malformed input (not truncation, not a cap) met
+ * inside the array whose elements have tok.depth == target (Kineto's
+ * traceEvents): from the error's offset, skip forward, tracking only strings
+ * and brackets (a '}' or ']' closes the nearest open container of its kind
+ * and what is open inside it), to the end of
+ * the damaged element or the start of the next one at that depth, and clear
+ * the sticky error. The next cp_jt_next returns the next element, or the
+ * array's ']'. *skipped_bytes (may be NULL) gets the bytes passed over;
+ * cp_jt_stats counts resyncs and bytes. Returns 0, or a negative status when
+ * there is no way on (the input ends while skipping: truncated; the error was
+ * not malformed input; target is not an open array). */
+int cp_jt_resync(cp_jt *jt, unsigned target, long long *skipped_bytes, cp_error *err);
 
 /* Number of containers currently open. */
 unsigned cp_jt_depth(const cp_jt *jt);

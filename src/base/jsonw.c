@@ -38,14 +38,60 @@ static void before_item(cp_jw *w)
     w->first[w->depth] = false;
 }
 
-void cp_json_escape(cp_buf *b, const char *s, size_t n)
+/* Length of the well-formed UTF-8 sequence at s[0..n) (RFC 3629: no
+ * overlong forms, no surrogates, nothing above U+10FFFF), 0 if ill-formed. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    size_t k;
+    unsigned char lo = 0x80, hi = 0xbf; /* the second byte's range */
+    if (c >= 0xc2 && c <= 0xdf)
+        k = 2;
+    else if (c >= 0xe0 && c <= 0xef) {
+        k = 3;
+        if (c == 0xe0)
+            lo = 0xa0; /* overlong */
+        if (c == 0xed)
+            hi = 0x9f; /* surrogates */
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        k = 4;
+        if (c == 0xf0)
+            lo = 0x90;
+        if (c == 0xf4)
+            hi = 0x8f; /* above U+10FFFF */
+    } else
+        return 0;
+    if (n < k || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < k; i++)
+        if (s[i] < 0x80 || s[i] > 0xbf)
+            return 0;
+    return k;
+}
+
+size_t cp_json_escape(cp_buf *b, const char *s, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
+    size_t replaced = 0;
     cp_buf_reserve(b, n + 2);
     cp_buf_putc(b, '"');
     size_t run = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
+        if (c >= 0x80) {
+            size_t k = utf8_len((const unsigned char *)s + i, n - i);
+            if (k) {
+                i += k - 1;
+                continue;
+            }
+            /* an ill-formed byte (input in another encoding, a cut name):
+             * U+FFFD, so the output stays valid JSON */
+            cp_buf_append(b, s + run, i - run);
+            run = i + 1;
+            cp_buf_puts(b, "\xef\xbf\xbd");
+            replaced++;
+            continue;
+        }
         if (c >= 0x20 && c != '"' && c != '\\')
             continue;
         cp_buf_append(b, s + run, i - run);
@@ -64,12 +110,13 @@ void cp_json_escape(cp_buf *b, const char *s, size_t n)
     }
     cp_buf_append(b, s + run, n - run);
     cp_buf_putc(b, '"');
+    return replaced;
 }
 
 void cp_jw_key(cp_jw *w, const char *key)
 {
     before_item(w);
-    cp_json_escape(w->out, key, strlen(key));
+    w->n_replaced += cp_json_escape(w->out, key, strlen(key));
     cp_buf_puts(w->out, w->indent ? ": " : ":");
     w->after_key = true;
 }
@@ -101,7 +148,7 @@ void cp_jw_arr_end(cp_jw *w) { close_(w, ']'); }
 void cp_jw_strn(cp_jw *w, const char *s, size_t n)
 {
     before_item(w);
-    cp_json_escape(w->out, s, n);
+    w->n_replaced += cp_json_escape(w->out, s, n);
 }
 
 void cp_jw_str(cp_jw *w, const char *s)

@@ -5,6 +5,8 @@
  * schema rule: unknown is null, never 0 or "nan"). Doubles use the shortest
  * "%.17g"-exact form only when needed: %.15g first and %.17g when that does
  * not round-trip. Output goes into a cp_buf owned by the caller.
+ * Strings are escaped so the output is valid JSON whatever the input bytes
+ * (control characters as \u00XX, ill-formed UTF-8 as U+FFFD, counted).
  */
 #ifndef CP_BASE_JSONW_H
 #define CP_BASE_JSONW_H
@@ -22,6 +24,7 @@ typedef struct cp_jw {
     int indent;         /* spaces per level; 0 = compact */
     bool first[CP_JW_MAX_DEPTH];
     bool after_key;
+    size_t n_replaced;  /* ill-formed UTF-8 bytes written as U+FFFD */
 } cp_jw;
 
 void cp_jw_init(cp_jw *w, cp_buf *out, int indent);
@@ -40,7 +43,9 @@ void cp_jw_null(cp_jw *w);
 /* Insert already-valid JSON text as a value. */
 void cp_jw_raw(cp_jw *w, const char *json, size_t n);
 
-/* Append s as a JSON string literal (quotes included) to b. */
-void cp_json_escape(cp_buf *b, const char *s, size_t n);
+/* Append s as a JSON string literal (quotes included) to b. Output is
+ * always valid UTF-8: each byte of s that is not part of a well-formed
+ * UTF-8 sequence (RFC 3629) is written as U+FFFD; returns how many were. */
+size_t cp_json_escape(cp_buf *b, const char *s, size_t n);
 
 #endif

@@ -4,6 +4,14 @@
  * filtered by the caller's predicate) or a glob pattern (expanded here so
  * quoting it protects it from the shell's limits). Results are sorted by
  * name so runs are reproducible, and duplicates are removed.
+ *
+ * Directory walks are bounded: a directory already entered (same device and
+ * inode, however it was reached: a symlink to `.` or `..`) is not entered
+ * again, a file already taken under another name is not taken again, the
+ * depth is capped at CP_PATHS_MAX_DEPTH, and only regular files are taken
+ * from inside directories (a FIFO there would block the run; one named
+ * explicitly is taken, it is what the user asked for). Entries that cannot
+ * be read are warned about and counted, never skipped silently.
  */
 #ifndef CP_BASE_PATHS_H
 #define CP_BASE_PATHS_H
@@ -13,9 +21,20 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#define CP_PATHS_MAX_DEPTH 16
+
 typedef struct cp_paths {
     char **v; /* owned strings */
     size_t n, cap;
+    /* (device, inode) of every directory entered and file taken, so a
+     * symlink loop is entered once and one file reached by two names is
+     * read once (issue 21); owned, freed by cp_paths_free */
+    struct cp_path_id *seen;
+    size_t n_seen, cap_seen;
+    /* entries inside directories that could not be read (unreadable
+     * directories and files, dangling links) or lie deeper than the depth
+     * bound; each is also warned about once */
+    size_t n_unreadable, n_too_deep;
 } cp_paths;
 
 /* keep(path, ctx) decides which files found inside directories are taken;

@@ -7,12 +7,16 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 #ifdef CP_HAVE_ISAL
 #include <isa-l/igzip_lib.h>
 #endif
@@ -25,6 +29,9 @@ struct cp_src {
     char *name;
     uint64_t offset, raw_offset, raw_size;
     bool eof_raw, truncated, done;
+    /* corrupt compressed data (a CRC or checksum mismatch, bad deflate
+     * blocks): what, and where; the bytes decoded before it were delivered */
+    char damage[200];
     /* compressed input window */
     unsigned char *raw;
     size_t raw_len, raw_pos;
@@ -142,7 +149,32 @@ cp_src *cp_src_open_mem(const void *data, size_t n, const char *name)
     return s;
 }
 
+/* The compressed stream is damaged (not cut short): say what it is, once,
+ * with the compressed offset; reading stops there. Returns the message. */
+__attribute__((format(printf, 2, 3))) static const char *set_damage(cp_src *s, const char *fmt, ...)
+{
+    char what[120];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    snprintf(s->damage, sizeof s->damage, "%s at compressed offset %llu", what,
+             (unsigned long long)(s->raw_offset - (s->raw_len - s->raw_pos)));
+    s->done = true;
+    return s->damage;
+}
+
 #ifndef CP_HAVE_ISAL
+/* zlib's messages for the gzip trailer checks, named as gzip names them */
+static const char *zlib_damage(const z_stream *z)
+{
+    if (z->msg && !strcmp(z->msg, "incorrect data check"))
+        return "gzip CRC-32 mismatch";
+    if (z->msg && !strcmp(z->msg, "incorrect length check"))
+        return "gzip ISIZE (length) mismatch";
+    return NULL;
+}
+
 static ssize_t read_gzip(cp_src *s, void *buf, size_t n, cp_error *err)
 {
     s->z.next_out = buf;
@@ -170,13 +202,12 @@ static ssize_t read_gzip(cp_src *s, void *buf, size_t n, cp_error *err)
         if (zr == Z_STREAM_END) {
             s->z_end = true;
         } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
-            s->truncated = true;
-            s->done = true;
-            size_t got = n - s->z.avail_out;
-            if (got)
-                break;
-            return cp_error_set(err, CP_ERR_FORMAT, s->name, 0, 0, (long long)s->raw_offset,
-                                "corrupt gzip data: %s", s->z.msg ? s->z.msg : "inflate failed");
+            const char *named = zlib_damage(&s->z);
+            const char *m = named ? set_damage(s, "%s", named)
+                                  : set_damage(s, "corrupt deflate data (%s)", s->z.msg ? s->z.msg : "inflate failed");
+            if (n - s->z.avail_out)
+                break; /* the bytes decoded before it first; the end comes next */
+            return cp_error_set(err, CP_ERR_FORMAT, s->name, 0, 0, (long long)s->offset, "%s", m);
         }
     }
     return (ssize_t)(n - s->z.avail_out);
@@ -210,12 +241,12 @@ static ssize_t read_gzip_isal(cp_src *s, void *buf, size_t n, cp_error *err)
         if (rc)
             s->raw_pos = s->raw_len - st->avail_in;
         if (zr < 0 || zr == ISAL_NEED_DICT) {
-            s->truncated = true;
-            s->done = true;
+            const char *m = zr == ISAL_INCORRECT_CHECKSUM ? set_damage(s, "gzip CRC-32 or ISIZE mismatch")
+                            : zr == ISAL_INVALID_WRAPPER  ? set_damage(s, "corrupt gzip header or trailer")
+                                                          : set_damage(s, "corrupt deflate data (isa-l error %d)", zr);
             if (want - st->avail_out)
-                break;
-            return cp_error_set(err, CP_ERR_FORMAT, s->name, 0, 0, (long long)s->raw_offset,
-                                "corrupt gzip data: inflate error %d", zr);
+                break; /* the bytes decoded before it first; the end comes next */
+            return cp_error_set(err, CP_ERR_FORMAT, s->name, 0, 0, (long long)s->offset, "%s", m);
         }
         if (st->block_state == ISAL_BLOCK_FINISH)
             s->z_end = true;
@@ -252,15 +283,22 @@ static ssize_t read_zstd(cp_src *s, void *buf, size_t n, cp_error *err)
             break;
         }
         ZSTD_inBuffer ib = { s->raw + s->raw_pos, s->raw_len - s->raw_pos, 0 };
-        size_t r = ZSTD_decompressStream(s->zd, &ob, &ib);
+        /* small output windows: into a large buffer zstd decodes blocks in
+         * place and, on an error (a checksum mismatch is found at the end of
+         * the frame), reports none of what it decoded in that call; 4 KiB
+         * windows lose at most 4 KiB before the damage and cost no
+         * measurable time (125 MB of trace: 0.08 s with 4 KiB or 128 KiB) */
+        ZSTD_outBuffer win = { (char *)buf + ob.pos, CP_MIN(ob.size - ob.pos, (size_t)4096), 0 };
+        size_t r = ZSTD_decompressStream(s->zd, &win, &ib);
+        ob.pos += win.pos;
         s->raw_pos += ib.pos;
         if (ZSTD_isError(r)) {
-            s->truncated = true;
-            s->done = true;
+            const char *m = ZSTD_getErrorCode(r) == ZSTD_error_checksum_wrong
+                                ? set_damage(s, "zstd checksum mismatch")
+                                : set_damage(s, "corrupt zstd data (%s)", ZSTD_getErrorName(r));
             if (ob.pos)
-                break;
-            return cp_error_set(err, CP_ERR_FORMAT, s->name, 0, 0, (long long)s->raw_offset,
-                                "corrupt zstd data: %s", ZSTD_getErrorName(r));
+                break; /* the bytes decoded before it first; the end comes next */
+            return cp_error_set(err, CP_ERR_FORMAT, s->name, 0, 0, (long long)s->offset, "%s", m);
         }
         s->z_end = (r == 0);
     }
@@ -299,6 +337,7 @@ ssize_t cp_src_read(cp_src *s, void *buf, size_t n, cp_error *err)
 }
 
 bool cp_src_truncated(const cp_src *s) { return s->truncated; }
+const char *cp_src_damage(const cp_src *s) { return s->damage[0] ? s->damage : NULL; }
 uint64_t cp_src_offset(const cp_src *s) { return s->offset; }
 uint64_t cp_src_raw_offset(const cp_src *s) { return s->kind == CP_SRC_MEM ? s->offset : s->raw_offset; }
 uint64_t cp_src_raw_size(const cp_src *s) { return s->raw_size; }
@@ -372,4 +411,53 @@ int cp_src_read_all(const char *path, cp_buf *out, size_t max_bytes, cp_error *e
     }
     cp_src_close(s);
     return 0;
+}
+
+/* ---- mapped plain files ---- */
+
+int cp_fmap_open(cp_fmap *m, const char *path, cp_error *err)
+{
+    memset(m, 0, sizeof *m);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return cp_error_sys(err, CP_ERR_IO, path, "cannot open");
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+        (uint64_t)st.st_size > (uint64_t)SIZE_MAX) {
+        close(fd);
+        return cp_error_set(err, CP_ERR_IO, path, 0, 0, -1, "cannot map: not a regular non-empty file");
+    }
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    int e = errno;
+    close(fd); /* the mapping keeps the file */
+    if (p == MAP_FAILED) {
+        errno = e;
+        return cp_error_sys(err, CP_ERR_IO, path, "cannot map");
+    }
+    /* read ahead of the parser; pages behind it go back through cp_fmap_drop */
+    madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
+    m->data = p;
+    m->n = (size_t)st.st_size;
+    return 0;
+}
+
+void cp_fmap_drop(cp_fmap *m, size_t before)
+{
+    if (!m->data || before < m->dropped + CP_FMAP_STEP)
+        return;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t upto = CP_MIN(before, m->n) / page * page;
+    if (upto > m->dropped) {
+        /* a private read-only file mapping: the pages stay in the page
+         * cache, only this process's references to them go */
+        madvise((char *)m->data + m->dropped, upto - m->dropped, MADV_DONTNEED);
+        m->dropped = upto;
+    }
+}
+
+void cp_fmap_close(cp_fmap *m)
+{
+    if (m->data)
+        munmap((void *)m->data, m->n);
+    memset(m, 0, sizeof *m);
 }

@@ -71,7 +71,7 @@ int cmd_compare(cli_ctx *ctx)
     cp_error err;
     cp_error_clear(&err);
     hist_db *db;
-    if (hist_open(cli_get(ctx, O_DB), &db, &err) < 0)
+    if (hist_open_existing(cli_get(ctx, O_DB), &db, &err) < 0)
         return cli_fail(&err);
     int64_t ida, idb;
     hist_run ra = { 0 }, rb = { 0 };

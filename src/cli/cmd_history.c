@@ -39,7 +39,7 @@ int cmd_history(cli_ctx *ctx)
     cp_error err;
     cp_error_clear(&err);
     hist_db *db;
-    if (hist_open(cli_get(ctx, O_DB), &db, &err) < 0)
+    if (hist_open_existing(cli_get(ctx, O_DB), &db, &err) < 0)
         return cli_fail(&err);
     hist_runs runs;
     if (hist_list(db, cli_get(ctx, O_COMMAND), (size_t)limit, &runs, &err) < 0) {

@@ -43,6 +43,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#define HIST_STR_(x) #x
+#define HIST_STR(x) HIST_STR_(x) /* a number macro as an SQL literal */
+
 struct hist_db {
     sqlite3 *db;
     char path[4096];
@@ -195,8 +198,9 @@ static int upgrade(hist_db *db, char **msg)
     if (sqlite3_exec(db->db, "PRAGMA user_version", read_int, &version, msg) != SQLITE_OK ||
         sqlite3_exec(db->db, schema_sql, NULL, NULL, msg) != SQLITE_OK || add_columns(db, msg) < 0)
         goto fail;
-    if (version >= HIST_SCHEMA_VERSION) { /* another process upgraded it meanwhile */
-        if (sqlite3_exec(db->db, "COMMIT", NULL, NULL, msg) != SQLITE_OK)
+    if (version >= HIST_SCHEMA_VERSION) { /* another process upgraded it meanwhile, or only the id was missing */
+        if (sqlite3_exec(db->db, "PRAGMA application_id = " HIST_STR(HIST_APPLICATION_ID) "; COMMIT", NULL, NULL,
+                         msg) != SQLITE_OK)
             goto fail;
         goto out;
     }
@@ -238,7 +242,8 @@ static int upgrade(hist_db *db, char **msg)
             goto fail_db;
     }
 done:
-    if (sqlite3_exec(db->db, "PRAGMA user_version = 3; COMMIT", NULL, NULL, msg) != SQLITE_OK)
+    if (sqlite3_exec(db->db, "PRAGMA application_id = " HIST_STR(HIST_APPLICATION_ID) "; PRAGMA user_version = 3; COMMIT",
+                     NULL, NULL, msg) != SQLITE_OK)
         goto fail;
     goto out;
 fail_db:
@@ -256,41 +261,121 @@ out:
     return rc;
 }
 
-int hist_open(const char *path, hist_db **out, cp_error *err)
+/* What an existing file at the --db path is, decided before anything is
+ * written to it (issue 21: a user's Nsight export named by mistake must come
+ * out byte for byte as it went in, its journal mode included). */
+typedef enum { DB_NEW, DB_OURS, DB_LEGACY, DB_FOREIGN, DB_NEWER } db_kind;
+
+static int count_rows(hist_db *db, const char *sql, int *out, char **msg)
+{
+    *out = -1;
+    return sqlite3_exec(db->db, sql, read_int, out, msg) == SQLITE_OK ? 0 : -1;
+}
+
+/* Reads only: application_id, user_version and the table names. A file with
+ * no pages is new; one with our application id is ours; one with no
+ * application id whose only tables are runs and metrics is a history written
+ * before chainprof set the id (it gets it on upgrade); anything else is not
+ * ours. -1 with *msg when SQLite cannot read it (not a database). */
+static int classify(hist_db *db, db_kind *kind, int *version, char **msg)
+{
+    int app = 0, pages = 0, tables = 0, ours = 0;
+    if (count_rows(db, "PRAGMA page_count", &pages, msg) < 0 ||
+        count_rows(db, "PRAGMA application_id", &app, msg) < 0 ||
+        count_rows(db, "PRAGMA user_version", version, msg) < 0 ||
+        count_rows(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+                   &tables, msg) < 0 ||
+        count_rows(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('runs', 'metrics')",
+                   &ours, msg) < 0)
+        return -1;
+    if (app == HIST_APPLICATION_ID)
+        *kind = *version > HIST_SCHEMA_VERSION ? DB_NEWER : DB_OURS;
+    else if (app != 0)
+        *kind = DB_FOREIGN;
+    else if (pages == 0 || (tables == 0 && *version == 0))
+        *kind = DB_NEW;
+    else if (tables == 2 && ours == 2)
+        *kind = *version > HIST_SCHEMA_VERSION ? DB_NEWER : DB_LEGACY;
+    else
+        *kind = DB_FOREIGN;
+    return 0;
+}
+
+static int open_db(const char *path, bool create, hist_db **out, cp_error *err)
 {
     *out = NULL;
     char def[4096];
+    bool named = path != NULL;
     if (!path && !(path = hist_default_path(def, sizeof def)))
         return cp_error_set(err, CP_ERR_USAGE, NULL, 0, 0, -1,
                             "history: no database path: set HOME or XDG_DATA_HOME, or give --db");
-    if (make_parent_dirs(path, err) < 0)
+    struct stat st;
+    bool exists = stat(path, &st) == 0;
+    if (!exists && !create)
+        return cp_error_set(err, named ? CP_ERR_USAGE : CP_ERR_IO, path, 0, 0, -1,
+                            "history: no history database here%s",
+                            named ? " (a run of analyze or probe creates it)" : ": no run recorded yet");
+    if (exists && !S_ISREG(st.st_mode))
+        return cp_error_set(err, CP_ERR_USAGE, path, 0, 0, -1, "history: not a regular file");
+    if (!exists && make_parent_dirs(path, err) < 0)
         return err ? err->code : CP_ERR_IO;
     hist_db *db = cp_xcalloc(1, sizeof *db);
     snprintf(db->path, sizeof db->path, "%s", path);
-    if (sqlite3_open_v2(path, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL) !=
-        SQLITE_OK) {
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX | (exists ? 0 : SQLITE_OPEN_CREATE);
+    if (sqlite3_open_v2(path, &db->db, flags, NULL) != SQLITE_OK) {
         int rc = db_fail(db, err, "cannot open the database");
         hist_close(db);
         return rc;
     }
     sqlite3_busy_timeout(db->db, 10000);
     char *msg = NULL;
-    /* WAL first: it needs no lock but a brand-new file is created under a
-     * race with a second process, which the busy timeout absorbs */
-    int version = -1;
+    int version = -1, rc = 0;
+    db_kind kind;
+    if (classify(db, &kind, &version, &msg) < 0) {
+        rc = cp_error_set(err, CP_ERR_FORMAT, path, 0, 0, -1, "history: not a chainprof history database: %s",
+                          msg ? msg : "?");
+        goto fail;
+    }
+    if (kind == DB_FOREIGN) {
+        rc = cp_error_set(err, CP_ERR_FORMAT, path, 0, 0, -1,
+                          "history: not a chainprof history database (another application's SQLite file); "
+                          "left untouched");
+        goto fail;
+    }
+    if (kind == DB_NEWER) {
+        rc = cp_error_set(err, CP_ERR_FORMAT, path, 0, 0, -1,
+                          "history: schema version %d is newer than this chainprof's %d; left untouched "
+                          "(use a newer chainprof)",
+                          version, HIST_SCHEMA_VERSION);
+        goto fail;
+    }
+    /* WAL only now, on a file that is ours: it needs no lock but a brand-new
+     * file is created under a race with a second process, which the busy
+     * timeout absorbs */
     if (sqlite3_exec(db->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", NULL,
                      NULL, &msg) != SQLITE_OK ||
-        sqlite3_exec(db->db, "PRAGMA user_version", read_int, &version, &msg) != SQLITE_OK ||
         /* the schema write only when needed: a reader must not wait for a writer's lock */
-        (version < HIST_SCHEMA_VERSION && upgrade(db, &msg) < 0)) {
-        int rc = cp_error_set(err, CP_ERR_IO, path, 0, 0, -1, "history: cannot prepare the database: %s",
-                              msg ? msg : "?");
-        sqlite3_free(msg);
-        hist_close(db);
-        return rc;
+        ((kind != DB_OURS || version < HIST_SCHEMA_VERSION) && upgrade(db, &msg) < 0)) {
+        rc = cp_error_set(err, CP_ERR_IO, path, 0, 0, -1, "history: cannot prepare the database: %s",
+                          msg ? msg : "?");
+        goto fail;
     }
     *out = db;
     return 0;
+fail:
+    sqlite3_free(msg);
+    hist_close(db);
+    return rc;
+}
+
+int hist_open(const char *path, hist_db **out, cp_error *err)
+{
+    return open_db(path, true, out, err);
+}
+
+int hist_open_existing(const char *path, hist_db **out, cp_error *err)
+{
+    return open_db(path, false, out, err);
 }
 
 void hist_close(hist_db *db)

@@ -79,8 +79,15 @@ typedef struct hist_runs {
 /* The default path (see above) into buf; returns buf or NULL (no HOME). */
 const char *hist_default_path(char *buf, size_t size);
 
-/* Open (creating the file, its directory and the schema). path NULL = default. */
+/* Open for recording runs: an existing chainprof history (PRAGMA
+ * application_id HIST_APPLICATION_ID, or an older one without the id whose
+ * only tables are runs and metrics), or a new file (created with its
+ * directories and schema). Anything else (another application's SQLite file, a schema newer
+ * than HIST_SCHEMA_VERSION, not SQLite) is refused with CP_ERR_FORMAT before
+ * anything is written to it, its journal mode included. path NULL = default. */
 int hist_open(const char *path, hist_db **out, cp_error *err);
+/* The same for reading (history, compare): never creates the file. */
+int hist_open_existing(const char *path, hist_db **out, cp_error *err);
 void hist_close(hist_db *db);
 
 /* Record one run with its metrics in one transaction; *run_id set on success.
@@ -110,6 +117,9 @@ void hist_spread_none(hist_spread *s);
 
 /* The schema version hist_open leaves in PRAGMA user_version. */
 #define HIST_SCHEMA_VERSION 3
+/* PRAGMA application_id of a chainprof history ("CPHS"): how a file is
+ * known to be ours before anything is written to it. */
+#define HIST_APPLICATION_ID 1129334867 /* 0x43504853 */
 
 /* The path (identity) of a collective metric:
  * PROBE/METRIC/OP/BUFFERS/SIZE/in_place|out_of_place/STAT, e.g.

@@ -38,6 +38,7 @@
 
 #include "diag.h"
 #include "ev_base.h"
+#include "ev_counters.h"
 #include "ev_dmesg.h"
 #include "ev_dmon.h"
 #include "ev_fio.h"
@@ -47,6 +48,7 @@
 #include "ev_lspci.h"
 #include "ev_nccl.h"
 #include "ev_nccltests.h"
+#include "ev_ncu.h"
 #include "ev_perftest.h"
 #include "ev_smiq.h"
 #include "ev_topo.h"

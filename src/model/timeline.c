@@ -199,12 +199,37 @@ static uint32_t canon_cat(tl_builder *b, tl_cat c)
     return b->canon[c];
 }
 
+/* ts + dur must fit int64 for every later computation of an end
+ * (tl_end_ns): a damaged start or duration is clamped and counted */
+static void clamp_end(tl_builder *b, size_t i)
+{
+    int64_t end_ns;
+    if (__builtin_add_overflow(b->ts[i], b->dur[i], &end_ns)) {
+        b->dur[i] = b->dur[i] > 0 ? INT64_MAX - b->ts[i] : INT64_MIN - b->ts[i];
+        diag_count(&b->diag, DIAG_CLAMPED_VALUE, b->source, -1);
+    }
+}
+
+/* Move event i by the trace's base time, saturating (a base time and
+ * offsets a damaged file makes too large). */
+static void shift_event(tl_builder *b, size_t i, int64_t base_ns)
+{
+    int64_t ts;
+    if (__builtin_add_overflow(b->ts[i], base_ns, &ts)) {
+        ts = base_ns > 0 ? INT64_MAX : INT64_MIN;
+        diag_count(&b->diag, DIAG_CLAMPED_VALUE, b->source, -1);
+    }
+    b->ts[i] = ts;
+    clamp_end(b, i);
+}
+
 size_t tl_builder_add(tl_builder *b, const tl_ev *ev)
 {
     grow_events(b);
     size_t i = b->n++;
     b->ts[i] = ev->ts_ns;
     b->dur[i] = ev->dur_ns;
+    clamp_end(b, i);
     b->corr[i] = ev->corr;
     b->name[i] = ev->name;
     b->track[i] = ev->track;
@@ -317,17 +342,33 @@ size_t tl_builder_bytes(const tl_builder *b)
 
 /* ---------------- finish ---------------- */
 
+/* A new distinct rank for bs[upto]: one above the highest the traces claim,
+ * or, when they claim INT32_MAX itself, the smallest number no trace claims
+ * and no earlier builder got (a rare, slow path: never an overflow). */
+static int32_t new_rank(tl_builder **bs, size_t n, size_t upto, int64_t *next)
+{
+    if (*next <= INT32_MAX)
+        return (int32_t)(*next)++;
+    for (int32_t k = 0;; k++) {
+        bool used = false;
+        for (size_t j = 0; j < n && !used; j++)
+            used = bs[j]->meta.rank == k || (j < upto && bs[j]->final_rank == k);
+        if (!used)
+            return k;
+    }
+}
+
 static void assign_ranks(tl_builder **bs, size_t n, diag_set *diag)
 {
     int32_t max_rank = -1;
     for (size_t i = 0; i < n; i++)
         if (bs[i]->meta.rank > max_rank)
             max_rank = bs[i]->meta.rank;
-    int32_t next = max_rank + 1;
+    int64_t next = (int64_t)max_rank + 1;
     for (size_t i = 0; i < n; i++) {
         tl_builder *b = bs[i];
         if (b->meta.rank < 0) {
-            b->final_rank = next++;
+            b->final_rank = new_rank(bs, n, i, &next);
             b->meta.rank_source = TL_RANK_ASSIGNED;
             diag_count(diag, DIAG_RANK_UNKNOWN, b->source, -1);
             continue;
@@ -335,7 +376,7 @@ static void assign_ranks(tl_builder **bs, size_t n, diag_set *diag)
         b->final_rank = b->meta.rank;
         for (size_t j = 0; j < i; j++)
             if (bs[j]->final_rank == b->final_rank) {
-                b->final_rank = next++;
+                b->final_rank = new_rank(bs, n, i, &next);
                 b->meta.rank_source = TL_RANK_REASSIGNED;
                 diag_count(diag, DIAG_DUPLICATE_RANK, b->source, -1);
                 break;
@@ -380,7 +421,7 @@ static void order_builder(tl_builder *b)
 {
     if (b->meta.has_base_time)
         for (size_t i = 0; i < b->n; i++)
-            b->ts[i] += b->meta.base_time_ns;
+            shift_event(b, i, b->meta.base_time_ns);
     /* counting sort by track position (stable, keeps file order) */
     size_t nt = b->n_tracks;
     size_t *start = cp_xcalloc(nt + 1, sizeof *start);
@@ -851,7 +892,8 @@ int tl_finish(tl_builder **bs, size_t n, const tl_finish_opts *opts, tl_timeline
         at += b->n;
     }
     move_events(tl, bs, n, rank_of, ev_at, total_ev, nthreads);
-    cp_log_debug("timeline: %zu events, %zu args, %zu strings", total_ev, tl->n_args, cp_intern_count(&tl->strings));
+    cp_log_debug("timeline: %zu events, %zu args, %zu strings, %.1f MB of columns and extras", total_ev, tl->n_args,
+                 cp_intern_count(&tl->strings), (double)tl->bytes / 1e6);
     free(ev_at);
     free(gt);
     free(rank_of);

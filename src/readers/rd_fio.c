@@ -355,7 +355,7 @@ void rd_fio_line(void *ctx, const rd_line *ln)
         return;
     }
     if (rd_starts(s, n, "Run status group ")) {
-        open_group(ps, rd_leading_int(s + strlen("Run status group "), -1), lineno);
+        open_group(ps, rd_leading_int(s + strlen("Run status group "), n - strlen("Run status group "), -1), lineno);
         return;
     }
     int d = dir_prefix(s, n, 1);

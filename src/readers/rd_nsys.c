@@ -39,6 +39,7 @@
  */
 #include "reader.h"
 #include "rd_nsys.h"
+#include "rd_text.h"
 #include "../base/log.h"
 #include "../base/par.h"
 #include "../base/util.h"
@@ -474,9 +475,11 @@ static uint32_t cpu_track(nsys_proc *p, int64_t gtid)
 static void add_event(nsys_proc *p, nsys_ctx *c, int64_t start, int64_t end, uint32_t name, tl_cat cat,
                       uint32_t track, int64_t corr, uint32_t flags)
 {
-    tl_ev ev = { .ts_ns = start, .dur_ns = end - start, .name = name, .cat = cat, .track = track,
+    tl_ev ev = { .ts_ns = start, .dur_ns = 0, .name = name, .cat = cat, .track = track,
                  .corr = corr, .ext_id = -1, .flags = flags };
-    if (ev.dur_ns < 0) {
+    /* a row whose end minus start does not fit (start INT64_MAX, end
+     * INT64_MIN) is as damaged as a negative duration */
+    if (__builtin_sub_overflow(end, start, &ev.dur_ns) || ev.dur_ns < 0) {
         diag_count(tl_builder_diag(p->b), DIAG_NEGATIVE_DUR, c->path, -1);
         ev.dur_ns = 0;
     }
@@ -1293,16 +1296,8 @@ static int read_sqlite(const char *path, const char *shown, tl_builder *b, const
 static int read_report(const char *path, tl_builder *b, const rd_opts *o, cp_error *err)
 {
     char tmpdir[] = "/tmp/chainprof-nsys-XXXXXX";
-    const char *pathenv = getenv("PATH");
-    bool found = false;
     char nsys[4096];
-    for (const char *s = pathenv ? pathenv : ""; *s && !found;) {
-        size_t len = strcspn(s, ":");
-        snprintf(nsys, sizeof nsys, "%.*s/nsys", (int)len, s);
-        found = access(nsys, X_OK) == 0;
-        s += len + (s[len] == ':');
-    }
-    if (!found)
+    if (!rd_which("nsys", nsys, sizeof nsys))
         return cp_error_set(err, CP_ERR_UNAVAILABLE, path, 0, 0, -1,
                             "nsys is not on PATH to export this report; run: nsys export --type sqlite "
                             "--output %.*s.sqlite %s and analyze the .sqlite file",

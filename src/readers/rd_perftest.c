@@ -92,7 +92,7 @@ static void typed_setting(ev_pt_run *run, const ev_pt_setting *s)
         rd_copy(run->device, sizeof run->device, v, strlen(v));
         run->device_line = s->line;
     } else if (!strcasecmp(k, "Number of qps")) {
-        run->qps = rd_leading_int(v, -1);
+        run->qps = rd_leading_int(v, strlen(v), -1);
         run->qps_line = s->line;
     } else if (!strcasecmp(k, "Link type")) {
         rd_copy(run->link_type, sizeof run->link_type, v, strlen(v));
@@ -102,12 +102,12 @@ static void typed_setting(ev_pt_run *run, const ev_pt_setting *s)
     } else if (!strcasecmp(k, "Connection type")) {
         rd_copy(run->connection, sizeof run->connection, v, strlen(v));
     } else if (!strcasecmp(k, "Mtu")) {
-        run->mtu_bytes = rd_leading_int(v, -1);
+        run->mtu_bytes = rd_leading_int(v, strlen(v), -1);
         run->mtu_line = s->line;
     } else if (!strcasecmp(k, "TX depth")) {
-        run->tx_depth = rd_leading_int(v, -1);
+        run->tx_depth = rd_leading_int(v, strlen(v), -1);
     } else if (!strcasecmp(k, "GID index")) {
-        run->gid_index = rd_leading_int(v, -1);
+        run->gid_index = rd_leading_int(v, strlen(v), -1);
     } else if (!strcasecmp(k, "rdma_cm QPs")) {
         run->rdma_cm = !strcasecmp(v, "ON") ? 1 : !strcasecmp(v, "OFF") ? 0 : -1;
     }
@@ -344,7 +344,8 @@ static int failure_line(ev_perftest *r, const char *s, size_t n, uint32_t lineno
         const char *k = rd_find(s, n, tab[i].phrase);
         if (!k)
             continue;
-        long status = strcmp(tab[i].phrase, "Failed status ") == 0 ? rd_leading_int(k + strlen(tab[i].phrase), -1) : -1;
+        size_t pl = strlen(tab[i].phrase);
+        long status = strcmp(tab[i].phrase, "Failed status ") == 0 ? rd_leading_int(k + pl, (size_t)(s + n - k) - pl, -1) : -1;
         if (r->n_failures++ == 0) {
             r->fail_kind = tab[i].kind;
             r->fail_status = status;

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <stdio.h>
+#include <unistd.h>
 
 void rd_note(diag_set *d, diag_code code, const char *name, uint32_t line)
 {
@@ -199,12 +201,25 @@ int64_t rd_d2i64(double v, int64_t dflt)
     return isfinite(v) && v >= -9223372036854775808.0 && v < 9223372036854775808.0 ? (int64_t)v : dflt;
 }
 
-int rd_leading_int(const char *s, int dflt)
+int rd_leading_int(const char *s, size_t n, int dflt)
 {
+    /* a line of a memory buffer is not NUL-terminated: copy the digits
+     * first, never let strtol run past n */
+    char tmp[32];
+    size_t k = 0;
+    while (k < n && k + 1 < sizeof tmp && (s[k] == ' ' || s[k] == '\t'))
+        k++;
+    size_t b = k;
+    if (k < n && (s[k] == '-' || s[k] == '+'))
+        k++;
+    while (k < n && k + 1 < sizeof tmp && s[k] >= '0' && s[k] <= '9')
+        k++;
+    memcpy(tmp, s + b, k - b);
+    tmp[k - b] = '\0';
     char *end;
     errno = 0;
-    long v = strtol(s, &end, 10);
-    if (end == s || errno == ERANGE || v < INT_MIN || v > INT_MAX)
+    long v = strtol(tmp, &end, 10);
+    if (end == tmp || errno == ERANGE || v < INT_MIN || v > INT_MAX)
         return dflt;
     return (int)v;
 }
@@ -280,5 +295,18 @@ int rd_load_file(const char *path, char **data, size_t *len, cp_error *err)
     b.data[b.len] = '\0';
     *data = b.data; /* ownership passes to the caller: free() */
     *len = b.len;
+    return 0;
+}
+
+int rd_which(const char *prog, char *out, size_t cap)
+{
+    const char *pathenv = getenv("PATH");
+    for (const char *s = pathenv ? pathenv : ""; *s;) {
+        size_t len = strcspn(s, ":");
+        snprintf(out, cap, "%.*s/%s", (int)len, s, prog);
+        if (len && access(out, X_OK) == 0)
+            return 1;
+        s += len + (s[len] == ':');
+    }
     return 0;
 }

@@ -90,9 +90,9 @@ int rd_i64(const char *p, size_t n, int64_t *out);
  * dflt when v is NaN, infinite or outside the target type. */
 int rd_d2int(double v, int dflt);
 int64_t rd_d2i64(double v, int64_t dflt);
-/* The decimal number at the start of s ("4096[B]" -> 4096); dflt when there
- * is none or it does not fit an int. */
-int rd_leading_int(const char *s, int dflt);
+/* The decimal number at the start of s[0..n) ("4096[B]" -> 4096); dflt when
+ * there is none or it does not fit an int. Reads no byte past n. */
+int rd_leading_int(const char *s, size_t n, int dflt);
 
 /* ---- strings ---------------------------------------------------------- */
 
@@ -111,6 +111,10 @@ void rd_copy(char *dst, size_t cap, const char *p, size_t n);
 int rd_grow(void **arr, size_t *cap, size_t n, size_t elem, size_t max);
 
 /* ---- files ------------------------------------------------------------ */
+
+/* The executable `prog` on PATH into out (a converter such as nsys or ncu):
+ * 1 when found, 0 when not. */
+int rd_which(const char *prog, char *out, size_t cap);
 
 /* Read a whole file (plain, .gz or .zst; at most RD_MAX_FILE_BYTES
  * decompressed) into a malloc'ed buffer with a NUL after the last byte.

@@ -127,7 +127,7 @@ static int is_label(const cellv *c)
 
 static int label_index(const char *label, size_t prefix)
 {
-    return rd_leading_int(label + prefix, -1);
+    return rd_leading_int(label + prefix, strlen(label + prefix), -1);
 }
 
 typedef struct parser {

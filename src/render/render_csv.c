@@ -22,13 +22,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A text cell. One that a spreadsheet would run as a formula (it starts
+ * with = + - @, a tab or a carriage return: a kernel or file name from the
+ * input can) is neutralised as OWASP's CSV-injection rule says: a leading
+ * single quote, the whole cell quoted. Numbers are written by put_scalar and
+ * never pass here, so a negative number stays a number. */
 static void csv_str(cp_buf *b, const char *s)
 {
-    if (!strpbrk(s, ",\"\n\r")) {
+    bool formula = s[0] && strchr("=+-@\t\r", s[0]);
+    if (!formula && !strpbrk(s, ",\"\n\r")) {
         cp_buf_puts(b, s);
         return;
     }
     cp_buf_putc(b, '"');
+    if (formula)
+        cp_buf_putc(b, '\'');
     for (; *s; s++) {
         if (*s == '"')
             cp_buf_putc(b, '"');

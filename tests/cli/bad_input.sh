@@ -1,0 +1,154 @@
+#!/bin/bash
+# bad_input.sh - hostile and unlucky inputs (issue 21): nothing followed
+# forever, nothing of the user's rewritten, output always valid, damaged
+# values never undefined behaviour. In the sanitizer build every run here is
+# also an ASan/UBSan/LSan check (halt_on_error).
+set -u
+: "${CHAINPROF:?}" "${CP_FIXTURES:?}"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export CHAINPROF_NO_HISTORY=1
+good="$CP_FIXTURES/kineto/good.json"
+A() { "$CHAINPROF" analyze "$@"; }
+ninputs() { python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["inputs"]))' "$1"; }
+
+# 1. symlink loops: a link to "." and one to ".." are entered once; one file
+#    is one rank, the walk ends
+mkdir -p "$tmp/t/sub"
+cp "$good" "$tmp/t/rank0.json"
+ln -s . "$tmp/t/loop"
+ln -s .. "$tmp/t/sub/up"
+ln -s "$tmp/t/rank0.json" "$tmp/t/sub/same.json"   # one file under a second name
+timeout 60 "$CHAINPROF" analyze --json "$tmp/t" >"$tmp/a.json" 2>"$tmp/err" || fail "loop dir: exit $?: $(cat "$tmp/err")"
+[ "$(ninputs "$tmp/a.json")" = 1 ] || fail "loop dir: $(ninputs "$tmp/a.json") inputs, expected 1"
+# a dangling link inside a directory is reported, not skipped silently
+ln -s "$tmp/nowhere.json" "$tmp/t/dangling.json"
+A --json "$tmp/t" >"$tmp/a.json" 2>"$tmp/err" || fail "dangling link: exit $?"
+grep -q "dangling.json: cannot open" "$tmp/err" || fail "dangling link not reported: $(cat "$tmp/err")"
+rm "$tmp/t/dangling.json" "$tmp/t/sub/same.json"
+
+# 2. -o inside an input directory works the second time too (the previous
+#    report is not an input); named explicitly it is still refused
+A "$tmp/t" -o "$tmp/t/report.json" 2>"$tmp/err" || fail "-o DIR/report.json, run 1: $(cat "$tmp/err")"
+A "$tmp/t" -o "$tmp/t/report.json" 2>"$tmp/err" || fail "-o DIR/report.json, run 2: $(cat "$tmp/err")"
+A "$tmp/t/report.json" "$tmp/t/rank0.json" -o "$tmp/t/report.json" 2>/dev/null && fail "-o over a named input accepted"
+
+# 3. --db adopts only a chainprof history: another application's SQLite file
+#    and a newer schema are left byte for byte (journal mode included);
+#    reading a missing database does not create it
+python3 - "$tmp" <<'PY'
+import sqlite3, sys
+d = sys.argv[1]
+c = sqlite3.connect(d + "/export.sqlite"); c.execute("create table TARGET_INFO_GPU(id int)"); c.commit(); c.close()
+c = sqlite3.connect(d + "/newer.db"); c.execute("pragma application_id = 1129334867")
+c.execute("pragma user_version = 7"); c.execute("create table runs(id int)"); c.commit(); c.close()
+PY
+(cd "$tmp" && sha256sum export.sqlite newer.db >sums)
+env -u CHAINPROF_NO_HISTORY "$CHAINPROF" analyze --db "$tmp/export.sqlite" "$good" >/dev/null 2>"$tmp/err"
+grep -q "not a chainprof history database" "$tmp/err" || fail "foreign db: no message: $(cat "$tmp/err")"
+env -u CHAINPROF_NO_HISTORY "$CHAINPROF" analyze --db "$tmp/newer.db" "$good" >/dev/null 2>"$tmp/err"
+grep -q "schema version 7 is newer" "$tmp/err" || fail "newer db: no message: $(cat "$tmp/err")"
+(cd "$tmp" && sha256sum -c --quiet sums) || fail "--db rewrote a file that is not a chainprof history"
+[ -e "$tmp/export.sqlite-wal" ] && fail "foreign db switched to WAL"
+"$CHAINPROF" history --db "$tmp/typo.db" >/dev/null 2>"$tmp/err" && fail "history --db typo.db: exit 0"
+[ -e "$tmp/typo.db" ] && fail "history --db typo.db created the file"
+grep -q "typo.db: history: no history database" "$tmp/err" || fail "typo.db: $(cat "$tmp/err")"
+# and a real one still works: created, recorded twice, listed
+env -u CHAINPROF_NO_HISTORY "$CHAINPROF" analyze --db "$tmp/h.db" "$good" >/dev/null 2>&1 || fail "new db"
+env -u CHAINPROF_NO_HISTORY "$CHAINPROF" analyze --db "$tmp/h.db" "$good" >/dev/null 2>&1 || fail "reopen db"
+n=$("$CHAINPROF" history --db "$tmp/h.db" --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["runs"]))')
+[ "$n" = 2 ] || fail "history of the new db: $n runs"
+
+# 4. output: an input name that is a spreadsheet formula is neutralised in
+#    CSV; invalid UTF-8 in names still gives valid JSON (U+FFFD, warned)
+sed -e 's/volta_sgemm_128x64_nn/=1+2*cmd/' -e 's/aten::mm/aten::\xff\xfemm/' "$good" >"$tmp/evil.json"
+A --format csv "$tmp/evil.json" >"$tmp/o.csv" 2>"$tmp/err" || fail "evil csv: exit $?: $(cat "$tmp/err")"
+grep -q ',=1+2\*cmd' "$tmp/o.csv" && fail "CSV formula cell not neutralised"
+grep -q "\"'=1+2\*cmd" "$tmp/o.csv" || fail "CSV: neutralised formula cell missing"
+A --json "$tmp/evil.json" >"$tmp/o.json" 2>"$tmp/err" || fail "evil json: exit $?"
+python3 -c 'import json,sys; json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))' "$tmp/o.json" ||
+    fail "JSON output is not valid UTF-8 JSON"
+grep -q "not valid UTF-8" "$tmp/err" || fail "replaced bytes not reported: $(cat "$tmp/err")"
+
+# 5. damaged numbers: a rank of INT32_MAX next to a file without one, an
+#    element count of 1e308, a duration of 2^53 us, a base time near INT64_MAX
+#    are analysed (exit 0) without undefined behaviour
+sed 's/"rank" : 1,/"rank" : 2147483647,/' "$good" >"$tmp/r1.json"
+sed '/"distributedInfo"/,/"nccl_version"/d' "$good" >"$tmp/r2.json"
+A --json "$tmp/r1.json" "$tmp/r2.json" >"$tmp/o.json" 2>"$tmp/err" || fail "rank INT32_MAX: exit $?: $(cat "$tmp/err")"
+python3 - "$tmp/o.json" <<'PY' || fail "rank INT32_MAX: ranks not distinct"
+import json, sys
+r = [x["rank"] for x in json.load(open(sys.argv[1]))["ranks"]]
+assert len(r) == 2 and len(set(r)) == 2 and 2147483647 in r, r
+PY
+sed -e 's/"In msg nelems": 1024/"In msg nelems": 1e308/' -e 's/"dur": 200/"dur": 9007199254740992/' \
+    -e 's/"baseTimeNanoseconds": 1700000000000000000/"baseTimeNanoseconds": 9223372036854775000/' "$good" >"$tmp/big.json"
+A --json "$tmp/big.json" >/dev/null 2>"$tmp/err" || fail "huge values: exit $?: $(cat "$tmp/err")"
+# 6. one malformed token in a long trace loses one event, not the rest of the
+#    file: same steps and step time as the intact trace, damage counted, stderr says so
+"$CHAINPROF" synth --out "$tmp/syn" --ranks 1 --steps 6 >/dev/null 2>&1 || fail "synth"
+python3 - "$tmp/syn/rank-0.json" "$tmp/damaged.json" <<'PY'
+import sys
+s = open(sys.argv[1]).read()
+i = s.index('"dur": ', len(s) // 10) + len('"dur": ')
+k = i
+while s[k] in "0123456789.":
+    k += 1
+open(sys.argv[2], "w").write(s[:i] + "12.0.0" + s[k:])
+PY
+A --json "$tmp/syn/rank-0.json" >"$tmp/intact.json" 2>/dev/null || fail "intact synth trace"
+A --json "$tmp/damaged.json" >"$tmp/dmg.json" 2>"$tmp/err" || fail "damaged trace: exit $?"
+grep -q "malformed JSON at offset [0-9]*: 1 damaged event skipped" "$tmp/err" || fail "damage not on stderr: $(cat "$tmp/err")"
+python3 - "$tmp/intact.json" "$tmp/dmg.json" <<'PY' || fail "damaged trace lost more than the damaged event"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+ra, rb = a["ranks"][0], b["ranks"][0]
+assert rb["events"] == ra["events"] - 1, (ra["events"], rb["events"])
+assert len(rb["steps"]) == len(ra["steps"]), (len(ra["steps"]), len(rb["steps"]))
+assert b["verdict"]["step_time_ns"] == a["verdict"]["step_time_ns"]
+codes = {c["code"]: c["count"] for c in b["diagnostics"]["codes"]}
+assert codes.get("damaged_json") == 1, codes
+PY
+# 7. compressed damage is named as what it is, never "truncated", and keeps
+#    what decoded before it; one damaged file among several is a warning
+"$CHAINPROF" synth --out "$tmp/gz" --ranks 2 --steps 4 --gzip >/dev/null 2>&1 || fail "synth --gzip"
+python3 - "$tmp/gz/rank-0.json.gz" "$tmp/crc.json.gz" <<'PY'
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+d[-8] ^= 0xff  # the CRC-32 of the gzip trailer
+open(sys.argv[2], "wb").write(d)
+PY
+A --json "$tmp/crc.json.gz" >"$tmp/o.json" 2>"$tmp/err" || fail "gzip CRC: exit $?: $(cat "$tmp/err")"
+grep -q "gzip CRC-32.*mismatch at compressed offset" "$tmp/err" || fail "gzip CRC not named: $(cat "$tmp/err")"
+grep -q '"corrupt_data"' "$tmp/o.json" || fail "gzip CRC: corrupt_data not counted"
+grep -q '"truncated_file"' "$tmp/o.json" && fail "gzip CRC called truncated"
+if command -v zstd >/dev/null; then
+    zstd -q --check "$tmp/syn/rank-0.json" -o "$tmp/ck.json.zst"
+    python3 -c 'import sys; p = sys.argv[1]; d = bytearray(open(p, "rb").read()); d[-1] ^= 0xff; open(p, "wb").write(d)' \
+        "$tmp/ck.json.zst"
+    A --json "$tmp/ck.json.zst" >"$tmp/o.json" 2>"$tmp/err" || fail "zstd checksum: exit $?"
+    grep -q "zstd checksum mismatch" "$tmp/err" || fail "zstd checksum not named: $(cat "$tmp/err")"
+    # what decoded before the checksum was read: at most the last 4 KiB
+    # output window (src.c) is lost, so at most the events that end in it
+    python3 - "$tmp/intact.json" "$tmp/o.json" "$tmp/syn/rank-0.json" <<'PY' || fail "zstd checksum: events lost"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+tail = open(sys.argv[3]).read()[-4096:].count('"ph"')
+ea, eb = a["ranks"][0]["events"], b["ranks"][0]["events"]
+assert ea - tail <= eb <= ea, (ea, eb, tail)
+PY
+fi
+# a rank whose compressed data is damaged from its first block, next to good ranks
+python3 - "$tmp/gz/rank-1.json.gz" <<'PY'
+import sys
+p = sys.argv[1]
+d = bytearray(open(p, "rb").read())
+for i in range(8):
+    d[20 + 7 * i] ^= 0x5a
+open(p, "wb").write(d)
+PY
+A --json "$tmp/gz" >"$tmp/o.json" 2>"$tmp/err" || fail "damaged rank among good ones: exit $?: $(cat "$tmp/err")"
+grep -q "rank-1.json.gz.*(skipped; the other inputs are analysed)" "$tmp/err" || fail "damaged rank: $(cat "$tmp/err")"
+grep -q '"unreadable_file"' "$tmp/o.json" || fail "damaged rank not counted"
+echo "bad_input: ok"
