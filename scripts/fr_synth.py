@@ -27,7 +27,8 @@ Faults (--fault): healthy (all completed), stuck (everyone inside the last
 world all_reduce), missing (the culprit stops on the host one collective
 early), lagging (the same with --ahead 3 on the others), dead (the culprit's
 file is not written), size / dtype / op (the culprit's last world op
-differs), p2p (the culprit never posts its recv), truncated (a healthy job
+differs), coalesced (its last coalesced group is one op short; implies
+--coalesce), p2p (the culprit never posts its recv), truncated (a healthy job
 whose culprit file is cut in half), corrupt (its bytes damaged).
 Prints the ground truth as JSON on stdout.
 """
@@ -144,7 +145,7 @@ def entries_of(r, a):
             ps = p2pseq.get(key, 0)
             is_p2p = False
         e = {
-            "record_id": i, "pg_id": 0 if kind == "world" else 1, "process_group": (name, desc),
+            "record_id": 0, "pg_id": 0 if kind == "world" else 1, "process_group": (name, desc),
             "collective_seq_id": cs, "p2p_seq_id": ps, "op_id": i + 1, "profiling_name": pn,
             "time_created_ns": t0 + i * 1000000, "input_sizes": sizes, "input_dtypes": [dtype],
             "output_sizes": sizes, "output_dtypes": [dtype], "state": STATE[state],
@@ -155,7 +156,17 @@ def entries_of(r, a):
         }
         if a.form == "pickle":
             e["frames"] = frames(kind, i, r)
-        out.append(e)
+        group = [e]
+        if a.coalesce and kind == "world":
+            # a coalesced group (2.7+): the ops share the collective_seq_id, the
+            # "coalesced" marker ends it (the culprit's group is one op short
+            # with --fault coalesced)
+            n_ops = 3 - (a.fault == "coalesced" and i == a.fault_op and r in a.culprits)
+            group = [dict(e, op_id=e["op_id"] + k) for k in range(n_ops)]
+            group.append(dict(e, profiling_name="nccl:coalesced", input_sizes=[], output_sizes=[], input_dtypes=[], output_dtypes=[]))
+        for g in group:
+            g["record_id"] = len(out)
+            out.append(g)
     return out[-a.entries:]
 
 
@@ -233,11 +244,13 @@ def main():
     p.add_argument("--culprit", default="3", help="rank(s), comma-separated")
     p.add_argument("--ahead", type=int, default=-1)
     p.add_argument("--prefix", default="nccl_trace_rank_")
+    p.add_argument("--coalesce", action="store_true", help="world all_reduces as coalesced groups of 3 ops")
     p.add_argument("--watchdog", action="store_true", help="also write train.log with the watchdog lines of the waiting ranks")
     p.add_argument("--nccl-warn", action="store_true", help="with --watchdog: the culprits' NCCL WARN IB completion error in train.log")
     a = p.parse_args()
     a.culprits = [int(x) for x in a.culprit.split(",") if x != ""]
     a.p2p = a.fault == "p2p"
+    a.coalesce = a.coalesce or a.fault == "coalesced"
     a.ops = program(a.ranks, a.tp, a.steps, a.p2p)
     n = len(a.ops)
     a.stop, a.fault_op = {}, -1
@@ -249,12 +262,12 @@ def main():
         a.stop = {c: last_world - 2 * per_step for c in a.culprits}
     elif a.fault == "p2p":
         a.stop = {c: n - 2 for c in a.culprits}  # never posts the send/recv of the last step
-    elif a.fault in ("size", "dtype", "op"):
+    elif a.fault in ("size", "dtype", "op", "coalesced"):
         a.fault_op = last_world
     if a.ahead < 0:
         a.ahead = 3 if a.fault == "lagging" else 0
     a.blocked = block_points(a.ops, a.ranks, a.tp, a.stop)
-    if a.fault in ("size", "dtype", "op"):
+    if a.fault in ("size", "dtype", "op", "coalesced"):
         a.blocked = {r: last_world for r in range(a.ranks)}  # every rank inside the mismatched op
     if a.fault == "stuck":
         a.blocked = {r: last_world for r in range(a.ranks)}

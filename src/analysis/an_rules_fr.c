@@ -233,6 +233,62 @@ typedef struct fr_cur {
     int64_t first, last;  /* collective seq range held; -1 none */
 } fr_cur;
 
+/* Two members' entries of collective s (a coalesced group is several
+ * entries of one collective_seq_id, ending in its "coalesced" marker):
+ * pairwise as entry_cmp, and a group of another length is an op mismatch -
+ * except at the window's start, where a ring buffer may have cut a group. */
+static int seq_cmp(const fr_state *st, const fr_cur *a, const fr_cur *b, int64_t s, bool window_start)
+{
+    const fr_rank *ra = &st->ranks[a->idx], *rb = &st->ranks[b->idx];
+    uint32_t i = a->at, j = b->at;
+    for (;;) {
+        while (i < a->sp->n && ent(ra, ra->order[a->sp->start + i])->is_p2p) i++;
+        while (j < b->sp->n && ent(rb, rb->order[b->sp->start + j])->is_p2p) j++;
+        const ev_fr_entry *x = i < a->sp->n ? ent(ra, ra->order[a->sp->start + i]) : NULL;
+        const ev_fr_entry *y = j < b->sp->n ? ent(rb, rb->order[b->sp->start + j]) : NULL;
+        bool ex = x && x->coll_seq == s, ey = y && y->coll_seq == s;
+        if (!ex || !ey) return ex == ey || window_start ? -1 : PT_OP;
+        int k = entry_cmp(ra, x, rb, y);
+        if (k >= 0) return k;
+        i++, j++;
+    }
+}
+
+/* Collective s is open on some present member: who is not in it decides
+ * the point - members that never arrived (their last entry in the group is
+ * earlier: missing, with the lag), else members without a readable dump
+ * (or whose damaged dump ends before s), else, when everyone is there,
+ * stuck. NULL when only gaps (a member holding later entries) are absent.
+ * here[] is scratch of n_members flags. */
+static fr_point *absent_point(fr_state *st, uint32_t g, const fr_cur *cur, const int *pres, int np, int64_t s, int64_t s1,
+                              uint32_t ref_e, int ref_m, bool *here)
+{
+    const fr_group *gr = &st->groups[g];
+    uint32_t n = gr->n_members;
+    memset(here, 0, n * sizeof *here);
+    for (int i = 0; i < np; i++) here[pres[i]] = true;
+    int nodump = 0, missing = 0;
+    for (uint32_t m = 0; m < n; m++) {
+        if (here[m]) continue;
+        bool cut = cur[m].idx >= 0 && st->ranks[cur[m].idx].d->damaged; /* a dump cut short says nothing past its end */
+        if (cur[m].idx < 0 || (cut && cur[m].last < s)) nodump++;
+        else if (cur[m].last < s) missing++;
+    }
+    int kind = missing ? PT_MISSING : nodump ? PT_NODUMP : (np == (int)n ? PT_STUCK : -1);
+    fr_point *p = kind >= 0 ? add_point(st, kind, g, s, cur[ref_m].idx, ref_e) : NULL;
+    for (uint32_t m = 0; p && kind != PT_STUCK && m < n; m++) {
+        if (here[m]) continue;
+        bool cut = cur[m].idx >= 0 && st->ranks[cur[m].idx].d->damaged;
+        if (kind == PT_MISSING && cur[m].idx >= 0 && !cut && cur[m].last < s) {
+            add_culprit(p, gr->members[m]);
+            if (s1 - cur[m].last > p->lag) p->lag = (long)(s1 - cur[m].last);
+        } else if (kind == PT_NODUMP && (cur[m].idx < 0 || (cut && cur[m].last < s))) {
+            add_culprit(p, gr->members[m]);
+        }
+    }
+    return p;
+}
+
 static void scan_group(fr_state *st, uint32_t g)
 {
     const fr_group *gr = &st->groups[g];
@@ -241,6 +297,7 @@ static void scan_group(fr_state *st, uint32_t g)
     fr_cur *cur = cp_xcalloc(n, sizeof *cur);
     int *pres = cp_xmalloc(n * sizeof *pres);
     uint32_t *pres_e = cp_xmalloc(n * sizeof *pres_e);
+    bool *here = cp_xmalloc(n * sizeof *here);
     int64_t s0 = -1, s1 = -1;
     for (uint32_t m = 0; m < n; m++) {
         fr_cur *c = &cur[m];
@@ -290,53 +347,21 @@ static void scan_group(fr_state *st, uint32_t g)
         /* the majority entry (Boyer-Moore vote on equality) is the reference */
         int ref = 0, votes = 0;
         for (int i = 0; i < np; i++) {
-            const fr_rank *ri = &st->ranks[cur[pres[i]].idx], *rr = &st->ranks[cur[pres[ref]].idx];
             if (!votes) ref = i, votes = 1;
-            else votes += entry_cmp(rr, ent(rr, pres_e[ref]), ri, ent(ri, pres_e[i])) < 0 ? 1 : -1;
+            else votes += seq_cmp(st, &cur[pres[ref]], &cur[pres[i]], s, s == s0) < 0 ? 1 : -1;
         }
-        const fr_rank *rr = &st->ranks[cur[pres[ref]].idx];
-        const ev_fr_entry *re = ent(rr, pres_e[ref]);
-        int kind = -1, ndiff = 0;
+        int kind = -1;
         for (int i = 0; i < np; i++) {
-            const fr_rank *ri = &st->ranks[cur[pres[i]].idx];
-            int k = entry_cmp(rr, re, ri, ent(ri, pres_e[i]));
-            if (k >= 0) ndiff++, kind = kind < 0 || k < kind ? k : kind;
+            int k = seq_cmp(st, &cur[pres[ref]], &cur[pres[i]], s, s == s0);
+            if (k >= 0) kind = kind < 0 || k < kind ? k : kind;
         }
         fr_point *p = NULL;
         if (kind >= 0 && (p = add_point(st, kind, g, s, cur[pres[ref]].idx, pres_e[ref]))) {
             for (int i = 0; i < np; i++) {
-                const fr_rank *ri = &st->ranks[cur[pres[i]].idx];
-                if (entry_cmp(rr, re, ri, ent(ri, pres_e[i])) >= 0) add_culprit(p, gr->members[pres[i]]);
+                if (seq_cmp(st, &cur[pres[ref]], &cur[pres[i]], s, s == s0) >= 0) add_culprit(p, gr->members[pres[i]]);
             }
         }
-        if (!p && open) {
-            /* who is not in it: never arrived (last seq earlier), no readable dump */
-            int nodump = 0, missing = 0;
-            long lag = 0;
-            for (uint32_t m = 0; m < n; m++) {
-                bool here = false;
-                for (int i = 0; i < np && !here; i++) here = pres[i] == (int)m;
-                if (here) continue;
-                if (cur[m].idx < 0 || (cur[m].last < s && st->ranks[cur[m].idx].d->damaged)) nodump++;
-                else if (cur[m].last < s) missing++;
-            }
-            int kind2 = missing ? PT_MISSING : nodump ? PT_NODUMP : (np == (int)n ? PT_STUCK : -1);
-            if (kind2 >= 0 && (p = add_point(st, kind2, g, s, cur[pres[ref]].idx, pres_e[ref]))) {
-                for (uint32_t m = 0; m < n && kind2 != PT_STUCK; m++) {
-                    bool here = false;
-                    for (int i = 0; i < np && !here; i++) here = pres[i] == (int)m;
-                    if (here) continue;
-                    bool cut = cur[m].idx >= 0 && st->ranks[cur[m].idx].d->damaged; /* a dump cut short says nothing past its end */
-                    if (kind2 == PT_MISSING && cur[m].idx >= 0 && !cut && cur[m].last < s) {
-                        add_culprit(p, gr->members[m]);
-                        if (s1 - cur[m].last > lag) lag = (long)(s1 - cur[m].last);
-                    } else if (kind2 == PT_NODUMP && (cur[m].idx < 0 || (cut && cur[m].last < s))) {
-                        add_culprit(p, gr->members[m]);
-                    }
-                }
-                p->lag = lag;
-            }
-        }
+        if (!p && open) p = absent_point(st, g, cur, pres, np, s, s1, pres_e[ref], pres[ref], here);
         if (p) {
             p->t_ns = t;
             for (int i = 0; i < np; i++) {
@@ -349,6 +374,7 @@ static void scan_group(fr_state *st, uint32_t g)
     free(cur);
     free(pres);
     free(pres_e);
+    free(here);
 }
 
 /* ---- one group's send/recv ------------------------------------------------ */
@@ -639,6 +665,18 @@ static void mark_shown(fr_state *st, int pt)
     st->n_done++;
 }
 
+/* Entries of collective s a rank holds in group g (a coalesced group's length). */
+static uint32_t seq_len(const fr_rank *r, uint32_t g, int64_t s)
+{
+    const fr_span *sp = span_of(r, g);
+    uint32_t n = 0;
+    for (uint32_t k = 0; sp && k < sp->n; k++) {
+        const ev_fr_entry *q = ent(r, r->order[sp->start + k]);
+        n += !q->is_p2p && q->coll_seq == s;
+    }
+    return n;
+}
+
 static void r_desync(rb_ctx *c, const rb_rule *self)
 {
     fr_state *st = build(c);
@@ -666,6 +704,12 @@ static void r_desync(rb_ctx *c, const rb_rule *self)
     const char *what = want == PT_OP ? "runs" : want == PT_SIZE ? "passes" : "uses";
     const char *mine = want == PT_OP ? op_of(cr, ce) : want == PT_SIZE ? estr(cr, ce->sizes) : estr(cr, ce->in_dtypes);
     const char *theirs = want == PT_OP ? op_of(r, e) : want == PT_SIZE ? estr(r, e->sizes) : estr(r, e->in_dtypes);
+    char mine_n[64], theirs_n[64];
+    if (want == PT_OP && !strcmp(mine, theirs)) { /* a coalesced group of another length */
+        snprintf(mine_n, sizeof mine_n, "a coalesced group of %u entries", seq_len(cr, p->g, p->seq));
+        snprintf(theirs_n, sizeof theirs_n, "%u", seq_len(r, p->g, p->seq));
+        mine = mine_n, theirs = theirs_n;
+    }
     rb_title(x, "ranks part ways at %s #%lld of process group %s: rank%s %s %s %s, the others %s (desynchronised program: an application bug)",
              op_of(r, e), (long long)p->seq, pg, p->n_culprits > 1 ? "s" : "", who, what, mine, theirs);
     identify(c, st, x, p, p->culprits, p->n_culprits);
@@ -716,9 +760,9 @@ static void raise_roots(rb_ctx *c, const rb_rule *self, int want)
                  pl, who, any_file ? "no readable" : "no", p->waiting, p->waiting == 1 ? "" : "s", op_of(r, e), (long long)p->seq, pg);
         rb_step(x, "check the host of rank %d: dmesg / journalctl -k for Xid, fallen off the bus, the OOM killer; the job launcher's log for the process's exit", roots[0]);
     } else if (want == 1) {
-        rb_title(x, "rank %d waits in %s #%lld of process group %s and rank%s %s never posted the matching %s (%s)",
+        rb_title(x, "rank %d waits in %s #%lld of process group %s and rank%s %s never posted the matching %s (in no NCCL call%s%s)",
                  r->rank, op_of(r, e), (long long)p->seq, pg, pl, who, strcmp(op_of(r, e), "send") ? "send" : "recv",
-                 fr[0] ? fr : "in no NCCL call");
+                 fr[0] ? "; last frames " : "", fr);
         rb_step(x, "check the send/recv order of the pipeline schedule on ranks %d and %d: every send needs the peer's recv in the same order", r->rank, roots[0]);
     } else if (want == 2 && lagging_rule) {
         rb_title(x, "rank%s %s never reached %s #%lld of process group %s: %ld collective%s behind the others and in no NCCL call%s%s",
@@ -778,9 +822,13 @@ static void r_all_completed(rb_ctx *c, const rb_rule *self)
         entries += (long)st->ranks[i].d->n_entries;
     }
     if (!entries) return;
+    long damaged = 0;
+    for (size_t i = 0; i < st->n_ranks; i++) damaged += st->ranks[i].d->damaged;
+    char note[80] = "";
+    if (damaged) snprintf(note, sizeof note, " (%ld damaged dump%s read up to the damage)", damaged, damaged == 1 ? "" : "s");
     rb_finding *x = rb_raise(c, self);
-    rb_title(x, "every collective in the Flight Recorder dumps of %zu rank%s completed: the job is not stuck in NCCL; the hang is on the host side",
-             st->n_ranks, st->n_ranks == 1 ? "" : "s");
+    rb_title(x, "every collective in the Flight Recorder dumps of %zu rank%s%s completed: the job is not stuck in NCCL; the hang is on the host side",
+             st->n_ranks, st->n_ranks == 1 ? "" : "s", note);
     rb_cite_line(x, st->ranks[0].f, 0, "rank %d: %zu entries, all completed", st->ranks[0].rank, st->ranks[0].d->n_entries);
     absorb(c, x);
     rb_step(x, "py-spy dump --pid <pid> on every rank: the Python stack the ranks are in (data loader, checkpoint I/O, a host-side barrier)");
@@ -826,6 +874,7 @@ static void report(const rb_ctx *c, rep_report *r, rep_node *root)
     rep_int(r, o, "process_groups", "process groups", (int64_t)st->n_groups, NULL);
     rep_int(r, o, "points", "places where ranks part ways", st->n_pts, NULL);
     rep_int(r, o, "duplicate_ranks", "dumps of a rank already read (ignored)", st->duplicate_ranks, NULL);
+    rep_int(r, o, "dumps_without_rank", "dumps whose rank neither they nor their file name give (ignored)", st->no_rank, NULL);
     if (st->shown < 0) return;
     const fr_point *p = &st->pts[st->shown];
     const fr_group *g = &st->groups[p->g];

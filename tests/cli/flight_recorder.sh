@@ -64,6 +64,9 @@ for fv in "pickle 2 2.5" "pickle 4 2.8" "json 2 2.10"; do
 done
 # ring buffers that dropped old entries: every rank keeps its last 7 of 40 ops
 case_ ring FR_RANK_LAGGING 3 0 18 all_reduce -- --fault lagging --culprit 3 --steps 20 --entries 7
+# coalesced groups (2.7+): one rank's group one op short; healthy ones cut by the ring buffer
+case_ coalesced FR_OP_MISMATCH 2 0 12 all_reduce -- --fault coalesced --culprit 2 --steps 12
+case_ coalesced_ring FR_ALL_COMPLETED "" - - - -- --fault healthy --coalesce --steps 12 --entries 10
 # 64 ranks, tp 8, the lagging rank deep inside
 case_ wide FR_RANK_LAGGING 45 0 18 all_reduce -- --fault lagging --culprit 45 --ranks 64 --tp 8 --steps 20
 
