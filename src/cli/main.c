@@ -46,10 +46,11 @@ static void usage(FILE *f)
  * kernel and being faulted in again (on a 4 M-event nsys export: 0.4 s of
  * system time instead of 0.8-1.8). glibc offers these only as tunables
  * (glibc.malloc.hugetlb, .mmap_threshold, .arena_max, .trim_threshold), read once at
- * start-up, so the command re-executes itself once with them set. CHAINPROF_NO_THP=1 turns it off; any failure just
+ * start-up, so the command re-executes itself once with them set, when its inputs pay for it (cmd_analyze.c:
+ * many small files cost twice the memory and more time with them). CHAINPROF_NO_THP=1 turns it off; any failure just
  * carries on without it. Children (nsys export) inherit the setting, which
  * only changes how their heap is backed. */
-static void reexec_with_thp(char **argv)
+void cli_reexec_with_thp(char **argv)
 {
     const char *tun = getenv("GLIBC_TUNABLES");
     if (getenv("CHAINPROF_NO_THP") || getenv("CHAINPROF_THP_DONE") || (tun && strstr(tun, "hugetlb")))
@@ -67,8 +68,6 @@ static void reexec_with_thp(char **argv)
 
 int main(int argc, char **argv)
 {
-    if (argc >= 2 && !strcmp(argv[1], "analyze"))
-        reexec_with_thp(argv);
     if (argc < 2) {
         usage(stderr);
         return CLI_EXIT_USAGE;

@@ -151,4 +151,17 @@ PY
 A --json "$tmp/gz" >"$tmp/o.json" 2>"$tmp/err" || fail "damaged rank among good ones: exit $?: $(cat "$tmp/err")"
 grep -q "rank-1.json.gz.*(skipped; the other inputs are analysed)" "$tmp/err" || fail "damaged rank: $(cat "$tmp/err")"
 grep -q '"unreadable_file"' "$tmp/o.json" || fail "damaged rank not counted"
+# 8. pipes and FIFOs are read in one pass (sniffing and reading see it all);
+#    a device is not a file (exit 3, not an endless read)
+mkfifo "$tmp/f.json"
+cat "$good" >"$tmp/f.json" &
+timeout 30 "$CHAINPROF" analyze --json "$tmp/f.json" >"$tmp/o.json" 2>"$tmp/err" || fail "FIFO: exit $?: $(cat "$tmp/err")"
+wait
+[ "$(ninputs "$tmp/o.json")" = 1 ] || fail "FIFO: no input"
+grep -q "\"path\": \"$tmp/f.json\"" "$tmp/o.json" || fail "FIFO: reported under another name"
+timeout 30 "$CHAINPROF" analyze --json <(cat "$good") >"$tmp/o.json" 2>"$tmp/err" || fail "<(cat): exit $?: $(cat "$tmp/err")"
+timeout 30 "$CHAINPROF" analyze /dev/zero >/dev/null 2>"$tmp/err"
+rc=$?
+[ "$rc" = 3 ] || fail "/dev/zero: exit $rc, expected 3: $(cat "$tmp/err")"
+grep -q "/dev/zero: a device, not a file" "$tmp/err" || fail "/dev/zero: $(cat "$tmp/err")"
 echo "bad_input: ok"
