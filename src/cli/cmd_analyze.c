@@ -19,6 +19,8 @@
 #include "../readers/evidence.h"
 #include "../readers/reader.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -112,6 +114,27 @@ static int drop_input(input *in, size_t n_inputs, const cp_error *err, diag_set 
     diag_count(skipped, DIAG_UNREADABLE_FILE, in->name, -1);
     in->skipped = true;
     return 0;
+}
+
+/* --rank-map PID=RANK,...: every item whole numbers, PID > 0, 0 <= RANK <
+ * INT32_MAX (the reader skips what it cannot use, so a typo would otherwise
+ * pass silently: "--rank-map abc" was accepted). */
+static bool valid_rank_map(const char *map)
+{
+    const char *s = map;
+    do {
+        char *end;
+        errno = 0;
+        long long pid = strtoll(s, &end, 10);
+        if (end == s || *end != '=' || pid <= 0 || errno)
+            return false;
+        s = end + 1;
+        long long rank = strtoll(s, &end, 10);
+        if (end == s || rank < 0 || rank >= INT32_MAX || errno || (*end && *end != ','))
+            return false;
+        s = *end ? end + 1 : end;
+    } while (*s);
+    return true;
 }
 
 /* Whether the huge-page heap (cli_reexec_with_thp) pays for these inputs:
@@ -313,6 +336,9 @@ int cmd_analyze(cli_ctx *ctx)
     if (cli_get(ctx, O_CKPT_EVERY) && parse_ckpt_every(cli_get(ctx, O_CKPT_EVERY), &ckpt_s, &ckpt_steps) < 0)
         return cli_usage_error(ctx, "--ckpt-every '%s': expected seconds (900) or steps (500steps), above 0",
                                cli_get(ctx, O_CKPT_EVERY));
+    if (cli_get(ctx, O_RANK_MAP) && !valid_rank_map(cli_get(ctx, O_RANK_MAP)))
+        return cli_usage_error(ctx, "--rank-map '%s': expected PID=RANK[,PID=RANK...] (whole numbers, PID above 0)",
+                               cli_get(ctx, O_RANK_MAP));
     int fail_on = -1;
     if (cli_get(ctx, O_FAIL_ON) && (fail_on = an_severity_parse(cli_get(ctx, O_FAIL_ON))) < 0)
         return cli_usage_error(ctx, "--fail-on '%s': expected info, low, medium, high or critical",

@@ -61,7 +61,7 @@ n=$("$CHAINPROF" history --db "$tmp/h.db" --json | python3 -c 'import json,sys; 
 [ "$n" = 2 ] || fail "history of the new db: $n runs"
 
 # 4. output: an input name that is a spreadsheet formula is neutralised in
-#    CSV; invalid UTF-8 in names still gives valid JSON (U+FFFD, warned)
+#    CSV; invalid UTF-8 in names still gives valid JSON (each bad byte '?', warned)
 sed -e 's/volta_sgemm_128x64_nn/=1+2*cmd/' -e 's/aten::mm/aten::\xff\xfemm/' "$good" >"$tmp/evil.json"
 A --format csv "$tmp/evil.json" >"$tmp/o.csv" 2>"$tmp/err" || fail "evil csv: exit $?: $(cat "$tmp/err")"
 grep -q ',=1+2\*cmd' "$tmp/o.csv" && fail "CSV formula cell not neutralised"
@@ -164,4 +164,18 @@ timeout 30 "$CHAINPROF" analyze /dev/zero >/dev/null 2>"$tmp/err"
 rc=$?
 [ "$rc" = 3 ] || fail "/dev/zero: exit $rc, expected 3: $(cat "$tmp/err")"
 grep -q "/dev/zero: a device, not a file" "$tmp/err" || fail "/dev/zero: $(cat "$tmp/err")"
+# 9. -o through a symbolic link writes the file it names (the link stays);
+#    a dangling one is refused; --rank-map is checked
+echo old >"$tmp/real.json"
+ln -s "$tmp/real.json" "$tmp/link.json"
+A "$good" -o "$tmp/link.json" 2>"$tmp/err" || fail "-o symlink: exit $?: $(cat "$tmp/err")"
+[ -L "$tmp/link.json" ] || fail "-o replaced the symlink with a file"
+grep -q '"schema"' "$tmp/real.json" || fail "-o symlink: the target was not written"
+ln -s "$tmp/nowhere/x.json" "$tmp/dangling-out.json"
+A "$good" -o "$tmp/dangling-out.json" 2>"$tmp/err" && fail "-o dangling symlink accepted"
+grep -q "symbolic link to nothing" "$tmp/err" || fail "-o dangling symlink: $(cat "$tmp/err")"
+A --rank-map abc "$good" >/dev/null 2>"$tmp/err"
+rc=$?
+[ "$rc" = 2 ] || fail "--rank-map abc: exit $rc, expected 2"
+A --rank-map 4242=0,4243=1 "$good" >/dev/null 2>&1 || fail "--rank-map 4242=0,4243=1 refused"
 echo "bad_input: ok"
