@@ -178,4 +178,46 @@ A --rank-map abc "$good" >/dev/null 2>"$tmp/err"
 rc=$?
 [ "$rc" = 2 ] || fail "--rank-map abc: exit $rc, expected 2"
 A --rank-map 4242=0,4243=1 "$good" >/dev/null 2>&1 || fail "--rank-map 4242=0,4243=1 refused"
+# 10. a cut --config is a usage error with nothing leaked (LSan in the sanitizer build)
+printf '{"model": "x",' >"$tmp/cut.json"
+"$CHAINPROF" model --config "$tmp/cut.json" >/dev/null 2>"$tmp/err"
+rc=$?
+[ "$rc" = 2 ] || fail "cut --config: exit $rc, expected 2: $(head -5 "$tmp/err")"
+# 11. probe net server: a client dripping its hello a byte a second is cut
+#     off by the server's own deadline (--timeout 2), long before the 22 s
+#     the drip takes; a hello asking for 256 streams of 64 MiB is refused
+here=$(cd "$(dirname "$0")/.." && pwd)
+source "$here/listen.sh"
+hello() { # PORT STREAMS MSG_BYTES SECONDS_PER_BYTE
+    python3 - "$@" <<'PY'
+import socket, struct, sys, time
+port, streams, msg, gap = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+h = b"CPNET1" + struct.pack(">IIII", streams, msg, 10, 1000)
+s = socket.create_connection(("127.0.0.1", port))
+try:
+    for b in h:
+        s.sendall(bytes([b]))
+        time.sleep(gap)
+    s.recv(2)
+except OSError:
+    pass
+PY
+}
+for case in drip big; do
+    port=$(( 20000 + ($$ + ${#case}) % 20000 ))
+    timeout 60 "$CHAINPROF" probe net --no-history --listen 127.0.0.1:$port --timeout 2 >/dev/null 2>"$tmp/srv.err" &
+    srv=$!
+    wait_listen $port
+    if [ $case = drip ]; then hello $port 1 65536 1 & else hello $port 256 67108864 0 & fi
+    cli=$!
+    wait $srv
+    rc=$?
+    if [ $case = drip ]; then
+        kill -0 $cli 2>/dev/null || fail "drip: the server waited for the whole drip: $(cat "$tmp/srv.err")"
+        grep -q "too slow" "$tmp/srv.err" || fail "drip: rc $rc: $(cat "$tmp/srv.err")"
+    else
+        grep -q "parameters out of range" "$tmp/srv.err" || fail "big hello: rc $rc: $(cat "$tmp/srv.err")"
+    fi
+    kill $cli 2>/dev/null; wait $cli 2>/dev/null
+done
 echo "bad_input: ok"
