@@ -220,4 +220,15 @@ for case in drip big; do
     fi
     kill $cli 2>/dev/null; wait $cli 2>/dev/null
 done
+# 12. a cut Nsight Systems export is called cut, not "without Nsight Systems tables"
+nsys=$(find "${CP_DATA_DIR:-$here/../shared/data}/nsys" -name '*.sqlite' 2>/dev/null | head -1)
+if [ -n "$nsys" ]; then
+    head -c $(( $(stat -c %s "$nsys") / 2 )) "$nsys" >"$tmp/cut.sqlite"
+    A "$tmp/cut.sqlite" >/dev/null 2>"$tmp/err"
+    rc=$?
+    [ "$rc" = 3 ] || fail "cut sqlite: exit $rc, expected 3"
+    grep -q "truncated SQLite file" "$tmp/err" || fail "cut sqlite: $(cat "$tmp/err")"
+else
+    echo "bad_input: no Nsight Systems export under ../shared/data: cut-export check skipped"
+fi
 echo "bad_input: ok"
