@@ -351,12 +351,6 @@ static int jp_string(jp *j, char **out)
     return 0;
 }
 
-static void free_kv(kv *v, size_t n)
-{
-    for (size_t i = 0; i < n; i++) free(v[i].key), free(v[i].val);
-    free(v);
-}
-
 static int load_config(const char *path, kv **out, size_t *n, cp_error *err)
 {
     cp_buf file = CP_BUF_INIT;
@@ -419,11 +413,13 @@ static int load_config(const char *path, kv **out, size_t *n, cp_error *err)
     rc = 0;
 out:
     cp_buf_free(&file);
-    if (rc < 0) { /* the caller gets nothing to free on an error (LSan found the leak) */
-        free_kv(*out, *n);
-        *out = NULL, *n = 0;
-    }
     return rc;
+}
+
+static void free_kv(kv *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(v[i].key), free(v[i].val);
+    free(v);
 }
 
 int plan_args_build(const cli_ctx *ctx, plan_args *pa)
