@@ -14,7 +14,11 @@
 
 #include <stddef.h>
 
-/* Write data to path atomically. Returns 0 or a negative status. */
+/* Write data to path atomically. A path that is a symbolic link is
+ * followed: the file it names is replaced (the link stays); a dangling link
+ * is refused. While the temporary file exists, SIGINT, SIGTERM and SIGHUP
+ * (when the program has no handler of its own) remove it before the process
+ * dies. Returns 0 or a negative status. */
 int cp_afile_write(const char *path, const void *data, size_t n, cp_error *err);
 
 /* True when a and b name the same existing file (same device and inode). */

@@ -373,7 +373,9 @@ static int decode_escapes(cp_jt *jt, const char *s, size_t n, size_t *out_n, cp_
                     jt->stats.bad_escapes++;
                     cp = 0xFFFD;
                 }
-            } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+            } else if ((cp >= 0xDC00 && cp <= 0xDFFF) || cp == 0) {
+                /* \u0000 too: a NUL inside a name would cut it wherever it
+                 * is used as a C string */
                 jt->stats.bad_escapes++;
                 cp = 0xFFFD;
             }

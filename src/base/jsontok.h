@@ -27,8 +27,8 @@
  *     and the offset just past the last complete value, so a reader keeps
  *     every complete event; NUL bytes where a token should start (files
  *     zero-padded by a crash) are treated as the end of input;
- *   - unknown escapes decode to the escaped character, bad \u escapes and lone
- *     surrogates to U+FFFD;
+ *   - unknown escapes decode to the escaped character, bad \u escapes, lone
+ *     surrogates and \u0000 to U+FFFD;
  *   - NaN, Infinity and -Infinity are accepted as numbers (flag
  *     CP_JT_F_NONFINITE); the number parsers reject them.
  *   - strings are not checked for UTF-8 validity or raw control characters.

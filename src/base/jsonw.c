@@ -84,11 +84,13 @@ size_t cp_json_escape(cp_buf *b, const char *s, size_t n)
                 i += k - 1;
                 continue;
             }
-            /* an ill-formed byte (input in another encoding, a cut name):
-             * U+FFFD, so the output stays valid JSON */
+            /* an ill-formed byte (input in another encoding, a name cut
+             * in a fixed-size field): '?', so the output stays valid JSON;
+             * one byte for one, so what is read back and written again
+             * (topology JSON) fits the same fields and comes out the same */
             cp_buf_append(b, s + run, i - run);
             run = i + 1;
-            cp_buf_puts(b, "\xef\xbf\xbd");
+            cp_buf_putc(b, '?');
             replaced++;
             continue;
         }

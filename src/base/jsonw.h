@@ -6,7 +6,7 @@
  * "%.17g"-exact form only when needed: %.15g first and %.17g when that does
  * not round-trip. Output goes into a cp_buf owned by the caller.
  * Strings are escaped so the output is valid JSON whatever the input bytes
- * (control characters as \u00XX, ill-formed UTF-8 as U+FFFD, counted).
+ * (control characters as \u00XX, ill-formed UTF-8 bytes as '?', counted).
  */
 #ifndef CP_BASE_JSONW_H
 #define CP_BASE_JSONW_H
@@ -24,7 +24,7 @@ typedef struct cp_jw {
     int indent;         /* spaces per level; 0 = compact */
     bool first[CP_JW_MAX_DEPTH];
     bool after_key;
-    size_t n_replaced;  /* ill-formed UTF-8 bytes written as U+FFFD */
+    size_t n_replaced;  /* ill-formed UTF-8 bytes written as '?' */
 } cp_jw;
 
 void cp_jw_init(cp_jw *w, cp_buf *out, int indent);
@@ -45,7 +45,7 @@ void cp_jw_raw(cp_jw *w, const char *json, size_t n);
 
 /* Append s as a JSON string literal (quotes included) to b. Output is
  * always valid UTF-8: each byte of s that is not part of a well-formed
- * UTF-8 sequence (RFC 3629) is written as U+FFFD; returns how many were. */
+ * UTF-8 sequence (RFC 3629) is written as '?'; returns how many were. */
 size_t cp_json_escape(cp_buf *b, const char *s, size_t n);
 
 #endif

@@ -363,6 +363,66 @@ void cp_src_close(cp_src *s)
     free(s);
 }
 
+int cp_src_spool(const char *path, char *out_path, size_t size, uint64_t max_bytes, int *fd_out, cp_error *err)
+{
+    *fd_out = -1;
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return cp_error_sys(err, CP_ERR_IO, path, "cannot open");
+    if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+        return 0;
+    if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+        return cp_error_set(err, CP_ERR_FORMAT, path, 0, 0, -1, "a device, not a file: nothing to read");
+    int in = open(path, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return cp_error_sys(err, CP_ERR_IO, path, "cannot open");
+    int mfd = memfd_create("chainprof-input", MFD_CLOEXEC);
+    if (mfd < 0) {
+        close(in);
+        return cp_error_sys(err, CP_ERR_IO, path, "cannot hold the pipe's data in memory");
+    }
+    char *buf = cp_xmalloc(RAW_CHUNK);
+    uint64_t total = 0;
+    int rc = 1;
+    for (;;) {
+        ssize_t r = read(in, buf, RAW_CHUNK);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            rc = cp_error_sys(err, CP_ERR_IO, path, "read failed");
+            break;
+        }
+        if (r == 0)
+            break;
+        if ((total += (uint64_t)r) > max_bytes) {
+            rc = cp_error_set(err, CP_ERR_NOMEM, path, 0, 0, (long long)total, "more than %llu bytes through a pipe",
+                              (unsigned long long)max_bytes);
+            break;
+        }
+        for (ssize_t w = 0; w < r;) {
+            ssize_t k = write(mfd, buf + w, (size_t)(r - w));
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k < 0) {
+                rc = cp_error_sys(err, CP_ERR_IO, path, "cannot hold the pipe's data in memory");
+                break;
+            }
+            w += k;
+        }
+        if (rc < 0)
+            break;
+    }
+    free(buf);
+    close(in);
+    if (rc < 0) {
+        close(mfd);
+        return rc;
+    }
+    snprintf(out_path, size, "/proc/self/fd/%d", mfd);
+    *fd_out = mfd;
+    return 1;
+}
+
 ssize_t cp_src_peek(const char *path, void *buf, size_t n, cp_error *err)
 {
     cp_src *s;

@@ -72,6 +72,16 @@ int cp_fmap_open(cp_fmap *m, const char *path, cp_error *err);
 void cp_fmap_drop(cp_fmap *m, size_t before);
 void cp_fmap_close(cp_fmap *m);
 
+/* A FIFO, pipe or socket (`mkfifo`, `<(zcat x.json.gz)`, /dev/stdin) can be
+ * read once only, but a command opens an input more than once (sniffing,
+ * then reading). cp_src_spool copies such an input in one pass into an
+ * anonymous memory file (memfd, at most max_bytes) and puts a path that
+ * reopens it from the start ("/proc/self/fd/N") into out_path; the caller
+ * closes *fd_out when done. Returns 1 when spooled, 0 when path is a regular
+ * file or a directory (nothing to do), or a negative status: a device
+ * (/dev/zero) is refused as not a file, a pipe above max_bytes as too large. */
+int cp_src_spool(const char *path, char *out_path, size_t size, uint64_t max_bytes, int *fd_out, cp_error *err);
+
 /* Read the first up to n decompressed bytes of path into buf (for format
  * sniffing). Returns the count or a negative status. */
 ssize_t cp_src_peek(const char *path, void *buf, size_t n, cp_error *err);

@@ -35,6 +35,19 @@ const char *cp_str_icontains(const char *hay, const char *needle);
 bool cp_str_ends(const char *s, const char *suffix);
 
 /* FNV-1a 64-bit hash of n bytes (interning, dedup). */
+/* a + b and a - b clamped to the int64 range: for times and offsets a
+ * damaged input makes too large (no undefined behaviour, no wrap) */
+static inline int64_t cp_sat_add_i64(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+static inline int64_t cp_sat_sub_i64(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_sub_overflow(a, b, &r) ? (b < 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
 static inline uint64_t cp_hash64(const void *data, size_t n)
 {
     const unsigned char *p = data;

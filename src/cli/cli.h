@@ -92,6 +92,10 @@ int cli_threads(const cli_ctx *ctx); /* --threads or the CPU count */
  * directories. Returns 0, or an exit code after printing the error (an
  * unreadable argument, or no file found at all). The caller frees *out. */
 int cli_expand_inputs(const cli_ctx *ctx, cp_path_keep_fn keep, cp_paths *out);
+/* Re-execute this command once with glibc's huge-page and heap tunables
+ * (main.c says why); returns only when it does not (already done,
+ * CHAINPROF_NO_THP=1, or exec failed). */
+void cli_reexec_with_thp(char **argv);
 
 /* Print "chainprof: <cmd>: msg" for a usage problem and return 2. */
 int cli_usage_error(const cli_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

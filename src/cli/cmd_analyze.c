@@ -22,6 +22,8 @@
 #include "../readers/reader.h"
 #include "../render/render_perfetto.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -56,7 +58,10 @@ static const cli_opt opts[] = {
 };
 
 typedef struct input {
-    const char *path;
+    const char *path;            /* what is opened: the file, or the spool of a pipe */
+    const char *name;            /* what the user named (reports) */
+    int spool_fd;                /* a pipe's data in memory (cp_src_spool), -1 none */
+    char spool_path[64];
     const rd_trace_reader *reader;
     tl_builder *builder;
     tl_builder **extra; /* more ranks from the same file (rd_opts.more) */
@@ -96,7 +101,7 @@ static void read_one(void *ctx, size_t i)
     cp_error_clear(&in->err);
     if (is_evidence(in))
         return;
-    in->builder = tl_builder_new(in->path);
+    in->builder = tl_builder_new(in->name);
     in->rc = in->reader->read(in->path, in->builder, &ro, &in->err);
 }
 
@@ -111,8 +116,74 @@ static int drop_input(input *in, size_t n_inputs, const cp_error *err, diag_set 
         return cli_fail(err);
     char buf[1200];
     cp_log_warn("%s (skipped; the other inputs are analysed)", cp_error_format(err, buf, sizeof buf));
-    diag_count(skipped, DIAG_UNREADABLE_FILE, in->path, -1);
+    diag_count(skipped, DIAG_UNREADABLE_FILE, in->name, -1);
     in->skipped = true;
+    return 0;
+}
+
+/* --rank-map PID=RANK,...: every item whole numbers, PID > 0, 0 <= RANK <
+ * INT32_MAX (the reader skips what it cannot use, so a typo would otherwise
+ * pass silently: "--rank-map abc" was accepted). */
+static bool valid_rank_map(const char *map)
+{
+    const char *s = map;
+    do {
+        char *end;
+        errno = 0;
+        long long pid = strtoll(s, &end, 10);
+        if (end == s || *end != '=' || pid <= 0 || errno)
+            return false;
+        s = end + 1;
+        long long rank = strtoll(s, &end, 10);
+        if (end == s || rank < 0 || rank >= INT32_MAX || errno || (*end && *end != ','))
+            return false;
+        s = *end ? end + 1 : end;
+    } while (*s);
+    return true;
+}
+
+/* Whether the huge-page heap (cli_reexec_with_thp) pays for these inputs:
+ * it cuts a third of the CPU time on large traces, where first touches of
+ * big arrays dominate, but a builder per small file then takes 2 MiB pages
+ * for its few KiB: 10,000 files of 170 bytes took 1.66 GB and 16.9 s with it,
+ * 0.85 GB and 13.3 s without (docs/PERFORMANCE.md). So: only when the
+ * inputs average at least CP_THP_MIN_MEAN_BYTES of JSON (pipes, of unknown
+ * size, count as small). */
+#define CP_THP_MIN_MEAN_BYTES (16u << 20)
+static bool thp_pays(const cp_paths *paths)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < paths->n; i++) {
+        struct stat st;
+        if (stat(paths->v[i], &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        size_t len = strlen(paths->v[i]);
+        bool packed = (len > 3 && !strcmp(paths->v[i] + len - 3, ".gz")) ||
+                      (len > 4 && !strcmp(paths->v[i] + len - 4, ".zst"));
+        /* Kineto JSON compresses ~10x or more (the reader's own estimate is 12x) */
+        total += (uint64_t)st.st_size * (packed ? 10 : 1);
+    }
+    return paths->n && total / paths->n >= CP_THP_MIN_MEAN_BYTES;
+}
+
+/* Inputs that can be read only once (FIFOs, pipes) are copied into memory
+ * first, in one pass, so sniffing and reading each see all of it (issue 21:
+ * `analyze f.fifo` hung, `analyze <(zcat x.gz)` saw an empty input). At
+ * most half the machine's memory; a device is refused. Returns an exit code. */
+static int spool_pipes(input *inputs, size_t n, diag_set *skipped)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    uint64_t max_bytes = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 2 : (uint64_t)1 << 32;
+    for (size_t i = 0; i < n; i++) {
+        cp_error err;
+        cp_error_clear(&err);
+        int r = cp_src_spool(inputs[i].name, inputs[i].spool_path, sizeof inputs[i].spool_path, max_bytes,
+                             &inputs[i].spool_fd, &err);
+        if (r < 0 && (r = drop_input(&inputs[i], n, &err, skipped)) != 0)
+            return r;
+        if (r > 0)
+            inputs[i].path = inputs[i].spool_path;
+    }
     return 0;
 }
 
@@ -135,7 +206,7 @@ static int detect_inputs(input *inputs, size_t n, diag_set *skipped)
             inputs[i].compression = cp_src_kind_name(cp_src_get_kind(s));
             cp_src_close(s);
         }
-        inputs[i].reader = rd_detect(inputs[i].path, head, (size_t)got);
+        inputs[i].reader = rd_detect(inputs[i].name, head, (size_t)got);
         inputs[i].evidence = !inputs[i].reader; /* the evidence loop decides what it is */
         if (rd_ncurep_ready(inputs[i].path, &err) < 0) { /* an .ncu-rep needs ncu: say what to run */
             rc = cli_fail(&err);
@@ -181,11 +252,11 @@ static int load_evidence(input *inputs, size_t n, int nthreads, ev_set *set, dia
             continue;
         if (in->from_dir) { /* a stray file in a trace directory (a README, synth.json) */
             in->skipped = true;
-            diag_count(skipped, DIAG_SKIPPED_FILE, in->path, -1);
-            cp_log_warn("%s: skipped: not a trace or evidence format chainprof analyze reads", in->path);
+            diag_count(skipped, DIAG_SKIPPED_FILE, in->name, -1);
+            cp_log_warn("%s: skipped: not a trace or evidence format chainprof analyze reads", in->name);
             continue;
         }
-        cp_error_set(&err, CP_ERR_FORMAT, in->path, 0, 0, 0,
+        cp_error_set(&err, CP_ERR_FORMAT, in->name, 0, 0, 0,
                      "input not recognised: not a trace or evidence format chainprof analyze reads");
         rc = cli_fail(&err);
     }
@@ -323,6 +394,9 @@ int cmd_analyze(cli_ctx *ctx)
     if (cli_get(ctx, O_CKPT_EVERY) && parse_ckpt_every(cli_get(ctx, O_CKPT_EVERY), &ckpt_s, &ckpt_steps) < 0)
         return cli_usage_error(ctx, "--ckpt-every '%s': expected seconds (900) or steps (500steps), above 0",
                                cli_get(ctx, O_CKPT_EVERY));
+    if (cli_get(ctx, O_RANK_MAP) && !valid_rank_map(cli_get(ctx, O_RANK_MAP)))
+        return cli_usage_error(ctx, "--rank-map '%s': expected PID=RANK[,PID=RANK...] (whole numbers, PID above 0)",
+                               cli_get(ctx, O_RANK_MAP));
     int fail_on = -1;
     if (cli_get(ctx, O_FAIL_ON) && (fail_on = an_severity_parse(cli_get(ctx, O_FAIL_ON))) < 0)
         return cli_usage_error(ctx, "--fail-on '%s': expected info, low, medium, high or critical",
@@ -331,18 +405,23 @@ int cmd_analyze(cli_ctx *ctx)
     cp_paths paths;
     if ((rc = cli_expand_inputs(ctx, keep_trace_file, &paths)) != 0)
         return rc;
+    if (thp_pays(&paths))
+        cli_reexec_with_thp(ctx->argv);
     cp_error err;
     cp_error_clear(&err);
     input *inputs = cp_xcalloc(paths.n, sizeof *inputs);
     for (size_t i = 0; i < paths.n; i++) {
-        inputs[i].path = paths.v[i];
+        inputs[i].path = inputs[i].name = paths.v[i];
+        inputs[i].spool_fd = -1;
         inputs[i].from_dir = !named_file(ctx, paths.v[i]);
     }
     diag_set skipped;
     diag_init(&skipped);
     ev_set evidence;
     ev_set_init(&evidence);
-    rc = detect_inputs(inputs, paths.n, &skipped);
+    rc = spool_pipes(inputs, paths.n, &skipped);
+    if (!rc)
+        rc = detect_inputs(inputs, paths.n, &skipped);
     if (!rc)
         rc = load_evidence(inputs, paths.n, nthreads, &evidence, &skipped);
     size_t n_inputs = 0; /* drop the skipped ones, keeping order */
@@ -412,7 +491,7 @@ int cmd_analyze(cli_ctx *ctx)
     for (size_t i = 0; i < n_inputs; i++) {
         if (inputs[i].skipped)
             continue; /* unreadable: in the diagnostics, not the inputs */
-        rep_node *in = rep_input(rep, inputs[i].path, input_kind(&inputs[i]), inputs[i].size_bytes);
+        rep_node *in = rep_input(rep, inputs[i].name, input_kind(&inputs[i]), inputs[i].size_bytes);
         rep_str(rep, in, "compression", "compression", inputs[i].compression);
     }
     diag_merge(&tl->diag, &skipped);
@@ -458,6 +537,8 @@ out:
         for (size_t k = 0; k < inputs[i].n_extra; k++)
             tl_builder_free(inputs[i].extra[k]);
         free(inputs[i].extra);
+        if (inputs[i].spool_fd >= 0)
+            close(inputs[i].spool_fd);
     }
     free(inputs);
     ev_set_free(&evidence);

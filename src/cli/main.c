@@ -49,12 +49,14 @@ static void usage(FILE *f)
  * partly used column's last huge page is zeroed whole: analyze of the
  * 1.08 GB bench set took 1.22x the CPU at -j 1 and 1.11x at -j 2 with them
  * (farm-bench, 6-7 pairs, docs/PERFORMANCE.md "Issue 19"), so they are no
- * longer asked for. glibc offers these only as tunables (read once at
- * start-up), so the command re-executes itself once with them set.
- * CHAINPROF_NO_THP=1 (the historical name) turns it off; any failure just
+ * longer asked for. glibc offers the others (.mmap_threshold, .arena_max,
+ * .trim_threshold) only as tunables, read once at start-up, so the command
+ * re-executes itself once with them set, when its inputs pay for it
+ * (cmd_analyze.c: many small files cost twice the memory and more time with
+ * them). CHAINPROF_NO_THP=1 (the historical name) turns it off; any failure just
  * carries on without it. Children (nsys export) inherit the setting, which
  * only changes how their heap is backed. */
-static void reexec_with_thp(char **argv)
+void cli_reexec_with_thp(char **argv)
 {
     const char *tun = getenv("GLIBC_TUNABLES");
     if (getenv("CHAINPROF_NO_THP") || getenv("CHAINPROF_THP_DONE") ||
@@ -73,8 +75,6 @@ static void reexec_with_thp(char **argv)
 
 int main(int argc, char **argv)
 {
-    if (argc >= 2 && !strcmp(argv[1], "analyze"))
-        reexec_with_thp(argv);
     if (argc < 2) {
         usage(stderr);
         return CLI_EXIT_USAGE;

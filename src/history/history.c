@@ -564,9 +564,13 @@ int hist_list(hist_db *db, const char *command, size_t limit, hist_runs *out, cp
         cp_xgrow((void **)&out->v, &cap, out->n + 1, sizeof *out->v);
         fill_run(st, &out->v[out->n++]);
     }
+    if (s != SQLITE_DONE) { /* a damaged file: the caller gets nothing to free */
+        int rc = db_fail(db, err, "cannot list runs");
+        sqlite3_finalize(st);
+        hist_runs_free(out);
+        return rc;
+    }
     sqlite3_finalize(st);
-    if (s != SQLITE_DONE)
-        return db_fail(db, err, "cannot list runs");
     return 0;
 }
 

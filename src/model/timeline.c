@@ -157,7 +157,10 @@ static void grow_events(tl_builder *b)
     size_t need = b->n + 1;
     if (need <= b->cap)
         return;
-    resize_events(b, b->cap ? b->cap * 2 : 4096);
+    /* small first: a builder per small file (10,000 ranks of one event) must
+     * cost memory in proportion to its events; large inputs are sized up
+     * front by tl_builder_reserve, the rest doubles */
+    resize_events(b, b->cap ? b->cap * 2 : 64);
 }
 
 /* Room for `more` bytes of extras; false (and counted) past 4 GiB, the

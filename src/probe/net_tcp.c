@@ -31,6 +31,7 @@
 
 #define NET_MAGIC "CPNET1"
 #define NET_MAX_STREAMS 256
+#define NET_MAX_BUFFER_BYTES ((uint64_t)1 << 30) /* all streams' buffers, either side */
 
 static double now_s(void)
 {
@@ -100,11 +101,19 @@ int net_io_full(int fd, void *buf, size_t n, bool out, double timeout_s, const c
                    cp_error *err)
 {
     char *p = buf;
+    /* the socket's timeout bounds each call ("no progress"); this bounds the
+     * whole transfer, so a peer dripping a byte every few seconds cannot hold
+     * the probe past its --timeout (issue 21: 45 s and more past 5): the
+     * timeout plus what the bytes take at 1 MiB/s, far below any real link */
+    double deadline = now_s() + timeout_s + (double)n / (1 << 20);
     while (n) {
         ssize_t k = out ? send(fd, p, n, MSG_NOSIGNAL) : recv(fd, p, n, 0);
         if (k > 0) {
             p += k;
             n -= (size_t)k;
+            if (n && now_s() > deadline)
+                return cp_error_set(err, CP_ERR_TIMEOUT, NULL, 0, 0, -1, "%s with %s: too slow, %zu bytes still "
+                                    "missing after %.0f s", what, peer, n, timeout_s);
             continue;
         }
         if (k < 0 && errno == EINTR)
@@ -373,8 +382,11 @@ int net_serve(int lfd, const net_cfg *cfg_in, net_result *res, cp_error *err)
     cfg.msg_bytes = get_u32(hello + 10);
     cfg.ping_count = (int)get_u32(hello + 14);
     cfg.seconds = get_u32(hello + 18) / 1000.0;
+    /* buffers are streams x msg_bytes: a hello must not make the server
+     * reserve what the machine does not have (256 x 64 MiB was 19.9 GB) */
     if (cfg.streams < 1 || cfg.streams > NET_MAX_STREAMS || cfg.msg_bytes < 1 || cfg.msg_bytes > (64u << 20) ||
-        cfg.ping_count > 10000000 || cfg.seconds > 3600) {
+        (uint64_t)cfg.streams * cfg.msg_bytes > NET_MAX_BUFFER_BYTES || cfg.ping_count > 10000000 ||
+        cfg.seconds > 3600) {
         rc = cp_error_set(err, CP_ERR_FORMAT, NULL, 0, 0, -1, "hello from %s: parameters out of range", res->peer);
         goto out;
     }

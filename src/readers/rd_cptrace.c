@@ -135,7 +135,7 @@ uint32_t cpr_gpu_track(cpr *r, int32_t device, uint64_t stream, bool cupti_strea
 size_t cpr_event(cpr *r, uint32_t track, int64_t t_ns, int64_t dur_ns, uint32_t name, tl_cat cat, int64_t corr,
                  uint32_t flags)
 {
-    tl_ev e = { t_ns + r->shift, dur_ns < 0 ? 0 : dur_ns, name, 0, cat, track, corr, -1, flags };
+    tl_ev e = { cp_sat_add_i64(t_ns, r->shift), dur_ns < 0 ? 0 : dur_ns, name, 0, cat, track, corr, -1, flags };
     return tl_builder_add(r->b, &e);
 }
 
@@ -519,7 +519,10 @@ static int check_header(const unsigned char *data, size_t size, const char *name
     return 0;
 }
 
-static int64_t base_of(const cpt_header *h) { return h->real0_ns - h->mono0_ns + h->clock_offset_ns; }
+static int64_t base_of(const cpt_header *h)
+{
+    return cp_sat_add_i64(cp_sat_sub_i64(h->real0_ns, h->mono0_ns), h->clock_offset_ns);
+}
 
 /* One file of the process (main or a worker): both passes. */
 static void read_file(cpr *r, const unsigned char *data, size_t size, int64_t main_base)
@@ -527,7 +530,7 @@ static void read_file(cpr *r, const unsigned char *data, size_t size, int64_t ma
     r->data = data;
     r->size = size;
     r->h = (const cpt_header *)(const void *)data;
-    r->shift = base_of(r->h) - main_base;
+    r->shift = cp_sat_sub_i64(base_of(r->h), main_base);
     tl_builder_reserve(r->b, tl_builder_count(r->b) + size / sizeof(cpt_rec), 3 * (size / sizeof(cpt_rec)));
     size_t stop = walk(r, strings_of);
     walk(r, corr_of);

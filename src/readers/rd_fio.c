@@ -119,7 +119,12 @@ static ev_fio_job *job_by_name(parser *ps, const char *name, size_t n, uint32_t 
         if (strlen(f->jobs[i].name) == n && memcmp(f->jobs[i].name, name, n) == 0 &&
             f->jobs[i].line == 0)
             return &f->jobs[i];
-    if (rd_grow((void **)&f->jobs, &f->cap_jobs, f->n_jobs, sizeof *f->jobs, EV_FIO_MAX_JOBS) < 0) {
+    /* ps->job points into f->jobs: keep it valid across the move */
+    ptrdiff_t cur = ps->job ? ps->job - f->jobs : -1;
+    int grown = rd_grow((void **)&f->jobs, &f->cap_jobs, f->n_jobs, sizeof *f->jobs, EV_FIO_MAX_JOBS);
+    if (cur >= 0)
+        ps->job = &f->jobs[cur];
+    if (grown < 0) {
         rd_note(&ps->local, DIAG_LIMIT_REACHED, ps->name, line);
         return NULL;
     }

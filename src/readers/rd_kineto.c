@@ -1145,6 +1145,7 @@ static void finish_meta(kr *r)
     }
     cp_jt_stats st = cp_jt_get_stats(r->jt);
     diag_count_n(r->diag, DIAG_TRAILING_COMMA, st.trailing_commas, r->name, -1);
+    diag_count_n(r->diag, DIAG_BAD_ESCAPE, st.bad_escapes, r->name, -1);
 }
 
 /* Read the source to its end, discarding the bytes. */

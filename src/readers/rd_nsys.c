@@ -1256,8 +1256,40 @@ static void read_big(nsys_ctx *m, const char *uri, const char *table, table_fn r
     free(parts);
 }
 
+/* A cut SQLite file is not "a database without Nsight Systems tables": the
+ * header (sqlite.org/fileformat.html) gives the page size (offset 16, 1 =
+ * 65536) and, when the version-valid-for number at 92 matches the change
+ * counter at 24, the size in pages (offset 28). Returns 0, or an error when
+ * the file is shorter than that. */
+static int check_not_cut(const char *path, const char *shown, cp_error *err)
+{
+    unsigned char h[100];
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0; /* opening reports it */
+    size_t got = fread(h, 1, sizeof h, f);
+    fclose(f);
+    struct stat st;
+    if (got < sizeof h || stat(path, &st) != 0 || memcmp(h, "SQLite format 3", 16) != 0)
+        return 0;
+    uint32_t page = (uint32_t)h[16] << 8 | h[17];
+    page = page == 1 ? 65536 : page;
+    uint32_t counter = (uint32_t)h[24] << 24 | (uint32_t)h[25] << 16 | (uint32_t)h[26] << 8 | h[27];
+    uint32_t pages = (uint32_t)h[28] << 24 | (uint32_t)h[29] << 16 | (uint32_t)h[30] << 8 | h[31];
+    uint32_t valid_for = (uint32_t)h[92] << 24 | (uint32_t)h[93] << 16 | (uint32_t)h[94] << 8 | h[95];
+    uint64_t want = (uint64_t)page * pages;
+    if (valid_for != counter || pages == 0 || (uint64_t)st.st_size >= want)
+        return 0;
+    return cp_error_set(err, CP_ERR_FORMAT, shown, 0, 0, (long long)st.st_size,
+                        "truncated SQLite file: %lld of the %llu bytes its header declares (the export or the copy "
+                        "was cut)", (long long)st.st_size, (unsigned long long)want);
+}
+
 static int read_sqlite(const char *path, const char *shown, tl_builder *b, const rd_opts *o, cp_error *err)
 {
+    int cut = check_not_cut(path, shown, err);
+    if (cut < 0)
+        return cut;
     nsys_ctx c = { .path = shown, .opts = o };
     cp_arena_init(&c.arena);
     char uri[8192];

@@ -41,7 +41,7 @@ int render_json(const rep_report *r, cp_buf *out, const render_opts *o, cp_error
     render_json_node(&w, r->root);
     cp_buf_putc(out, '\n');
     if (w.n_replaced)
-        cp_log_warn_once("json-utf8", "%zu byte%s of the inputs' strings %s not valid UTF-8; written as U+FFFD",
+        cp_log_warn_once("json-utf8", "%zu byte%s of the inputs' strings %s not valid UTF-8; written as '?'",
                          w.n_replaced, w.n_replaced == 1 ? "" : "s", w.n_replaced == 1 ? "was" : "were");
     return 0;
 }

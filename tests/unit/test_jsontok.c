@@ -260,9 +260,10 @@ static void test_escapes(void **state)
     (void)state;
     expect_dump("[\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\"]",
                 "[@0:0|se<a\"b\\5cc/d\\08\\0c\\0a\\0d\\09>@1:1|]@23:0|$@24:0|");
-    /* \u escapes: 1-, 2-, 3-byte UTF-8, a surrogate pair (4 bytes), NUL */
+    /* \u escapes: 1-, 2-, 3-byte UTF-8, a surrogate pair (4 bytes); \u0000
+     * is U+FFFD (a NUL would cut a name used as a C string), counted */
     expect_dump("\"\\u0041\\u00e9\\u20AC\\ud83d\\ude00\\u0000\"",
-                "se<A\\c3\\a9\\e2\\82\\ac\\f0\\9f\\98\\80\\00>@0:0|$@38:0|");
+                "se<A\\c3\\a9\\e2\\82\\ac\\f0\\9f\\98\\80\\ef\\bf\\bd>@0:0|$@38:0|");
     /* lone high, lone low, bad hex, unknown escape: U+FFFD / the byte itself */
     dump d;
     const char *bad = "[\"\\ud800x\", \"\\udc00\", \"\\u12G4\", \"\\q\", \"\\ud800\\u0041\"]";
