@@ -17,7 +17,8 @@ JSON="$TMP/bench_kineto.$$.json"
 trap 'rm -f "$BIN" "$JSON" "$JSON.gz"' EXIT INT TERM
 CC=${CC:-gcc}
 $CC -std=c17 -O2 -D_GNU_SOURCE -Isrc -o "$BIN" bench/bench_kineto.c \
-    "$BUILD/libcp_readers.a" "$BUILD/libcp_model.a" "$BUILD/libcp_base.a" -lz -lzstd -lpthread -lm
+    "$BUILD/libcp_readers.a" "$BUILD/libcp_model.a" "$BUILD/libcp_base.a" -lz -lzstd \
+    $(pkg-config --libs libisal 2>/dev/null) -lpthread -lm
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cpus; compiler: $($CC --version | head -1)"
 python3 bench/kineto_gen.py "$JSON" "$MB"
 "$BIN" "$JSON" "$REPS"

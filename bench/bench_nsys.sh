@@ -34,7 +34,7 @@ SELECT count(*), sum(start), sum(end), sum(globalTid), sum(correlationId), sum(n
 reader="$build/bench/bench_nsys_read"
 # the malloc tunables `chainprof analyze` runs itself with (src/cli/main.c), so the reader alone
 # is measured as analyze runs it
-tun=glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=1073741824:glibc.malloc.arena_max=1
+tun=glibc.malloc.mmap_threshold=1073741824:glibc.malloc.arena_max=1
 tun=$tun:glibc.malloc.trim_threshold=4294967296
 mkdir -p "$build/bench"
 ${CC:-gcc} -std=c17 -O2 -D_GNU_SOURCE -I"$here/src" -o "$reader" "$here/bench/bench_nsys_read.c" \

@@ -19,6 +19,9 @@ packages=(
   python3                               # a few test helpers compare JSON; `chainprof run`'s Python package
   python3-venv                          # the Python package installed into a venv (pip install ./python)
   time                                  # /usr/bin/time: peak RSS in the benchmarks
+  curl python3-prometheus-client        # the monitor's /metrics scraped with real clients (tests/cli/monitor.sh)
+  python3-pandas                        # the Python package's DataFrames (tested with and without pandas)
+  python3-nbclient python3-nbformat python3-ipykernel  # a real notebook runs the Python package (tests/cli/python_api.sh)
 )
 
 missing=()

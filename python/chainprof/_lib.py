@@ -10,12 +10,16 @@ collector's annotations here; analysis bindings later) finds the same build:
 3. an installed copy: <prefix>/lib/chainprof/, <prefix>/lib/, and the
    system loader's search (ctypes.util.find_library).
 
-The error names every place it looked.
+The error names every place it looked. The analysis API (chainprof.api)
+runs the chainprof executable, found the same way by binary(): CHAINPROF_BIN
+(or CHAINPROF, what the tests set), the checkout's build*/chainprof, an
+installed <prefix>/bin/chainprof, then PATH.
 """
 import ctypes
 import ctypes.util
 import glob
 import os
+import shutil
 import sys
 
 _cache = {}
@@ -66,3 +70,33 @@ def load(name=COLLECT):
         return lib
     raise LibraryNotFound("chainprof: lib%s.so not found; looked in: %s (build chainprof with cmake, or set "
                           "CHAINPROF_LIB_DIR)" % (name, "; ".join(looked)))
+
+
+def _checkout_builds():
+    checkout = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    for build in ["build"] + sorted(os.path.basename(p) for p in glob.glob(os.path.join(checkout, "build-*"))):
+        yield os.path.join(checkout, build)
+
+
+def binary():
+    """The path of the chainprof executable (see the module docstring)."""
+    looked = []
+    for var in ("CHAINPROF_BIN", "CHAINPROF"):
+        if os.environ.get(var):
+            looked.append(os.environ[var])
+            if os.access(os.environ[var], os.X_OK):
+                return os.environ[var]
+    for build in _checkout_builds():
+        looked.append(os.path.join(build, "chainprof"))
+        if os.access(looked[-1], os.X_OK):
+            return looked[-1]
+    for prefix in dict.fromkeys([sys.prefix, sys.base_prefix, "/usr/local", "/usr"]):
+        looked.append(os.path.join(prefix, "bin", "chainprof"))
+        if os.access(looked[-1], os.X_OK):
+            return looked[-1]
+    found = shutil.which("chainprof")
+    if found:
+        return found
+    looked.append("PATH")
+    raise LibraryNotFound("chainprof: the chainprof executable was not found; looked in: %s (build chainprof with "
+                          "cmake or make, or set CHAINPROF_BIN)" % "; ".join(looked))

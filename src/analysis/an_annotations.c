@@ -67,7 +67,7 @@ void an_annotations_compute(const an_ctx *ctx, const an_view *v, an_annot_rank *
     size_t *active = cp_xmalloc((na ? na : 1) * sizeof *active), nact = 0, j = 0;
     uint32_t *names = cp_xmalloc((v->n_gpu ? v->n_gpu : 1) * sizeof *names);
     int64_t *ones = cp_xmalloc((v->n_gpu ? v->n_gpu : 1) * sizeof *ones); /* sum = count: sorts by count */
-    size_t nk = 0;
+    size_t nk = 0, row_cap = 0;
     for (size_t k = 0; k < v->n_gpu; k++) {
         size_t g = v->gpu[k];
         int64_t s = v->t0[g], e = CP_MAX(v->t1[g], s + 1);
@@ -100,6 +100,10 @@ void an_annotations_compute(const an_ctx *ctx, const an_view *v, an_annot_rank *
         else {
             ones[nk] = 1;
             names[nk++] = ctx->tl->name[v->base + best];
+            if (ctx->opts && ctx->opts->launch_table) {
+                cp_xgrow((void **)&out->rows, &row_cap, out->n_rows + 1, sizeof *out->rows);
+                out->rows[out->n_rows++] = (struct an_annot_kernel){ v->base + v->gpu[k], ctx->tl->name[v->base + best] };
+            }
         }
     }
     out->n_kernels_groups = an_group_by_name(names, ones, nk, &out->kernels);
@@ -150,6 +154,28 @@ static void emit(an_ctx *ctx, rep_node *parent, const void *out)
         rep_cell_str(ctx->rep, row, tl_str(ctx->tl, ar->kernels[i].name));
         rep_cell_int(ctx->rep, row, ar->kernels[i].count);
     }
+    if (!(ctx->opts && ctx->opts->launch_table))
+        return;
+    /* HTA get_gpu_kernels_with_user_annotations: one row per attributed GPU event */
+    static const rep_col kcols[] = {
+        { "correlation", "correlation", NULL, -1 },
+        { "name", "GPU event", NULL, -1 },
+        { "short_name", "short name (HTA shorten_name)", NULL, -1 },
+        { "annotation", "innermost GPU annotation", NULL, -1 },
+    };
+    const tl_timeline *tl = ctx->tl;
+    t = rep_table(ctx->rep, o, "kernels_with_annotation", "GPU events with their innermost annotation", kcols,
+                  CP_ARRAY_LEN(kcols));
+    t->flags |= REP_F_NO_TEXT;
+    char shortn[512];
+    for (size_t i = 0; i < ar->n_rows; i++) {
+        size_t ev = ar->rows[i].i;
+        rep_node *row = rep_row(ctx->rep, t);
+        rep_cell_int(ctx->rep, row, tl->corr[ev]);
+        rep_cell_str(ctx->rep, row, tl_str(tl, tl->name[ev]));
+        rep_cell_str(ctx->rep, row, an_hta_short_name(tl_str(tl, tl->name[ev]), shortn, sizeof shortn));
+        rep_cell_str(ctx->rep, row, tl_str(tl, ar->rows[i].annotation));
+    }
 }
 
 static void compute(const an_ctx *ctx, const an_view *v, void *out)
@@ -163,6 +189,7 @@ static void free_rank(void *out)
     free(a->cpu);
     free(a->gpu);
     free(a->kernels);
+    free(a->rows);
 }
 
 int an_annotations_run(an_ctx *ctx)

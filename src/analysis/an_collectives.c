@@ -68,7 +68,7 @@ static int dtype_size(const char *d)
 typedef struct rec {
     uint32_t rank_index;
     int32_t rank;
-    size_t ev;
+    size_t ev;       /* the kernel's event (the critical path's cross-rank edges) */
     uint64_t pg;     /* group identity: name id << 32 | ranks-string id */
     int64_t seq;
     int64_t start, end;
@@ -76,6 +76,7 @@ typedef struct rec {
     int32_t n;
     coll_op op;
     bool inter, matched;
+    size_t last_ev;  /* matched: the kernel of the instance's last-arriving rank */
     int64_t transfer_ns, wait_ns;
     double busbw;
 } rec;
@@ -134,10 +135,21 @@ typedef struct gather_job {
     const an_ctx *ctx;
     const an_layers_result *lr;
     coll_keys k;
-    rec **v;                     /* per rank */
-    size_t *n;
+    rec *v;                      /* every rank's records, rank r's from at[r] */
+    size_t *at, *n;              /* per rank: first slot, records kept */
     int64_t *n_kernels, *n_noargs;
 } gather_job;
+
+/* Collective kernels of rank ri: an upper bound of its records. */
+static size_t count_comm(const tl_timeline *tl, size_t ri)
+{
+    const tl_rank *rk = &tl->ranks[ri];
+    size_t n = 0;
+    for (uint32_t t = rk->track_begin; t < rk->track_end; t++)
+        for (size_t i = tl->tracks[t].ev_begin; i < tl->tracks[t].ev_end; i++)
+            n += tl->kclass[i] == TL_K_COMM;
+    return n;
+}
 
 static void gather_rank(void *ctx, size_t ri)
 {
@@ -145,8 +157,8 @@ static void gather_rank(void *ctx, size_t ri)
     const tl_timeline *tl = j->ctx->tl;
     const coll_keys *k = &j->k;
     const tl_rank *rk = &tl->ranks[ri];
-    rec *v = NULL;
-    size_t n = 0, cap = 0;
+    rec *v = j->v + j->at[ri];
+    size_t n = 0;
     for (uint32_t t = rk->track_begin; t < rk->track_end; t++) {
         const tl_track *tr = &tl->tracks[t];
         for (size_t i = tr->ev_begin; i < tr->ev_end; i++) {
@@ -162,7 +174,6 @@ static void gather_rank(void *ctx, size_t ri)
                 j->n_noargs[ri]++;
                 continue;
             }
-            cp_xgrow((void **)&v, &cap, n + 1, sizeof *v);
             rec *r = &v[n++];
             memset(r, 0, sizeof *r);
             r->rank_index = (uint32_t)ri;
@@ -182,12 +193,14 @@ static void gather_rank(void *ctx, size_t ri)
             r->transfer_ns = r->end - r->start;
         }
     }
-    j->v[ri] = v;
     j->n[ri] = n;
 }
 
 /* Records of every traced collective kernel, in (rank, track, event)
- * order; counts kernels without args. */
+ * order; counts kernels without args. One array sized by the collective
+ * kernels of each rank (a cheap scan of the class column), filled by the
+ * ranks in parallel at their offsets and closed up: no per-rank arrays
+ * growing by doubling and no second copy of them all. */
 static rec *gather(const an_ctx *ctx, const an_layers_result *lr, size_t *n_out, int64_t *n_kernels,
                    int64_t *n_noargs)
 {
@@ -197,23 +210,25 @@ static rec *gather(const an_ctx *ctx, const an_layers_result *lr, size_t *n_out,
                      { key_id(tl, "Collective name"), key_id(tl, "In msg nelems"), key_id(tl, "Out msg nelems"),
                        key_id(tl, "dtype"), key_id(tl, "Process Group Name"), key_id(tl, "Process Group Ranks"),
                        key_id(tl, "Group size") },
-                     cp_xcalloc(nr, sizeof(rec *)), cp_xcalloc(nr, sizeof(size_t)),
+                     NULL, cp_xcalloc(nr, sizeof(size_t)), cp_xcalloc(nr, sizeof(size_t)),
                      cp_xcalloc(nr, sizeof(int64_t)), cp_xcalloc(nr, sizeof(int64_t)) };
-    cp_par_for(tl->n_ranks, ctx->opts && ctx->opts->nthreads > 0 ? ctx->opts->nthreads : 1, gather_rank, &j);
-    size_t n = 0;
-    for (size_t r = 0; r < tl->n_ranks; r++)
-        n += j.n[r];
-    rec *v = cp_xmalloc((n ? n : 1) * sizeof *v);
-    size_t at = 0;
+    size_t bound = 0;
     for (size_t r = 0; r < tl->n_ranks; r++) {
-        if (j.n[r])
-            memcpy(v + at, j.v[r], j.n[r] * sizeof *v);
-        at += j.n[r];
+        j.at[r] = bound;
+        bound += count_comm(tl, r);
+    }
+    j.v = cp_xmalloc((bound ? bound : 1) * sizeof *j.v);
+    cp_par_for(tl->n_ranks, ctx->opts && ctx->opts->nthreads > 0 ? ctx->opts->nthreads : 1, gather_rank, &j);
+    rec *v = j.v;
+    size_t n = 0;
+    for (size_t r = 0; r < tl->n_ranks; r++) {
+        if (j.n[r] && j.at[r] != n)
+            memmove(v + n, v + j.at[r], j.n[r] * sizeof *v);
+        n += j.n[r];
         *n_kernels += j.n_kernels[r];
         *n_noargs += j.n_noargs[r];
-        free(j.v[r]);
     }
-    free(j.v);
+    free(j.at);
     free(j.n);
     free(j.n_kernels);
     free(j.n_noargs);
@@ -288,6 +303,7 @@ static void match(rec *v, size_t n, int64_t *n_matched)
                 v[k].wait_ns = CP_MIN(CP_MAX(arrive - v[k].start, 0), dur);
                 v[k].transfer_ns = transfer;
                 v[k].matched = true;
+                v[k].last_ev = v[last].ev;
             }
             *n_matched += (int64_t)(j - i);
         }
@@ -464,10 +480,43 @@ static void add_wait_to_steps(an_layers_result *lr, const rec *r)
 }
 
 
+/* The matched kernels, by event, for the critical path's cross-rank edges. */
+static void keep_members(an_collectives_result *cr, const rec *v, size_t n)
+{
+    size_t k = 0;
+    cr->members = cp_xmalloc((cr->n_matched ? (size_t)cr->n_matched : 1) * sizeof *cr->members);
+    for (size_t i = 0; i < n; i++)
+        if (v[i].matched)
+            cr->members[k++] = (an_coll_member){ v[i].ev, v[i].last_ev };
+    cr->n_members = k;
+    cp_kv *kv = cp_xmalloc((k ? k : 1) * sizeof *kv);
+    for (size_t i = 0; i < k; i++)
+        kv[i] = (cp_kv){ cr->members[i].ev, i };
+    cp_sort_kv(kv, k, NULL);
+    an_coll_member *s = cp_xmalloc((k ? k : 1) * sizeof *s);
+    for (size_t i = 0; i < k; i++)
+        s[i] = cr->members[kv[i].val];
+    free(kv);
+    free(cr->members);
+    cr->members = s;
+}
+
+/* Every kernel's record, for the communication matrix (v is in match
+ * order here; the matrix does not depend on the order). */
+static void keep_kernels(an_collectives_result *cr, const rec *v, size_t n)
+{
+    cr->kernels = cp_xmalloc((n ? n : 1) * sizeof *cr->kernels);
+    for (size_t i = 0; i < n; i++)
+        cr->kernels[i] = (an_coll_kernel){ v[i].ev, v[i].op, v[i].n, v[i].bytes, v[i].transfer_ns };
+    cr->n_kernel_recs = n;
+}
+
 static void free_result(void *self)
 {
     an_collectives_result *cr = self;
     free(cr->groups);
+    free(cr->members);
+    free(cr->kernels);
     free(cr);
 }
 
@@ -484,6 +533,7 @@ int an_collectives_run(an_ctx *ctx)
     size_t n = 0;
     rec *v = gather(ctx, lr, &n, &cr->n_kernels, &cr->n_without_args);
     match(v, n, &cr->n_matched);
+    keep_members(cr, v, n);
     for (size_t i = 0; i < n; i++) {
         rec *r = &v[i];
         r->busbw = r->transfer_ns > 0 ? (double)r->bytes / (double)r->transfer_ns * an_busbw_factor(r->op, r->n)
@@ -491,6 +541,7 @@ int an_collectives_run(an_ctx *ctx)
         add_wait_to_steps(lr, r);
     }
 
+    keep_kernels(cr, v, n);
     scope_summaries(v, n, cr);
     for (size_t i = 0; i < n; i++)
         if (v[i].inter)

@@ -26,6 +26,7 @@
  * tests/unit/test_an_findings.c with a job that triggers it and one that
  * does not.
  */
+#include "an_results.h"
 #include "an_verdict.h"
 #include "../base/util.h"
 #include "../model/catalog.h"
@@ -801,6 +802,49 @@ static void r_low_overlap(fctx *f, const rule *self)
 
 /* The rule table: one row per rule. Evidence-file rules follow the trace
  * rules; order here does not matter for the output (sorted by gain). */
+/* The allocator's peak near the device's memory (from the memory
+ * analyzer's [memory] events): the job is one batch away from an OOM. No
+ * time gain: the finding is a risk, its severity by how close it is. */
+static void r_mem_capacity(fctx *f, const rule *self)
+{
+    const tl_timeline *tl = f->ctx->tl;
+    double worst = 0;
+    size_t wr = 0;
+    an_memory_peak wp = { 0 };
+    for (size_t r = 0; r < tl->n_ranks; r++) {
+        an_memory_peak p;
+        int64_t cap = tl->ranks[r].meta.gpu_mem_bytes;
+        if (cap <= 0 || !an_memory_peak_of(f->ctx, r, &p))
+            continue;
+        double frac = (double)p.peak_reserved_bytes / (double)cap;
+        if (frac > worst) {
+            worst = frac;
+            wr = r;
+            wp = p;
+        }
+    }
+    if (worst < AN_MEM_NEAR_FRAC)
+        return;
+    const double gib = 1024.0 * 1024 * 1024;
+    char t[160];
+    snprintf(t, sizeof t, "GPU memory is %.0f %% reserved at its peak (rank %d): close to out of memory", 100 * worst,
+             tl->ranks[wr].meta.rank);
+    an_finding *x = add(f, self, NAN, t,
+                        "leave headroom before scaling the batch or sequence: activation checkpointing, a smaller "
+                        "micro-batch with gradient accumulation, sharding optimizer state (ZeRO/FSDP); when reserved "
+                        "far exceeds allocated, the caching allocator is fragmented: set "
+                        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+                        "no time gain is estimated: this is the risk of an out-of-memory failure");
+    x->severity = worst >= AN_MEM_CRITICAL_FRAC ? AN_SEV_HIGH : AN_SEV_MEDIUM;
+    x->rank = tl->ranks[wr].meta.rank;
+    an_finding_evidence(x, "rank %d cuda:%d: peak reserved %.2f GiB of %.2f GiB, peak allocated %.2f GiB ([memory] events)",
+                        tl->ranks[wr].meta.rank, wp.device, (double)wp.peak_reserved_bytes / gib,
+                        (double)tl->ranks[wr].meta.gpu_mem_bytes / gib, (double)wp.peak_allocated_bytes / gib);
+    if (wp.top_op)
+        an_finding_evidence(x, "at the allocated peak %s held the most: %.2f GiB", wp.top_op,
+                            (double)wp.top_op_bytes / gib);
+}
+
 static const rule rules[] = {
     { "NET_INTER_SLOW", CP_LAYER_INTER, r_net_inter_slow },
     { "NET_INTRA_SLOW", CP_LAYER_INTRA, r_net_intra_slow },
@@ -813,6 +857,7 @@ static const rule rules[] = {
     { "PAGEABLE_COPY", CP_LAYER_INTRA, r_pageable_copy },
     { "STRAGGLER_RANK", CP_LAYER_COMPUTE, r_straggler },
     { "LOW_OVERLAP", CP_LAYER_INTER, r_low_overlap },
+    { "MEM_NEAR_CAPACITY", CP_LAYER_COMPUTE, r_mem_capacity },
 };
 
 /* The invariant: no trace finding claims more than the exposed time of the
@@ -904,11 +949,13 @@ static void merge_evidence(fctx *f)
     }
 }
 
-/* Trace findings of later analyzers (an_links: wire bandwidth per rank pair)
- * join the rule findings before the cap: same gain scale, same cap. */
-static void merge_trace_findings(fctx *f)
+/* Trace findings of earlier analyzers (an_links: wire bandwidth per rank
+ * pair; an_roofline: kernels Nsight Compute profiled) join the rule findings
+ * before the cap: same gain scale, same cap. Without a trace an_roofline's
+ * gains are shares of the profiled kernels' own time and join uncapped. */
+static void merge_trace_findings(fctx *f, an_id id)
 {
-    const an_findings_result *lk = f->ctx->results[AN_links];
+    const an_findings_result *lk = f->ctx->results[id];
     for (size_t i = 0; lk && i < lk->n; i++) {
         an_finding *x = an_finding_add(f->out, lk->v[i].code, lk->v[i].layer, 0, "", NULL, NULL);
         uint32_t order = x->order;
@@ -990,8 +1037,11 @@ int an_findings_run(an_ctx *ctx)
     if (f.job_ns > 0) {
         for (size_t i = 0; i < CP_ARRAY_LEN(rules); i++)
             rules[i].eval(&f, &rules[i]);
-        merge_trace_findings(&f);
+        merge_trace_findings(&f, AN_links);
+        merge_trace_findings(&f, AN_roofline);
         cap_gains(&f, 0, out->n);
+    } else {
+        merge_trace_findings(&f, AN_roofline);
     }
     merge_evidence(&f);
     out->job_ns = f.job_ns;

@@ -6,7 +6,9 @@
  *   kernel wait otherwise, a gap under 30 us (launch overhead between
  *               back-to-back kernels),
  *   other       otherwise (waiting on events, other streams, ...).
- * HTA (BreakdownAnalysis._analyze_idle_time_for_stream) measures the gap
+ * HTA (BreakdownAnalysis._analyze_idle_time_for_stream) looks only at
+ * events of its kernel categories (kernel, gpu_memcpy, gpu_memset, MTIA
+ * mtia_ccp_events: no cuda_sync, no GPU annotations) and measures the gap
  * from the end of the previous event in start order, so an event that
  * overlaps its predecessor yields a negative "gap" that is summed too. The
  * exact view measures from the running maximum end and counts only real
@@ -38,6 +40,8 @@ void an_idle_compute(const an_view *v, an_idle_rank *out)
     int64_t prev = 0;
     for (size_t k = 0; k < v->n_gpu; k++) {
         size_t i = v->gpu[pos[k]];
+        if (v->kernel_cat && !v->kernel_cat[i])
+            continue; /* HTA looks only at kernel, memcpy and memset categories (no cuda_sync) */
         if (!out->n || out->streams[out->n - 1].stream != v->stream[i]) {
             cp_xgrow((void **)&out->streams, &cap, out->n + 1, sizeof *out->streams);
             out->streams[out->n++] = (an_idle_stream){ .stream = v->stream[i] };

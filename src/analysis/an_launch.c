@@ -1,10 +1,11 @@
 /* an_launch.c - the `launch` analyzer: CUDA (and HIP, MTIA) launch
  * statistics per correlation id.
  *
- * For every runtime call that launches GPU work (cudaLaunchKernel,
+ * For every runtime call that launches GPU work (exact view: cudaLaunchKernel,
  * cudaLaunchKernelExC, cuLaunchKernel, cuLaunchKernelEx, cudaMemcpyAsync,
  * cudaMemsetAsync, hipLaunchKernel, hipExtModuleLaunchKernel,
- * hipMemcpyAsync, hipMemsetAsync, hipMemcpyWithStream, MTIA's runFunction)
+ * hipMemcpyAsync, hipMemsetAsync, hipMemcpyWithStream, MTIA's runFunction;
+ * HTA view: only the CUDA runtime ones and MTIA's, as current HTA)
  * the CPU events and GPU events sharing its correlation id are joined (as
  * HTA's get_cuda_kernel_launch_stats joins them: every CPU row with every
  * GPU row of that id): cpu duration, gpu duration, launch delay = GPU start
@@ -28,12 +29,27 @@ static const char *const launch_names[] = {
     "hipMemcpyWithStream",
 };
 
-bool an_is_launch_name(const char *name)
+/* What HTA's get_cuda_kernel_launch_stats joins (its queue length uses
+ * every launch name above): HIP and the driver API's cuLaunchKernel* are
+ * left out, so on ROCm traces HTA reports no launches. */
+static const char *const hta_stats_names[] = {
+    "cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpyAsync", "cudaMemsetAsync",
+    "runFunction - job_prep_and_submit_for_execution",
+};
+
+static bool name_in(const char *name, const char *const *set, size_t n)
 {
-    for (size_t k = 0; k < CP_ARRAY_LEN(launch_names); k++)
-        if (strcmp(name, launch_names[k]) == 0)
+    for (size_t k = 0; k < n; k++)
+        if (strcmp(name, set[k]) == 0)
             return true;
     return false;
+}
+
+bool an_is_launch_name(const char *name) { return name_in(name, launch_names, CP_ARRAY_LEN(launch_names)); }
+
+bool an_is_hta_launch_stats_name(const char *name)
+{
+    return name_in(name, hta_stats_names, CP_ARRAY_LEN(hta_stats_names));
 }
 
 /* Rows by (corr, cpu_ns, gpu_ns). */
@@ -59,10 +75,11 @@ void an_launch_compute(const an_ctx *ctx, const an_view *v, an_launch_rank *out)
             cpu[nc++] = (an_corr_idx){ tl->corr[v->base + i], i };
     an_corr_sort(cpu, nc);
     size_t kept = 0;
+    unsigned flag = v->exact ? AN_NAME_LAUNCH : AN_NAME_HTA_LAUNCH_STATS;
     for (size_t a = 0, b; a < nc; a = b) {
         bool launch = false;
         for (b = a; b < nc && cpu[b].corr == cpu[a].corr; b++)
-            launch |= an_name_is(ctx, tl->name[v->base + cpu[b].idx], AN_NAME_LAUNCH);
+            launch |= an_name_is(ctx, tl->name[v->base + cpu[b].idx], flag);
         if (launch)
             for (size_t k = a; k < b; k++)
                 cpu[kept++] = cpu[k];

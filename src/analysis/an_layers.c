@@ -576,19 +576,28 @@ typedef struct seg_sink {
     cp_buf json;
     int64_t cur_t, cur_d;
     int cur_l, n;
+    an_layer_track *track; /* every step, absolute times, into this array instead of json */
 } seg_sink;
 
 static void seg_flush(seg_sink *k)
 {
     if (k->cur_l < 0)
         return;
-    cp_buf_printf(&k->json, "%s[%lld,%lld,%d]", k->n++ ? "," : "", (long long)k->cur_t, (long long)k->cur_d, k->cur_l);
+    if (k->track) {
+        an_layer_track *t = k->track;
+        cp_xgrow((void **)&t->v, &t->cap, t->n + 1, sizeof *t->v);
+        t->v[t->n++] = (an_layer_seg){ k->cur_t, k->cur_d, (cp_layer)k->cur_l };
+    } else {
+        cp_buf_printf(&k->json, "%s[%lld,%lld,%d]", k->n++ ? "," : "", (long long)k->cur_t, (long long)k->cur_d,
+                      k->cur_l);
+    }
     k->cur_l = -1;
 }
 
 static void seg_add(seg_sink *k, int64_t t, int64_t d, cp_layer l)
 {
-    if (k->cur_l == (int)l || (k->cur_l >= 0 && d < k->min_ns && k->cur_t + k->cur_d == t)) {
+    bool adjacent = k->cur_l >= 0 && k->cur_t + k->cur_d == t;
+    if ((k->cur_l == (int)l && (adjacent || !k->track)) || (adjacent && d < k->min_ns)) {
         k->cur_d += d;
         return;
     }
@@ -634,7 +643,9 @@ static void sweep_rank(sweep_env *env, size_t ri, an_rank_layers *out, seg_sink 
             cp_layer l = attribute(&out->steps[si], cnt, t1 - t);
             if (l == CP_LAYER_HOST)
                 host_seg_add(out, &seg_cap, t, t1);
-            if (sink && sw[si].id == sink->step_id)
+            if (sink && sink->track)
+                seg_add(sink, t, t1 - t, l);
+            else if (sink && sw[si].id == sink->step_id)
                 seg_add(sink, t - sw[si].ts, t1 - t, l);
         }
     }
@@ -739,6 +750,31 @@ static void slowest_step(sweep_env *env, const an_layers_result *lr)
         rep_json(r, ro, "segments", cp_buf_str(&k.json));
         cp_buf_free(&k.json);
     }
+}
+
+an_layer_track *an_layers_timeline(an_ctx *ctx)
+{
+    const tl_timeline *tl = ctx->tl;
+    an_layers_result *lr = ctx->results[AN_layers];
+    an_layer_track *out = cp_xcalloc(tl->n_ranks + 1, sizeof *out);
+    if (!lr)
+        return out;
+    size_t n_str = cp_intern_count(&tl->strings);
+    sweep_env env = { .ctx = ctx, .lr = lr, .host_class = cp_xcalloc(n_str + 1, 1),
+                      .io_class_key = cp_intern_find(&tl->strings, "class", 5),
+                      .win_t0 = INT64_MIN, .win_t1 = INT64_MAX };
+    for (size_t id = 0; id < n_str; id++)
+        host_class(&env, (uint32_t)id, cp_intern_str(&tl->strings, (uint32_t)id));
+    for (size_t i = 0; i < tl->n_ranks; i++) {
+        seg_sink k = { .step_id = -2, .min_ns = 0, .json = CP_BUF_INIT, .cur_l = -1, .track = &out[i] };
+        an_rank_layers scratch = { 0 };
+        sweep_rank(&env, i, &scratch, &k);
+        seg_flush(&k);
+        free(scratch.steps);
+        free(scratch.host_segs);
+    }
+    free(env.host_class);
+    return out;
 }
 
 static void free_result(void *self)

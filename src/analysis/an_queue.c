@@ -8,6 +8,14 @@
  * min, quartiles by linear interpolation, max), not time-weighted, exactly
  * as HTA's describe() reports them. At equal timestamps an enqueue is
  * ordered before a dequeue.
+ *
+ * Time blocked on a full queue (HTA get_time_spent_blocked_on_full_queue):
+ * per stream, the time from each sample at or above the full length
+ * (an_opts.queue_max_length, default CUDA's 1024 launches a stream) to the
+ * stream's next sample, and its share of the rank's trace duration (last
+ * event start - first). HTA keys its result by rank, so it keeps only the
+ * last such stream of a rank; we list every stream (the HTA value is the
+ * row of the highest stream).
  */
 #include "an_results.h"
 #include "../base/sort.h"
@@ -20,7 +28,8 @@
 /* The queue changes of one view as (key, val) pairs sorted by (stream,
  * time, enqueue before dequeue) with two stable radix passes: first by
  * key = (time - t_min) << 1 | dequeue, then by stream slot (streams are
- * few; slots are numbered in stream order). val = slot << 1 | dequeue.
+ * few; slots are numbered in stream order). Sorted: key = slot, val =
+ * (time - t_min) << 1 | dequeue.
  * 32 bytes a change with the sort's scratch, where (stream, time, delta)
  * records and their sorted copy cost 80. */
 typedef struct qchanges {
@@ -53,8 +62,8 @@ static void qchanges_sort(qchanges *q)
 {
     cp_kv *tmp = cp_xmalloc((q->n ? q->n : 1) * sizeof *tmp);
     cp_sort_kv(q->kv, q->n, tmp);
-    for (size_t i = 0; i < q->n; i++)
-        q->kv[i].key = q->kv[i].val >> 1;
+    for (size_t i = 0; i < q->n; i++) /* then by slot; val keeps the time and the dequeue bit */
+        q->kv[i] = (cp_kv){ q->kv[i].val >> 1, q->kv[i].key };
     cp_sort_kv(q->kv, q->n, tmp);
     free(tmp);
 }
@@ -83,22 +92,6 @@ static void sort_lengths(double *v, size_t n)
     free(count);
 }
 
-/* Statistics of the samples in v (reordered: sorted on return). */
-static void stats(double *v, size_t n, an_queue_stream *s)
-{
-    double sum = 0;
-    for (size_t i = 0; i < n; i++)
-        sum += v[i];
-    s->count = n;
-    s->mean = sum / (double)n;
-    s->std = n > 1 ? an_std(v, n, s->mean) : NAN;
-    sort_lengths(v, n);
-    s->min = v[0];
-    s->max = v[n - 1];
-    s->p25 = an_quantile_sorted(v, n, 0.25);
-    s->p50 = an_quantile_sorted(v, n, 0.5);
-    s->p75 = an_quantile_sorted(v, n, 0.75);
-}
 
 void an_queue_compute(const an_ctx *ctx, const an_view *v, an_queue_rank *out)
 {
@@ -149,20 +142,42 @@ void an_queue_compute(const an_ctx *ctx, const an_view *v, an_queue_rank *out)
     qchanges_sort(&q);
     double *vals = cp_xmalloc((q.n ? q.n : 1) * sizeof *vals);
     size_t ocap = 0;
+    int64_t full_len = ctx->opts && ctx->opts->queue_max_length > 0 ? ctx->opts->queue_max_length
+                                                                      : AN_QUEUE_MAX_DEFAULT;
+    out->max_length = full_len;
     for (size_t a = 0; a < q.n;) {
         size_t b = a;
-        int64_t len = 0;
+        int64_t len = 0, full_ns = 0;
+        bool full = false;
         while (b < q.n && q.kv[b].key == q.kv[a].key) {
             len += q.kv[b].val & 1 ? -1 : 1;
             vals[b - a] = (double)len;
+            /* the time at this length lasts until the stream's next change
+             * (HTA: ts.shift(-1) - ts over the stream's samples) */
+            if (len >= full_len) {
+                full = true;
+                if (b + 1 < q.n && q.kv[b + 1].key == q.kv[a].key)
+                    full_ns += (int64_t)((q.kv[b + 1].val >> 1) - (q.kv[b].val >> 1));
+            }
             b++;
         }
         cp_xgrow((void **)&out->streams, &ocap, out->n + 1, sizeof *out->streams);
         an_queue_stream *s = &out->streams[out->n++];
         s->stream = q.streams[q.kv[a].key];
-        stats(vals, b - a, s);
+        s->full = full;
+        s->full_ns = full_ns;
+        sort_lengths(vals, b - a);
+        an_describe_sorted(vals, b - a, &s->len);
         a = b;
     }
+    /* HTA's trace duration: last start - first start of the rank's events */
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < v->n; i++)
+        if (v->mult[i]) {
+            lo = CP_MIN(lo, v->t0[i]);
+            hi = CP_MAX(hi, v->t0[i]);
+        }
+    out->span_ns = hi > lo ? hi - lo : 0;
     free(vals);
     free(q.kv);
     free(q.streams);
@@ -184,10 +199,28 @@ static void emit(an_ctx *ctx, rep_node *parent, const void *out)
         const an_queue_stream *s = &qr->streams[i];
         rep_node *row = rep_row(ctx->rep, t);
         rep_cell_int(ctx->rep, row, s->stream);
-        rep_cell_int(ctx->rep, row, (int64_t)s->count);
-        double v[] = { s->mean, s->std, s->min, s->p25, s->p50, s->p75, s->max };
-        for (size_t k = 0; k < CP_ARRAY_LEN(v); k++)
-            rep_cell_num(ctx->rep, row, v[k]);
+        an_stats_cells(ctx, row, &s->len);
+    }
+    static const rep_col fcols[] = {
+        { "stream", "stream", NULL, -1 },
+        { "time_at_max_ns", "time at max queue length", "ns", -1 },
+        { "ratio", "share of the trace duration", NULL, 6 },
+    };
+    rep_node *o = rep_obj(ctx->rep, parent, "queue_full", "time blocked on a full launch queue");
+    rep_int(ctx->rep, o, "max_queue_length", "queue length counted as full", qr->max_length, NULL);
+    rep_int(ctx->rep, o, "trace_duration_ns", "last event start - first event start", qr->span_ns, "ns");
+    t = rep_table(ctx->rep, o, "streams", "streams that reached the full length", fcols, CP_ARRAY_LEN(fcols));
+    for (size_t i = 0; i < qr->n; i++) {
+        const an_queue_stream *s = &qr->streams[i];
+        if (!s->full)
+            continue;
+        rep_node *row = rep_row(ctx->rep, t);
+        rep_cell_int(ctx->rep, row, s->stream);
+        rep_cell_int(ctx->rep, row, s->full_ns);
+        if (qr->span_ns > 0)
+            rep_cell_num(ctx->rep, row, (double)s->full_ns / (double)qr->span_ns);
+        else
+            rep_cell_null(ctx->rep, row);
     }
 }
 

@@ -40,8 +40,12 @@
 /* Kernel types, as bits so that overlap combinations are masks. The order
  * is HTA's (COMPUTATION, COMMUNICATION, MEMORY): labels of combinations
  * list types in this order ("COMPUTATION overlapping MEMORY"). */
-enum { AN_KT_NONE = 0, AN_KT_COMPUTE = 1, AN_KT_COMM = 2, AN_KT_MEMORY = 4 };
-#define AN_KT_ALL (AN_KT_COMPUTE | AN_KT_COMM | AN_KT_MEMORY)
+enum { AN_KT_NONE = 0, AN_KT_COMPUTE = 1, AN_KT_COMM = 2, AN_KT_MEMORY = 4, AN_KT_OTHER = 8 };
+#define AN_KT_ALL (AN_KT_COMPUTE | AN_KT_COMM | AN_KT_MEMORY) /* the types the kernel breakdown reports */
+/* Every GPU event of a view: OTHER (HTA since 2025: sync events, Stream
+ * Wait Event, MTIA pe_exe, ...) is busy time for the temporal breakdown but
+ * in no type of the kernel breakdown. Only the HTA view has OTHER events. */
+#define AN_KT_ANY (AN_KT_ALL | AN_KT_OTHER)
 
 /* One rank seen one way. Arrays are indexed by the rank-local event index
  * i = event - base. */
@@ -55,8 +59,12 @@ typedef struct an_view {
     int64_t *stream;       /* >= 0: GPU work on that stream in this view; -1 otherwise */
     uint32_t *mult;        /* times the event appears in the view (0: filtered out; HTA may duplicate) */
     uint8_t *ktype;        /* AN_KT_* of GPU work, AN_KT_NONE otherwise */
-    int64_t *partner;      /* rank-local index of the CPU call that launched this GPU work, -1 none */
-    size_t *gpu;           /* GPU work (local indices, repeated per mult) sorted by (t0, t1, index) */
+    int32_t *partner;      /* rank-local index of the CPU call that launched this GPU work, -1 none
+                            * (32 bits: a timeline holds at most INT32_MAX events) */
+    uint8_t *kernel_cat;   /* HTA view only (NULL in the exact view): 1 when the event's category is
+                            * one of HTA's kernel categories (kernel, gpu_memcpy, gpu_memset, MTIA
+                            * mtia_ccp_events), the events its idle breakdown looks at (no cuda_sync) */
+    uint32_t *gpu;         /* GPU work (local indices, repeated per mult) sorted by (t0, t1, index) */
     size_t n_gpu;
     /* preprocessing facts (HTA view), reported so users see why numbers differ */
     bool rounded;          /* timestamps were rounded to whole us (start up, end down) */
@@ -78,7 +86,14 @@ typedef struct an_views_result {
     size_t n_names;
 } an_views_result;
 
-enum { AN_NAME_LAUNCH = 1, AN_NAME_SYNC = 2, AN_NAME_STEP = 4 };
+/* AN_NAME_LAUNCH: runtime calls that enqueue GPU work (HTA's runtime launch
+ * events: CUDA, cuLaunchKernel*, HIP, MTIA); AN_NAME_HTA_LAUNCH_STATS: the
+ * subset HTA's launch statistics join (cudaLaunchKernel, cudaLaunchKernelExC,
+ * cudaMemcpyAsync, cudaMemsetAsync, MTIA runFunction: no HIP, no driver API). */
+enum { AN_NAME_LAUNCH = 1, AN_NAME_SYNC = 2, AN_NAME_STEP = 4, AN_NAME_HTA_LAUNCH_STATS = 8,
+       AN_NAME_HTA_KCAT = 16 /* a category name an_hta_kernel_cat accepts */,
+       AN_NAME_HTA_KLAUNCH = 32 /* HTA's kernel launch pattern: cuda*LaunchKernel*, cuLaunchKernel*, runFunction* */,
+       AN_NAME_ATEN = 64 /* aten::* */ };
 /* Whether string id `name` has flag AN_NAME_* (false before the view analyzer ran). */
 bool an_name_is(const an_ctx *ctx, uint32_t name, unsigned flag);
 
@@ -119,6 +134,7 @@ void *an_dual_get(const an_ctx *ctx, an_id id, size_t r, bool exact);
 typedef struct an_step {
     int64_t id;            /* N of ProfilerStep#N */
     int64_t start_ns, dur_ns;
+    size_t ev;             /* the ProfilerStep#N event (the critical path's sink) */
     bool hta_dropped;      /* HTA excludes this step (the last one, when there are >= 2) */
 } an_step;
 
@@ -199,18 +215,54 @@ typedef struct an_launch_rank {
 
 /* Names of the runtime/driver calls that launch GPU work (HTA's list). */
 bool an_is_launch_name(const char *name);
+bool an_is_hta_launch_stats_name(const char *name);
 
 /* ---- queue length ---- */
+/* pandas describe() of samples: count, mean, sample std (NaN below 2),
+ * min, quartiles by linear interpolation, max. */
+typedef struct an_stats {
+    size_t count;
+    double mean, std, min, p25, p50, p75, max;
+} an_stats;
+/* Fill s from n > 0 samples already sorted ascending. */
+void an_describe_sorted(const double *sorted, size_t n, an_stats *s);
+/* Append the cells count, mean, std, min, p25, p50, p75, max to a row. */
+void an_stats_cells(an_ctx *ctx, rep_node *row, const an_stats *s);
+
 typedef struct an_queue_stream {
     int64_t stream;
-    size_t count;           /* samples: one per enqueue and per dequeue */
-    double mean, std, min, p25, p50, p75, max;
+    an_stats len;           /* samples: one per enqueue and per dequeue */
+    bool full;              /* some sample reached the full length */
+    int64_t full_ns;        /* time from samples at the full length to the next sample */
 } an_queue_stream;
 
 typedef struct an_queue_rank {
     an_queue_stream *streams;
     size_t n;
+    int64_t max_length;     /* the length counted as full */
+    int64_t span_ns;        /* last event start - first event start (HTA's trace duration) */
 } an_queue_rank;
+
+#define AN_QUEUE_MAX_DEFAULT 1024 /* CUDA's launch queue per stream (HTA CUDA_MAX_LAUNCH_QUEUE_PER_STREAM) */
+
+/* ---- allocator memory (an_memory.c) ---- */
+typedef struct an_memory_result {
+    void (*free)(void *self);
+    size_t n_ranks;
+    void *ranks;            /* per rank: devices with peaks, holders and series (private to an_memory.c) */
+} an_memory_result;
+
+typedef struct an_memory_peak {
+    int32_t device;
+    int64_t peak_reserved_bytes, peak_allocated_bytes;
+    const char *top_op;         /* the op holding the most at the allocated peak; NULL none */
+    int64_t top_op_bytes;
+} an_memory_peak;
+/* Rank r's CUDA device with the largest peak reserved memory (the OOM
+ * findings read it); false when the rank has no CUDA [memory] events. */
+bool an_memory_peak_of(const an_ctx *ctx, size_t r, an_memory_peak *out);
+#define AN_MEM_NEAR_FRAC 0.90     /* MEM_NEAR_CAPACITY: peak reserved / device memory, medium */
+#define AN_MEM_CRITICAL_FRAC 0.97 /* ... high */
 
 /* ---- user annotations ---- */
 typedef struct an_annot_rank {
@@ -219,6 +271,9 @@ typedef struct an_annot_rank {
     an_group *kernels;      /* GPU kernels attributed to their innermost GPU annotation (count only) */
     size_t n_kernels_groups;
     int64_t gpu_kernels, unattributed;
+    struct an_annot_kernel { size_t i; uint32_t annotation; } *rows; /* with an_opts.launch_table: every
+                            * attributed GPU event (timeline index) and its innermost annotation */
+    size_t n_rows;
 } an_annot_rank;
 
 /* Kernel wait threshold: HTA's consecutive_kernel_delay default (30 us). */
@@ -244,9 +299,26 @@ void an_annotations_compute(const an_ctx *ctx, const an_view *v, an_annot_rank *
 const char *an_ktype_label(unsigned mask, char *buf, size_t size);
 
 /* ---- shared helpers (an_view.c) ---- */
-/* The HTA kernel type of a GPU event name: communication (nccl*, gloo:),
- * memory (Memcpy, Memset, MTIA dma*), else computation. */
+/* The HTA kernel type of a GPU event name, at HTA's current rules
+ * (hta/common/types.py grouping patterns): COMMUNICATION (nccl*, hip*,
+ * hccl*, *ncclKernel*), MEMORY (Memcpy*, Memset*, hipMemcpy*, hipMemset*,
+ * dma*), COMPUTATION unless the name is a sync, wait, launch or device
+ * bookkeeping event (*Sync*, Stream Wait Event, pe_exe*, ...), else OTHER. */
 int an_hta_ktype(const char *name);
+/* The nearest double to ns / 1000 (ties to even): HTA's float64 reading of
+ * a decimal microsecond value that is exactly `ns` nanoseconds. */
+double an_hta_us_double(int64_t ns);
+/* Whether HTA's dataframe has event ev (a duration, not the Trace span),
+ * and its stream column (-1: a CPU event), before any step filter. */
+bool an_hta_row(const tl_timeline *tl, size_t ev);
+int64_t an_hta_stream(const tl_timeline *tl, size_t ev);
+/* HTA's shorten_name: a kernel or op name without its template and call
+ * arguments and return type ("void at::native::(anon)::k<T>(args)" ->
+ * "at::native::::k"); memory events and names without '<' or '(' as they
+ * are. Writes into buf (truncated to size) and returns it. */
+const char *an_hta_short_name(const char *name, char *buf, size_t size);
+/* Whether an event's raw category is one HTA's idle breakdown counts. */
+bool an_hta_kernel_cat(const char *cat);
 /* Union of the intervals of the view's GPU work whose type is in mask:
  * writes merged [lo, hi) pairs (caller frees *out) and returns their count. */
 size_t an_union(const an_view *v, unsigned mask, int64_t **out);

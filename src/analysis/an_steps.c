@@ -49,6 +49,7 @@ static void collect(const an_ctx *ctx, size_t r, an_rank_steps *out)
             s->id = strtoll(nm + 13, NULL, 10);
             s->start_ns = tl->ts_ns[e];
             s->dur_ns = tl->dur_ns[e];
+            s->ev = e;
             s->hta_dropped = false;
             if (rv && rv->hta.dropped_last_step)
                 s->hta_dropped = rv->hta.t0[e - rv->hta.base] >= rv->hta.last_step_start_ns;

@@ -5,7 +5,9 @@
  * a view's GPU events: kernel_time = end of the last minus start of the
  * first; idle = kernel_time - |union of all GPU events|; compute = |union of
  * compute kernels|; non-compute = kernel_time - compute - idle (communication
- * and memory time not hidden under compute). The HTA view counts whatever
+ * and memory time not hidden under compute; since 2025 HTA types sync,
+ * wait and device bookkeeping events OTHER: busy, but not compute). The HTA
+ * view counts whatever
  * HTA counts as a kernel (sync events with a stream, rounded times, last
  * step dropped); the exact view counts real GPU work in exact ns.
  */
@@ -18,7 +20,7 @@
 void an_temporal_compute(const an_view *v, an_temporal *t)
 {
     int64_t *all, *comp;
-    size_t na = an_union(v, AN_KT_ALL, &all), nc = an_union(v, AN_KT_COMPUTE, &comp);
+    size_t na = an_union(v, AN_KT_ANY, &all), nc = an_union(v, AN_KT_COMPUTE, &comp);
     t->has_gpu = na > 0;
     t->kernel_time_ns = na ? all[2 * na - 1] - all[0] : 0;
     t->idle_ns = t->kernel_time_ns - an_union_len(all, na);

@@ -106,6 +106,21 @@ const an_step_layers *an_step_by_id(const an_rank_layers *rl, int64_t id);
 /* Node index of a global rank under the result's node map. */
 int32_t an_node_of(const an_layers_result *lr, int32_t rank);
 
+/* The layer of every in-step instant of each rank over the whole trace, as
+ * segments (absolute ns, consecutive equal layers merged, no folding: a
+ * layer's segments add up to its exposed_ns exactly), for the Perfetto
+ * overlay. After an_run_all; out[i] is timeline rank i; free each out[i].v
+ * and out. */
+typedef struct an_layer_seg {
+    int64_t ts_ns, dur_ns;
+    cp_layer layer;
+} an_layer_seg;
+typedef struct an_layer_track {
+    an_layer_seg *v;
+    size_t n, cap;
+} an_layer_track;
+an_layer_track *an_layers_timeline(an_ctx *ctx);
+
 /* Ranks of the process group of communication event ev (from its "Process
  * Group Ranks" arg, the rank's distributedInfo groups by "Process Group
  * Name", else the traced world). Fills up to max ranks into out and returns
@@ -169,8 +184,29 @@ typedef struct an_coll_group {        /* one row of the op x size bucket x scope
     double expected_busbw_gbps;       /* NaN unknown */
 } an_coll_group;
 
+/* A collective kernel matched across ranks (an_collectives' (group, k)
+ * match): its event and the event of the instance's last-arriving rank,
+ * whose start is when the transfer began. */
+typedef struct an_coll_member {
+    size_t ev, last_ev;
+} an_coll_member;
+
+/* One traced collective kernel with its args (an_collectives' record):
+ * what the communication matrix spreads over the group's links. */
+typedef struct an_coll_kernel {
+    size_t ev;
+    coll_op op;
+    int32_t n;                        /* group size, 1 unknown */
+    int64_t bytes;                    /* nccl-tests' size convention */
+    int64_t transfer_ns;              /* wait excluded when matched */
+} an_coll_kernel;
+
 typedef struct an_collectives_result {
     void (*free)(void *self);
+    an_coll_member *members;          /* every matched kernel, sorted by ev */
+    size_t n_members;
+    an_coll_kernel *kernels;          /* every kernel with args, in (rank, track, time) order */
+    size_t n_kernel_recs;
     size_t n_groups;
     an_coll_group *groups;
     double expected_inter_gbps, expected_intra_gbps; /* NaN unknown */

@@ -6,8 +6,12 @@
  * Trace._filter_irrelevant_gpu_kernels):
  *  1. events without a duration (instants) and the "Trace" span are dropped;
  *  2. when the file has a fractional timestamp, every event is rounded to
- *     whole microseconds: start rounded up, end rounded down, so a sub-us
- *     event gets a negative duration;
+ *     whole microseconds as HTA's float64 arithmetic does it: ts and dur
+ *     read as the nearest doubles of their decimal microseconds, end = ts +
+ *     dur rounded to a double, then start rounded up and end down (so a
+ *     sub-us event gets a negative duration; and at epoch magnitudes, where
+ *     a double holds a microsecond time only to 1/4 us, a start of .047 us
+ *     past a whole us is read as .0 and stays there);
  *  3. "stream" is the event's stream argument (-1 without one); a "GPU
  *     kernel" is an event with stream >= 0 and a correlation id, or an
  *     "Event Sync"/"Context Sync"; everything else is a "CPU" event;
@@ -27,12 +31,89 @@
 #include "../base/util.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char *const sync_names[] = { "Event Sync", "Context Sync" };
 
+static bool prefix(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
+
+static bool prefix_any(const char *s, const char *const *ps, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (prefix(s, ps[k]))
+            return true;
+    return false;
+}
+
+/* HTA's patterns are Python re.match (anchored at the start): "^x" and "x"
+ * are prefixes, ".*x" is a substring. */
 int an_hta_ktype(const char *name)
+{
+    static const char *const comm[] = { "nccl", "hip", "hccl" };
+    static const char *const mem[] = { "Memcpy", "hipMemcpy", "Memset", "hipMemset", "dma" };
+    static const char *const not_compute[] = { "nccl", "Stream Wait Event", "runFunction", "hip", "job_exe",
+                                               "packet", "pe_exe", "cpum_exe_subgraph", "hccl",
+                                               "collective_subgraph_execution" };
+    if (prefix_any(name, comm, CP_ARRAY_LEN(comm)) || strstr(name, "ncclKernel"))
+        return AN_KT_COMM;
+    if (prefix_any(name, mem, CP_ARRAY_LEN(mem)))
+        return AN_KT_MEMORY;
+    if (prefix_any(name, not_compute, CP_ARRAY_LEN(not_compute)) || strstr(name, "Memcpy") ||
+        strstr(name, "Memset") || strstr(name, "dma") || strstr(name, "Sync") ||
+        (prefix(name, "cuda") && strstr(name + 4, "LaunchKernel")))
+        return AN_KT_OTHER;
+    return AN_KT_COMPUTE;
+}
+
+const char *an_hta_short_name(const char *name, char *buf, size_t size)
+{
+    static const char *const mem[] = { "Memcpy", "hipMemcpy", "Memset", "hipMemset", "dma" };
+    if (size == 0)
+        return buf;
+    if (prefix_any(name, mem, CP_ARRAY_LEN(mem)) || (!strchr(name, '<') && !strchr(name, '('))) {
+        snprintf(buf, size, "%s", name);
+        return buf;
+    }
+    /* a stack of characters: '>' pops back to its '<', ')' back to its '(' ("->" removed first) */
+    size_t n = 0;
+    for (const char *c = name; *c; c++) {
+        if (c[0] == '-' && c[1] == '>') {
+            c++;
+            continue;
+        }
+        char open = *c == '>' ? '<' : *c == ')' ? '(' : 0;
+        if (open) {
+            while (n && buf[n - 1] != open)
+                n--;
+            if (n)
+                n--;
+        } else if (n + 1 < size) {
+            buf[n++] = *c;
+        }
+    }
+    buf[n] = 0;
+    char *last = strrchr(buf, ' '); /* .split(" ")[-1] */
+    if (last)
+        memmove(buf, last + 1, strlen(last + 1) + 1);
+    return buf;
+}
+
+bool an_hta_kernel_cat(const char *cat)
+{
+    static const char *const cats[] = { "kernel", "Kernel", "gpu_memset", "Memset",
+                                        "gpu_memcpy", "Memcpy", "mtia_ccp_events" };
+    for (size_t k = 0; k < CP_ARRAY_LEN(cats); k++)
+        if (strcmp(cat, cats[k]) == 0)
+            return true;
+    return false;
+}
+
+/* The exact view's type by name, for device events the timeline does not
+ * classify (MTIA): communication by name, memory copies and DMA, else
+ * compute (device work, whatever its bookkeeping name). */
+static int exact_name_ktype(const char *name)
 {
     if (strncmp(name, "nccl", 4) == 0 || strstr(name, "gloo:"))
         return AN_KT_COMM;
@@ -114,6 +195,30 @@ double an_std(const double *v, size_t n, double mean)
     return sqrt(ss / (double)(n - 1));
 }
 
+void an_describe_sorted(const double *v, size_t n, an_stats *s)
+{
+    double sum = 0; /* in sorted order: exact for integer samples; callers with fractional samples
+                     * that must match pandas to the last bit recompute the mean in sample order */
+    for (size_t i = 0; i < n; i++)
+        sum += v[i];
+    s->count = n;
+    s->mean = sum / (double)n;
+    s->std = n > 1 ? an_std(v, n, s->mean) : NAN;
+    s->min = v[0];
+    s->max = v[n - 1];
+    s->p25 = an_quantile_sorted(v, n, 0.25);
+    s->p50 = an_quantile_sorted(v, n, 0.5);
+    s->p75 = an_quantile_sorted(v, n, 0.75);
+}
+
+void an_stats_cells(an_ctx *ctx, rep_node *row, const an_stats *s)
+{
+    rep_cell_int(ctx->rep, row, (int64_t)s->count);
+    double v[] = { s->mean, s->std, s->min, s->p25, s->p50, s->p75, s->max };
+    for (size_t k = 0; k < CP_ARRAY_LEN(v); k++)
+        rep_cell_num(ctx->rep, row, v[k]);
+}
+
 bool an_name_is(const an_ctx *ctx, uint32_t name, unsigned flag)
 {
     const an_views_result *vr = ctx->results[AN_view];
@@ -178,8 +283,42 @@ static bool hta_row(const tl_timeline *tl, size_t ev)
     return !(tl->flags[ev] & (TL_F_INSTANT | TL_F_NO_DUR)) && tl->cat[ev] != TL_CAT_TRACE;
 }
 
-static int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-static int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+bool an_hta_row(const tl_timeline *tl, size_t ev) { return hta_row(tl, ev); }
+
+int64_t an_hta_stream(const tl_timeline *tl, size_t ev)
+{
+    build_ctx b = { .tl = tl, .key_stream = cp_intern_find(&tl->strings, "stream", 6) };
+    return hta_row(tl, ev) ? hta_stream(&b, ev) : -1;
+}
+
+/* The double nearest to ns / 1000 (ties to even): what Python's float()
+ * makes of the decimal microseconds "U.NNN" HTA's JSON parser reads. Below
+ * 2^53 both operands of the division are exact, so IEEE division rounds it
+ * correctly; above (absolute ns since the epoch), the division's result and
+ * its two neighbours are compared exactly in 128-bit integers. */
+double an_hta_us_double(int64_t ns)
+{
+    if (ns > -((int64_t)1 << 53) && ns < ((int64_t)1 << 53))
+        return (double)ns / 1000.0;
+    bool neg = ns < 0;
+    unsigned __int128 want = (unsigned __int128)(neg ? -(uint64_t)ns : (uint64_t)ns) << 16; /* ns * 2^16 */
+    double d = (double)(neg ? -(uint64_t)ns : (uint64_t)ns) / 1000.0, best = d;
+    unsigned __int128 best_err = ~(unsigned __int128)0;
+    double cand[3] = { nextafter(d, 0), d, nextafter(d, INFINITY) };
+    for (int k = 0; k < 3; k++) {
+        int e;
+        double f = frexp(cand[k], &e); /* cand = f * 2^e, f in [0.5, 1) */
+        uint64_t m = (uint64_t)ldexp(f, 53);
+        int sh = e - 53 + 16; /* cand * 1000 * 2^16 = 1000 * m * 2^sh; sh >= 0 here (cand >= 2^43) */
+        unsigned __int128 got = ((unsigned __int128)m * 1000u) << sh;
+        unsigned __int128 err = got > want ? got - want : want - got;
+        if (err < best_err || (err == best_err && (m & 1) == 0)) {
+            best_err = err;
+            best = cand[k];
+        }
+    }
+    return neg ? -best : best;
+}
 
 /* The exact view's notion of GPU work. */
 static int exact_ktype(const build_ctx *b, size_t ev)
@@ -205,7 +344,7 @@ static int exact_ktype(const build_ctx *b, size_t ev)
     const char *nm = tl_str(tl, tl->name[ev]);
     if (cp_str_icontains(nm, "nccl") || cp_str_icontains(nm, "rccl"))
         return AN_KT_COMM;
-    return an_hta_ktype(nm);
+    return exact_name_ktype(nm);
 }
 
 static void view_alloc(an_view *v, size_t base, size_t n, bool exact)
@@ -233,6 +372,7 @@ static void view_free(an_view *v)
     free(v->mult);
     free(v->ktype);
     free(v->partner);
+    free(v->kernel_cat);
     free(v->gpu);
 }
 
@@ -244,13 +384,24 @@ static void view_index_gpu(an_view *v)
     for (size_t i = 0; i < v->n; i++)
         if (v->stream[i] >= 0)
             n += v->mult[i];
-    v->gpu = cp_xmalloc((n ? n : 1) * sizeof *v->gpu);
-    v->n_gpu = 0;
+    /* (t0, t1, index): two stable radix passes, t1 first, over the events
+     * in index order (cp_sort_idx2's method, on 32-bit indices) */
+    cp_kv *kv = cp_xmalloc((n ? n : 1) * sizeof *kv), *tmp = cp_xmalloc((n ? n : 1) * sizeof *tmp);
+    size_t m = 0;
     for (size_t i = 0; i < v->n; i++)
         if (v->stream[i] >= 0)
             for (uint32_t k = 0; k < v->mult[i]; k++)
-                v->gpu[v->n_gpu++] = i;
-    cp_sort_idx2(v->gpu, v->n_gpu, v->t0, v->t1, false); /* (t0, t1, index) */
+                kv[m++] = (cp_kv){ cp_key_i64(v->t1[i]), i };
+    cp_sort_kv(kv, m, tmp);
+    for (size_t k = 0; k < m; k++)
+        kv[k].key = cp_key_i64(v->t0[kv[k].val]);
+    cp_sort_kv(kv, m, tmp);
+    free(tmp);
+    v->gpu = cp_xmalloc((n ? n : 1) * sizeof *v->gpu);
+    for (size_t k = 0; k < m; k++)
+        v->gpu[k] = (uint32_t)kv[k].val;
+    v->n_gpu = m;
+    free(kv);
 }
 
 void an_corr_sort(an_corr_idx *v, size_t n)
@@ -293,6 +444,7 @@ static void build_hta(const build_ctx *b, const tl_rank *rk, an_view *v)
     bool *gk = cp_xcalloc(n ? n : 1, sizeof *gk);
     bool *row = cp_xcalloc(n ? n : 1, sizeof *row);
     v->t1 = cp_xmalloc((n ? n : 1) * sizeof *v->t1);
+    v->kernel_cat = cp_xcalloc(n ? n : 1, sizeof *v->kernel_cat);
     for (size_t i = 0; i < n; i++) {
         size_t ev = base + i;
         row[i] = hta_row(tl, ev);
@@ -308,9 +460,10 @@ static void build_hta(const build_ctx *b, const tl_rank *rk, an_view *v)
     for (size_t i = 0; i < n; i++) {
         size_t ev = base + i;
         int64_t raw = tl->ts_ns[ev] - clock;
-        if (v->rounded) {
-            v->t0[i] = ceil_div(raw, 1000) * 1000 + clock;
-            v->t1[i] = floor_div(raw + tl->dur_ns[ev], 1000) * 1000 + clock;
+        if (v->rounded) { /* HTA: end = ts + dur in float64, then ceil(ts), floor(end) */
+            double ts_us = an_hta_us_double(raw), end_us = ts_us + an_hta_us_double(tl->dur_ns[ev]);
+            v->t0[i] = (int64_t)ceil(ts_us) * 1000 + clock;
+            v->t1[i] = (int64_t)floor(end_us) * 1000 + clock;
         } else {
             v->t1[i] = tl->ts_ns[ev] + tl->dur_ns[ev];
         }
@@ -336,7 +489,7 @@ static void build_hta(const build_ctx *b, const tl_rank *rk, an_view *v)
         for (; p < ncpu && ci[p].corr == c; p++)
             last = ci[p].idx;
         if (last != SIZE_MAX)
-            v->partner[i] = (int64_t)last;
+            v->partner[i] = (int32_t)last;
     }
     /* the last-step drop */
     if (b->n_step_names >= 2) {
@@ -390,8 +543,10 @@ static void build_hta(const build_ctx *b, const tl_rank *rk, an_view *v)
     for (size_t i = 0; i < n; i++) {
         if (!v->mult[i])
             v->stream[i] = -1;
-        if (v->stream[i] >= 0)
+        if (v->stream[i] >= 0) {
             v->ktype[i] = (uint8_t)an_hta_ktype(tl_str(tl, tl->name[base + i]));
+            v->kernel_cat[i] = (b->name_flags[tl_event_cat_name(tl, base + i)] & AN_NAME_HTA_KCAT) != 0;
+        }
     }
     free(ci);
     free(gk);
@@ -424,7 +579,7 @@ static void build_exact(const build_ctx *b, const an_view *hta, an_view *v)
             int64_t l = tl->link[ev];
             if (l >= (int64_t)v->base && l < (int64_t)(v->base + v->n) &&
                 tl->tracks[tl->track[l]].key.kind == TL_TRACK_CPU)
-                v->partner[i] = l - (int64_t)v->base;
+                v->partner[i] = (int32_t)(l - (int64_t)v->base);
         }
     }
     view_index_gpu(v);
@@ -460,6 +615,13 @@ static void views_free(void *self)
     free(r);
 }
 
+/* HTA's KERNEL_LAUNCH_CATEGORY_PATTERN, re.match: (cuda.*LaunchKernel)|(cuLaunchKernel)|(^runFunction) */
+static bool hta_kernel_launch(const char *s)
+{
+    return (prefix(s, "cuda") && strstr(s + 4, "LaunchKernel")) || prefix(s, "cuLaunchKernel") ||
+           prefix(s, "runFunction");
+}
+
 static bool step_name(const char *s)
 {
     return strncmp(s, "ProfilerStep#", 13) == 0 && s[13] >= '0' && s[13] <= '9';
@@ -472,7 +634,11 @@ int an_view_run(an_ctx *ctx)
     uint8_t *flags = cp_xcalloc(ns ? ns : 1, 1), *used = cp_xcalloc(ns ? ns : 1, 1);
     for (size_t s = 0; s < ns; s++) {
         const char *nm = cp_intern_str(&tl->strings, (uint32_t)s);
-        flags[s] = (uint8_t)((step_name(nm) ? AN_NAME_STEP : 0) | (an_is_launch_name(nm) ? AN_NAME_LAUNCH : 0));
+        flags[s] = (uint8_t)((step_name(nm) ? AN_NAME_STEP : 0) | (an_is_launch_name(nm) ? AN_NAME_LAUNCH : 0) |
+                             (an_is_hta_launch_stats_name(nm) ? AN_NAME_HTA_LAUNCH_STATS : 0) |
+                             (an_hta_kernel_cat(nm) ? AN_NAME_HTA_KCAT : 0) |
+                             (hta_kernel_launch(nm) ? AN_NAME_HTA_KLAUNCH : 0) |
+                             (strncmp(nm, "aten::", 6) == 0 ? AN_NAME_ATEN : 0));
         for (size_t k = 0; k < CP_ARRAY_LEN(sync_names); k++)
             if (strcmp(nm, sync_names[k]) == 0)
                 flags[s] |= AN_NAME_SYNC;

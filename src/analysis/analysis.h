@@ -48,6 +48,7 @@ typedef struct an_opts {
      * AN_LAUNCH_ROWS of them, so a trace of a million launches does not put
      * a million rows in the report */
     bool launch_table;
+    int64_t queue_max_length; /* launch queue length counted as full; 0 = 1024 (AN_QUEUE_MAX_DEFAULT) */
 } an_opts;
 
 #define AN_LAUNCH_ROWS 1000

@@ -82,3 +82,19 @@ int cp_status_exit_code(int status)
     default: return 1;
     }
 }
+
+const char *cp_status_name(int status)
+{
+    switch (status) {
+    case CP_OK: return "ok";
+    case CP_ERR_IO: return "io";
+    case CP_ERR_FORMAT: return "format";
+    case CP_ERR_NOMEM: return "nomem";
+    case CP_ERR_USAGE: return "usage";
+    case CP_ERR_UNAVAILABLE: return "unavailable";
+    case CP_ERR_CHECK: return "check";
+    case CP_ERR_INTERNAL: return "internal";
+    case CP_ERR_TIMEOUT: return "timeout";
+    default: return "unknown";
+    }
+}

@@ -60,5 +60,9 @@ const char *cp_error_format(const cp_error *err, char *buf, size_t size);
 /* Map a status to the documented process exit code (see docs: 0 ok, 1 runtime
  * failure, 2 usage, 3 input not recognised, 4 check failed, 5 unavailable). */
 int cp_status_exit_code(int status);
+/* The status as a lower-case word ("format", "usage", ...): the name the
+ * machine-readable error record (CHAINPROF_ERROR_FILE) and the Python
+ * package's exceptions carry. */
+const char *cp_status_name(int status);
 
 #endif

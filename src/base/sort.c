@@ -122,11 +122,28 @@ void cp_sort_records(void *base, size_t n, size_t elem, int n_keys, cp_record_ke
             kv[i].key = key(v + kv[i].val * elem, k, ctx);
         cp_sort_kv(kv, n, tmp);
     }
-    unsigned char *out = cp_xmalloc(n * elem);
-    for (size_t i = 0; i < n; i++)
-        memcpy(out + i * elem, v + kv[i].val * elem, elem);
-    memcpy(v, out, n * elem);
-    free(out);
-    free(kv);
     free(tmp);
+    /* Apply the permutation in place, one cycle at a time (record i takes
+     * record kv[i].val): one record of scratch instead of a second copy of
+     * the array, which on large inputs was the sort's own peak. A position
+     * is marked done by pointing it at itself. */
+    unsigned char *hold = cp_xmalloc(elem);
+    for (size_t i = 0; i < n; i++) {
+        if (kv[i].val == i)
+            continue;
+        memcpy(hold, v + i * elem, elem);
+        size_t j = i;
+        for (;;) {
+            size_t k = (size_t)kv[j].val;
+            kv[j].val = j;
+            if (k == i) {
+                memcpy(v + j * elem, hold, elem);
+                break;
+            }
+            memcpy(v + j * elem, v + k * elem, elem);
+            j = k;
+        }
+    }
+    free(hold);
+    free(kv);
 }

@@ -43,7 +43,7 @@ void cp_sort_idx2(size_t *idx, size_t n, const int64_t *k1, const int64_t *k2, b
 
 /* Sort n records of elem bytes at base by n_keys keys, key(rec, 0, ctx)
  * the most significant: one stable radix pass a key, from the last to the
- * first, over (key, index) pairs, then one permutation of the records.
+ * first, over (key, index) pairs, then one permutation of the records in place.
  * Equal records keep their order. */
 typedef uint64_t (*cp_record_key)(const void *rec, int k, const void *ctx);
 void cp_sort_records(void *base, size_t n, size_t elem, int n_keys, cp_record_key key, const void *ctx);

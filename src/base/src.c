@@ -472,3 +472,52 @@ int cp_src_read_all(const char *path, cp_buf *out, size_t max_bytes, cp_error *e
     cp_src_close(s);
     return 0;
 }
+
+/* ---- mapped plain files ---- */
+
+int cp_fmap_open(cp_fmap *m, const char *path, cp_error *err)
+{
+    memset(m, 0, sizeof *m);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return cp_error_sys(err, CP_ERR_IO, path, "cannot open");
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+        (uint64_t)st.st_size > (uint64_t)SIZE_MAX) {
+        close(fd);
+        return cp_error_set(err, CP_ERR_IO, path, 0, 0, -1, "cannot map: not a regular non-empty file");
+    }
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    int e = errno;
+    close(fd); /* the mapping keeps the file */
+    if (p == MAP_FAILED) {
+        errno = e;
+        return cp_error_sys(err, CP_ERR_IO, path, "cannot map");
+    }
+    /* read ahead of the parser; pages behind it go back through cp_fmap_drop */
+    madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
+    m->data = p;
+    m->n = (size_t)st.st_size;
+    return 0;
+}
+
+void cp_fmap_drop(cp_fmap *m, size_t before)
+{
+    if (!m->data || before < m->dropped + CP_FMAP_STEP)
+        return;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t upto = CP_MIN(before, m->n) / page * page;
+    if (upto > m->dropped) {
+        /* a private read-only file mapping: the pages stay in the page
+         * cache, only this process's references to them go */
+        madvise((char *)m->data + m->dropped, upto - m->dropped, MADV_DONTNEED);
+        m->dropped = upto;
+    }
+}
+
+void cp_fmap_close(cp_fmap *m)
+{
+    if (m->data)
+        munmap((void *)m->data, m->n);
+    memset(m, 0, sizeof *m);
+}

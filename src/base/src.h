@@ -62,6 +62,26 @@ void cp_src_close(cp_src *s);
  * (/dev/zero) is refused as not a file, a pipe above max_bytes as too large. */
 int cp_src_spool(const char *path, char *out_path, size_t size, uint64_t max_bytes, int *fd_out, cp_error *err);
 
+/* A plain file mapped read-only, for parsers that take their input in
+ * place (zero copy: no read(2) copying every byte out of the page cache
+ * into a buffer). Pages behind the parser are handed back with
+ * cp_fmap_drop so the mapping adds only a window to the resident memory,
+ * not the file. The file must not shrink while mapped (SIGBUS). */
+typedef struct cp_fmap {
+    const char *data;
+    size_t n;
+    size_t dropped; /* bytes at the front already handed back */
+} cp_fmap;
+
+/* Map path (a regular, non-empty file). Returns 0, or a negative status
+ * with err filled: the caller then reads it through cp_src instead. */
+int cp_fmap_open(cp_fmap *m, const char *path, cp_error *err);
+/* Hand back the whole pages before offset `before` (the parser will not
+ * look at them again); cheap to call often, it acts every CP_FMAP_STEP. */
+#define CP_FMAP_STEP ((size_t)16 << 20)
+void cp_fmap_drop(cp_fmap *m, size_t before);
+void cp_fmap_close(cp_fmap *m);
+
 /* Read the first up to n decompressed bytes of path into buf (for format
  * sniffing). Returns the count or a negative status. */
 ssize_t cp_src_peek(const char *path, void *buf, size_t n, cp_error *err);

@@ -10,6 +10,7 @@
  */
 #include "cli.h"
 #include "../analysis/an_verdict.h"
+#include "../base/afile.h"
 #include "../base/log.h"
 #include "../base/par.h"
 #include "../base/paths.h"
@@ -17,7 +18,9 @@
 #include "../base/util.h"
 #include "../model/evidence.h"
 #include "../readers/evidence.h"
+#include "../readers/rd_ncu.h"
 #include "../readers/reader.h"
+#include "../render/render_perfetto.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -29,7 +32,7 @@
 #include <unistd.h>
 
 enum { O_GPUS_PER_NODE = 100, O_RANK_MAP, O_FAIL_ON, O_NIC_GBPS, O_NVLINK_GBPS, O_DETAIL, O_DB, O_NO_HISTORY,
-       O_LAUNCH_TABLE, O_CKPT_EVERY };
+       O_LAUNCH_TABLE, O_CKPT_EVERY, O_QUEUE_MAX };
 
 static const cli_opt opts[] = {
     { "gpus-per-node", 0, "N", O_GPUS_PER_NODE, 0,
@@ -40,6 +43,8 @@ static const cli_opt opts[] = {
       "text output also lists every input and every rank's full analyses (JSON and CSV always have them)" },
     { "launch-table", 0, NULL, O_LAUNCH_TABLE, 0,
       "list every kernel launch in launch_stats.by_correlation (default: outliers only, at most 1000)" },
+    { "queue-max", 0, "N", O_QUEUE_MAX, 0,
+      "launch queue length counted as full in queue_full (default 1024, CUDA's per stream)" },
     { "fail-on", 0, "SEVERITY", O_FAIL_ON, 0,
       "exit 4 when a finding at or above SEVERITY exists (info|low|medium|high|critical)" },
     { "nic-gbps", 0, "GBIT", O_NIC_GBPS, 0,
@@ -137,11 +142,11 @@ static bool valid_rank_map(const char *map)
     return true;
 }
 
-/* Whether the huge-page heap (cli_reexec_with_thp) pays for these inputs:
- * it cuts a third of the CPU time on large traces, where first touches of
- * big arrays dominate, but a builder per small file then takes 2 MiB pages
- * for its few KiB: 10,000 files of 170 bytes took 1.66 GB and 16.9 s with it,
- * 0.85 GB and 13.3 s without (docs/PERFORMANCE.md). So: only when the
+/* Whether the heap tunables (cli_reexec_with_thp) pay for these inputs:
+ * they serve large traces, whose big arrays dominate; with the 2 MiB pages
+ * they then included, 10,000 files of 170 bytes took 1.66 GB and 16.9 s
+ * with them, 0.85 GB and 13.3 s without (docs/PERFORMANCE.md), and small
+ * inputs gain nothing from a large mmap threshold either. So: only when the
  * inputs average at least CP_THP_MIN_MEAN_BYTES of JSON (pipes, of unknown
  * size, count as small). */
 #define CP_THP_MIN_MEAN_BYTES (16u << 20)
@@ -203,6 +208,10 @@ static int detect_inputs(input *inputs, size_t n, diag_set *skipped)
         }
         inputs[i].reader = rd_detect(inputs[i].name, head, (size_t)got);
         inputs[i].evidence = !inputs[i].reader; /* the evidence loop decides what it is */
+        if (rd_ncurep_ready(inputs[i].path, &err) < 0) { /* an .ncu-rep needs ncu: say what to run */
+            rc = cli_fail(&err);
+            break;
+        }
     }
     free(head);
     return rc;
@@ -296,12 +305,60 @@ static bool keep_trace_file(const char *path, void *ctx)
 {
     (void)ctx;
     return cp_str_ends(path, ".json") || cp_str_ends(path, ".json.gz") || cp_str_ends(path, ".json.zst") ||
-           cp_str_ends(path, ".sqlite") || cp_str_ends(path, ".nsys-rep") || cp_str_ends(path, ".log") || cp_str_ends(path, ".txt") ||
+           cp_str_ends(path, ".sqlite") || cp_str_ends(path, ".nsys-rep") || cp_str_ends(path, ".ncu-rep") || cp_str_ends(path, ".log") || cp_str_ends(path, ".txt") ||
            cp_str_ends(path, ".cptrace");
 }
 
 /* --ckpt-every: "900" or "900s" seconds (as `chainprof model` takes it),
  * "500steps" steps. Returns 0 or -1. */
+/* The Perfetto overlays asked for (-o *.perfetto.json, --format perfetto on
+ * stdout): they need the timeline and the layer sweep, which only this
+ * command holds, so cli_emit leaves them to it. */
+static int write_perfetto(const cli_ctx *ctx, const tl_timeline *tl, an_ctx *an, const rep_report *rep,
+                          char *const *inputs, size_t n_inputs)
+{
+    const char *outs[64];
+    size_t n_out = cli_get_all(ctx, CLI_O_OUTPUT, outs, CP_ARRAY_LEN(outs));
+    const char *fmt = cli_get(ctx, CLI_O_FORMAT);
+    bool to_stdout = fmt && !cli_has(ctx, CLI_O_JSON) && strcmp(fmt, "perfetto") == 0;
+    size_t want = to_stdout;
+    for (size_t i = 0; i < n_out && i < CP_ARRAY_LEN(outs); i++) {
+        const render_format *f = render_for_path(outs[i]);
+        want += f && !f->fn;
+        for (size_t k = 0; f && !f->fn && k < n_inputs; k++)
+            if (!strcmp(outs[i], inputs[k]) || cp_same_file(outs[i], inputs[k]))
+                return cli_usage_error(ctx, "-o %s: refusing to overwrite an input file", outs[i]);
+    }
+    if (!want)
+        return 0;
+    an_layer_track *lt = an_layers_timeline(an);
+    rp_layer_track *tracks = cp_xcalloc(tl->n_ranks + 1, sizeof *tracks);
+    for (size_t i = 0; i < tl->n_ranks; i++) {
+        tracks[i].v = (const rp_layer_seg *)lt[i].v; /* same layout: checked below */
+        tracks[i].n = lt[i].n;
+    }
+    _Static_assert(sizeof(rp_layer_seg) == sizeof(an_layer_seg), "segment layouts differ");
+    cp_buf b = CP_BUF_INIT;
+    cp_error err;
+    cp_error_clear(&err);
+    int rc = render_perfetto(tl, rep, tracks, &b, &err) < 0 ? cli_fail(&err) : 0;
+    for (size_t i = 0; i < n_out && !rc && i < CP_ARRAY_LEN(outs); i++) {
+        const render_format *f = render_for_path(outs[i]);
+        if (f && !f->fn && cp_afile_write(outs[i], b.data, b.len, &err) < 0)
+            rc = cli_fail(&err);
+    }
+    if (!rc && to_stdout && fwrite(b.data, 1, b.len, stdout) != b.len) {
+        cp_log_error("cannot write to standard output");
+        rc = CLI_EXIT_FAIL;
+    }
+    cp_buf_free(&b);
+    for (size_t i = 0; i < tl->n_ranks; i++)
+        free(lt[i].v);
+    free(lt);
+    free(tracks);
+    return rc;
+}
+
 static int parse_ckpt_every(const char *v, double *seconds, double *steps)
 {
     char *end;
@@ -325,10 +382,11 @@ int cmd_analyze(cli_ctx *ctx)
         return rc;
     if (ctx->args.n_pos == 0)
         return cli_usage_error(ctx, "no input: give trace files, directories or globs");
-    long gpn;
+    long gpn, queue_max;
     int nthreads = cli_threads(ctx);
     double nic_gbit_s, nvlink_gbps;
     if (nthreads < 0 || cli_get_long(ctx, O_GPUS_PER_NODE, 0, 0, 4096, &gpn) < 0 ||
+        cli_get_long(ctx, O_QUEUE_MAX, 0, 1, 1L << 30, &queue_max) < 0 ||
         cli_get_double(ctx, O_NIC_GBPS, 0, 0, 1e6, &nic_gbit_s) < 0 ||
         cli_get_double(ctx, O_NVLINK_GBPS, 0, 0, 1e6, &nvlink_gbps) < 0)
         return CLI_EXIT_USAGE;
@@ -440,7 +498,7 @@ int cmd_analyze(cli_ctx *ctx)
     ev_set_diag(&evidence, &tl->diag); /* every evidence reader's damage with the traces' */
     rep_diagnostics(rep, &tl->diag);
     an_opts ao = { .gpus_per_node = (int)gpn, .nthreads = nthreads, .nic_gbit_s = nic_gbit_s,
-                   .launch_table = cli_has(ctx, O_LAUNCH_TABLE),
+                   .launch_table = cli_has(ctx, O_LAUNCH_TABLE), .queue_max_length = queue_max,
                    .nvlink_gbps = nvlink_gbps, .ckpt_every_s = ckpt_s, .ckpt_every_steps = ckpt_steps,
                    .evidence = &evidence };
     int arc = an_run_all(&an, tl, rep, &ao, &err);
@@ -453,7 +511,9 @@ int cmd_analyze(cli_ctx *ctx)
                     tl->diag.first[DIAG_TRUNCATED_FILE]);
     order_for_people(rep, cli_has(ctx, O_DETAIL));
     clock_t c_emit = clock();
-    rc = cli_emit(ctx, rep, paths.v, paths.n);
+    rc = write_perfetto(ctx, tl, &an, rep, paths.v, paths.n);
+    if (!rc)
+        rc = cli_emit(ctx, rep, paths.v, paths.n);
     cp_log_phase("output", c_emit);
     /* the run is recorded even when --fail-on trips: a failing run is history too */
     if (rc == 0)

@@ -98,6 +98,14 @@ static void add_evidence(rep_report *r, rep_node *parent, const ev_set *s, const
     }
 }
 
+/* A field as a JSON value: whole numbers as integers (sequence numbers). */
+static rep_node *add_field(rep_report *r, rep_node *o, const rb_kv *f)
+{
+    if (!f->is_num) return rep_str(r, o, f->key, f->key, f->text);
+    if (f->num == (double)(int64_t)f->num && fabs(f->num) < 9007199254740992.0) return rep_int(r, o, f->key, f->key, (int64_t)f->num, NULL);
+    return rep_num(r, o, f->key, f->key, f->num, NULL);
+}
+
 static void add_verdicts(rep_report *r, const ev_set *s, const rb_ctx *c)
 {
     rep_node *arr = rep_arr(r, r->root, "verdicts", "verdicts (most likely first)");
@@ -112,16 +120,18 @@ static void add_verdicts(rep_report *r, const ev_set *s, const rb_ctx *c)
         conf->digits = 2;
         if (x->rank >= 0) rep_int(r, o, "rank", "rank", x->rank, NULL);
         else rep_null(r, o, "rank", "rank", NULL);
-        if (x->n_ranks > 1) {
+        /* a verdict that names what identifies it (fields: a Flight Recorder
+         * verdict's pg, seq, op) lists its culprits even when there is one */
+        if (x->n_ranks > 1 || (x->n_fields && x->n_ranks)) {
             rep_node *rs = rep_arr(r, o, "ranks", "ranks");
             for (int k = 0; k < x->n_ranks; k++) rep_int(r, rs, NULL, NULL, x->ranks[k], NULL);
         }
         if (x->n_fields) {
             rep_node *fs = rep_obj(r, o, "fields", "about");
-            for (int k = 0; k < x->n_fields; k++) {
-                if (x->fields[k].is_num) rep_num(r, fs, x->fields[k].key, x->fields[k].key, x->fields[k].num, NULL);
-                else rep_str(r, fs, x->fields[k].key, x->fields[k].key, x->fields[k].text);
-            }
+            for (int k = 0; k < x->n_fields; k++) add_field(r, fs, &x->fields[k]);
+            /* and each at the verdict's top level (diagnose JSON: "pg", "seq", "op") */
+            for (int k = 0; k < x->n_fields; k++)
+                if (!rep_child(o, x->fields[k].key)) add_field(r, o, &x->fields[k])->flags |= REP_F_NO_TEXT;
         }
         rep_bool(r, o, "first_failure", "holds the first failure in time", x->first_failure);
         add_evidence(r, o, s, x);

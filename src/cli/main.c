@@ -32,32 +32,39 @@ static void usage(FILE *f)
                "'chainprof help <command>' prints its manual.\n");
 }
 
-/* Transparent huge pages and a heap that keeps its memory, for `analyze`.
+/* A heap that keeps its memory, for `analyze`.
  * Its time on a large trace went mostly to first touches of fresh arrays
- * (page faults, zeroing, TLB misses): backing the heap with 2 MiB pages cut
- * its CPU time by a third on a 135 MB trace, and serving even the largest
- * arrays from the heap (mmap threshold 1 GiB) lets the per-rank temporaries
- * reuse pages instead of getting freshly zeroed ones from the kernel each
- * time (docs/PERFORMANCE.md). One arena for all threads: with the large
+ * (page faults, zeroing, TLB misses). Serving even the largest arrays from
+ * the heap (mmap threshold 1 GiB) lets the per-rank temporaries reuse pages
+ * instead of getting freshly zeroed ones from the kernel each time
+ * (docs/PERFORMANCE.md). One arena for all threads: with the large
  * threshold, the reader threads' big arrays would otherwise fail in their
  * own (64 MiB) arenas and queue on the main one anyway, which took 1 -> 2
  * thread scaling from 1.9x to 1.5x. A 4 GiB trim threshold: freed arrays at
  * the top of the heap stay for the next phase instead of going back to the
  * kernel and being faulted in again (on a 4 M-event nsys export: 0.4 s of
- * system time instead of 0.8-1.8). glibc offers these only as tunables
- * (glibc.malloc.hugetlb, .mmap_threshold, .arena_max, .trim_threshold), read once at
- * start-up, so the command re-executes itself once with them set, when its inputs pay for it (cmd_analyze.c:
- * many small files cost twice the memory and more time with them). CHAINPROF_NO_THP=1 turns it off; any failure just
+ * system time instead of 0.8-1.8). 2 MiB pages (glibc.malloc.hugetlb=1) were
+ * part of this on the first development VM (AMD EPYC: a third less CPU); on
+ * the current one (Intel Xeon) they cost more than they saved, since every
+ * partly used column's last huge page is zeroed whole: analyze of the
+ * 1.08 GB bench set took 1.22x the CPU at -j 1 and 1.11x at -j 2 with them
+ * (farm-bench, 6-7 pairs, docs/PERFORMANCE.md "Issue 19"), so they are no
+ * longer asked for. glibc offers these only as tunables (read once at
+ * start-up), so the command re-executes itself once with them set, when its
+ * inputs pay for it (cmd_analyze.c: with hugetlb, 10,000 small files took
+ * twice the memory).
+ * CHAINPROF_NO_THP=1 (the historical name) turns it off; any failure just
  * carries on without it. Children (nsys export) inherit the setting, which
  * only changes how their heap is backed. */
 void cli_reexec_with_thp(char **argv)
 {
     const char *tun = getenv("GLIBC_TUNABLES");
-    if (getenv("CHAINPROF_NO_THP") || getenv("CHAINPROF_THP_DONE") || (tun && strstr(tun, "hugetlb")))
+    if (getenv("CHAINPROF_NO_THP") || getenv("CHAINPROF_THP_DONE") ||
+        (tun && (strstr(tun, "hugetlb") || strstr(tun, "mmap_threshold"))))
         return;
     char val[1024];
     int n = snprintf(val, sizeof val, "%s%s%s", tun ? tun : "", tun && *tun ? ":" : "",
-                     "glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=1073741824:glibc.malloc.arena_max=1:"
+                     "glibc.malloc.mmap_threshold=1073741824:glibc.malloc.arena_max=1:"
                      "glibc.malloc.trim_threshold=4294967296");
     if (n < 0 || (size_t)n >= sizeof val || setenv("GLIBC_TUNABLES", val, 1) != 0 ||
         setenv("CHAINPROF_THP_DONE", "1", 1) != 0)

@@ -5,6 +5,7 @@
  * same tables print --help, so the two cannot drift apart. */
 #include "cli.h"
 #include "../base/afile.h"
+#include "../base/jsonw.h"
 #include "../base/log.h"
 #include "../base/util.h"
 
@@ -28,6 +29,48 @@ const size_t cli_n_output_opts = CP_ARRAY_LEN(cli_output_opts);
 
 static const cli_opt help_opt = { "help", 'h', NULL, CLI_O_HELP, 0, "show this help" };
 
+/* With CHAINPROF_ERROR_FILE set, the error that ends the run is also written
+ * there as JSON (chainprof.error/1: code, status, exit, file, line, col,
+ * offset, sys_errno, message), atomically: what the Python package turns into
+ * an exception carrying the C error's code and position (docs/FORMATS.md). */
+static void record_error(const cp_error *err)
+{
+    const char *path = getenv("CHAINPROF_ERROR_FILE");
+    if (!path || !*path)
+        return;
+    cp_buf b = { 0 };
+    cp_jw w;
+    cp_jw_init(&w, &b, 0);
+    cp_jw_obj_begin(&w);
+    cp_jw_key(&w, "schema");
+    cp_jw_str(&w, "chainprof.error/1");
+    cp_jw_key(&w, "code");
+    cp_jw_int(&w, err->code);
+    cp_jw_key(&w, "status");
+    cp_jw_str(&w, cp_status_name(err->code));
+    cp_jw_key(&w, "exit");
+    cp_jw_int(&w, cp_status_exit_code(err->code));
+    cp_jw_key(&w, "file");
+    if (err->file[0])
+        cp_jw_str(&w, err->file);
+    else
+        cp_jw_null(&w);
+    cp_jw_key(&w, "line");
+    if (err->line > 0) cp_jw_int(&w, err->line); else cp_jw_null(&w);
+    cp_jw_key(&w, "col");
+    if (err->col > 0) cp_jw_int(&w, err->col); else cp_jw_null(&w);
+    cp_jw_key(&w, "offset");
+    if (err->offset >= 0) cp_jw_int(&w, err->offset); else cp_jw_null(&w);
+    cp_jw_key(&w, "sys_errno");
+    cp_jw_int(&w, err->sys_errno);
+    cp_jw_key(&w, "message");
+    cp_jw_str(&w, err->msg);
+    cp_jw_obj_end(&w);
+    cp_buf_putc(&b, '\n');
+    cp_afile_write(path, b.data, b.len, NULL);
+    cp_buf_free(&b);
+}
+
 int cli_usage_error(const cli_ctx *ctx, const char *fmt, ...)
 {
     char msg[1024];
@@ -36,6 +79,10 @@ int cli_usage_error(const cli_ctx *ctx, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     cp_log_error("%s: %s (see 'chainprof %s --help')", ctx->cmd, msg, ctx->cmd);
+    cp_error err;
+    cp_error_clear(&err);
+    cp_error_set(&err, CP_ERR_USAGE, "", 0, 0, -1, "%s: %.400s", ctx->cmd, msg);
+    record_error(&err);
     return CLI_EXIT_USAGE;
 }
 
@@ -84,6 +131,7 @@ int cli_fail(const cp_error *err)
 {
     char buf[1200];
     cp_log_error("%s", cp_error_format(err, buf, sizeof buf));
+    record_error(err);
     return cp_status_exit_code(err->code);
 }
 

@@ -34,16 +34,24 @@ int cli_emit(const cli_ctx *ctx, const rep_report *r, char *const *inputs, size_
     size_t n_out = cli_get_all(ctx, CLI_O_OUTPUT, outs, CP_ARRAY_LEN(outs));
     if (n_out > CP_ARRAY_LEN(outs))
         return cli_usage_error(ctx, "at most %zu -o files", CP_ARRAY_LEN(outs));
+    bool own = strcmp(ctx->cmd, "analyze") == 0; /* analyze writes the formats that need its traces */
+    if (!stdout_fmt->fn && !own)
+        return cli_usage_error(ctx, "--format %s: only analyze writes it (it needs the traces)", fmt);
     for (size_t i = 0; i < n_out; i++) {
         if (!render_for_path(outs[i]))
             return cli_usage_error(ctx, "-o %s: cannot tell the format from the extension (%s)", outs[i],
-                                   ".txt .json .csv .html");
+                                   ".txt .json .csv .html .perfetto.json");
+        if (!render_for_path(outs[i])->fn && !own)
+            return cli_usage_error(ctx, "-o %s: only analyze writes %s (it needs the traces)", outs[i],
+                                   render_for_path(outs[i])->name);
         for (size_t k = 0; k < n_inputs; k++)
             if (!strcmp(outs[i], inputs[k]) || cp_same_file(outs[i], inputs[k]))
                 return cli_usage_error(ctx, "-o %s: refusing to overwrite an input file", outs[i]);
     }
     int rc = 0;
     for (size_t i = 0; i < n_out && !rc; i++) {
+        if (!render_for_path(outs[i])->fn)
+            continue; /* the command wrote it */
         render_opts fo = { 0 };
         cp_buf b = CP_BUF_INIT;
         rc = render_to(r, render_for_path(outs[i]), &b, &fo);
@@ -56,7 +64,7 @@ int cli_emit(const cli_ctx *ctx, const rep_report *r, char *const *inputs, size_
         cp_buf_free(&b);
     }
     /* stdout: skipped when only files were asked for and no --format given */
-    if (!rc && (n_out == 0 || cli_has(ctx, CLI_O_FORMAT) || cli_has(ctx, CLI_O_JSON))) {
+    if (!rc && stdout_fmt->fn && (n_out == 0 || cli_has(ctx, CLI_O_FORMAT) || cli_has(ctx, CLI_O_JSON))) {
         cp_buf b = CP_BUF_INIT;
         rc = render_to(r, stdout_fmt, &b, &ro);
         if (!rc && b.len && fwrite(b.data, 1, b.len, stdout) != b.len) {

@@ -434,7 +434,10 @@ int plan_args_build(const cli_ctx *ctx, plan_args *pa)
     if (cpath) {
         cp_error err;
         cp_error_clear(&err);
-        if (load_config(cpath, &cfg, &ncfg, &err) < 0) return cli_fail(&err);
+        if (load_config(cpath, &cfg, &ncfg, &err) < 0) {
+            free_kv(cfg, ncfg); /* the items read before the error */
+            return cli_fail(&err);
+        }
     }
     char where[600];
     int rc = 0;

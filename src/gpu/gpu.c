@@ -6,6 +6,7 @@
  * events or streams).
  */
 #include "gpu.h"
+#include "gpu_dl.h"
 #include "../base/util.h"
 
 #include <dlfcn.h>
@@ -14,10 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct sym {
-    const char *name;
-    size_t offset;
-} sym;
+typedef gpu_sym sym;
 
 #define S(field, name) { name, offsetof(gpu_rt, field) }
 static const sym cudart_syms[] = {
@@ -58,7 +56,7 @@ static const sym nccl_syms[] = {
 #undef S
 
 /* dlopen the first of names found (only in CHAINPROF_GPU_LIB_DIR when set). */
-static void *open_lib(const char *const *names, size_t n, char *path, size_t path_size)
+void *gpu_dl_open(const char *const *names, size_t n, char *path, size_t path_size)
 {
     const char *dir = getenv("CHAINPROF_GPU_LIB_DIR");
     for (size_t i = 0; i < n; i++) {
@@ -75,16 +73,30 @@ static void *open_lib(const char *const *names, size_t n, char *path, size_t pat
 }
 
 /* Resolve every symbol of tab; returns the first missing name or NULL. */
-static const char *resolve(void *h, gpu_rt *rt, const sym *tab, size_t n)
+const char *gpu_dl_resolve(void *h, void *obj, const gpu_sym *tab, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         void *p = dlsym(h, tab[i].name);
         if (!p)
             return tab[i].name;
         /* POSIX guarantees object and function pointers convert through dlsym */
-        memcpy((char *)rt + tab[i].offset, &p, sizeof p);
+        memcpy((char *)obj + tab[i].offset, &p, sizeof p);
     }
     return NULL;
+}
+
+/* Resolve what of tab the library has; the others stay NULL. */
+size_t gpu_dl_resolve_optional(void *h, void *obj, const gpu_sym *tab, size_t n)
+{
+    size_t found = 0;
+    for (size_t i = 0; i < n; i++) {
+        void *p = dlsym(h, tab[i].name);
+        if (p) {
+            memcpy((char *)obj + tab[i].offset, &p, sizeof p);
+            found++;
+        }
+    }
+    return found;
 }
 
 int gpu_open(gpu_rt *rt, char *why, size_t why_size)
@@ -92,12 +104,12 @@ int gpu_open(gpu_rt *rt, char *why, size_t why_size)
     memset(rt, 0, sizeof *rt);
     static const char *const rt_names[] = { "libcudart.so", "libcudart.so.13", "libcudart.so.12",
                                             "libcudart.so.11.0" };
-    rt->cudart = open_lib(rt_names, CP_ARRAY_LEN(rt_names), rt->cudart_path, sizeof rt->cudart_path);
+    rt->cudart = gpu_dl_open(rt_names, CP_ARRAY_LEN(rt_names), rt->cudart_path, sizeof rt->cudart_path);
     if (!rt->cudart) {
         snprintf(why, why_size, "library not found: %s (CUDA runtime not installed)", rt->cudart_path);
         return -1;
     }
-    const char *missing = resolve(rt->cudart, rt, cudart_syms, CP_ARRAY_LEN(cudart_syms));
+    const char *missing = gpu_dl_resolve(rt->cudart, rt, cudart_syms, CP_ARRAY_LEN(cudart_syms));
     if (missing) {
         snprintf(why, why_size, "symbol missing: %s in %s", missing, rt->cudart_path);
         dlclose(rt->cudart); /* nothing of it ran yet: safe to unload */
@@ -113,8 +125,8 @@ int gpu_open(gpu_rt *rt, char *why, size_t why_size)
     rt->n_devices = n;
     static const char *const nvml_names[] = { "libnvidia-ml.so", "libnvidia-ml.so.1" };
     char npath[512];
-    rt->nvml = open_lib(nvml_names, CP_ARRAY_LEN(nvml_names), npath, sizeof npath);
-    if (rt->nvml && !resolve(rt->nvml, rt, nvml_syms, CP_ARRAY_LEN(nvml_syms)) && rt->nvmlInit() == 0)
+    rt->nvml = gpu_dl_open(nvml_names, CP_ARRAY_LEN(nvml_names), npath, sizeof npath);
+    if (rt->nvml && !gpu_dl_resolve(rt->nvml, rt, nvml_syms, CP_ARRAY_LEN(nvml_syms)) && rt->nvmlInit() == 0)
         rt->nvml_ok = true;
     return 0;
 }
@@ -345,12 +357,12 @@ bool gpu_gemm_available(gpu_rt *rt)
     static const char *const names[] = { "libcublasLt.so", "libcublasLt.so.13", "libcublasLt.so.12",
                                          "libcublasLt.so.11" };
     char path[512];
-    void *h = open_lib(names, CP_ARRAY_LEN(names), path, sizeof path);
+    void *h = gpu_dl_open(names, CP_ARRAY_LEN(names), path, sizeof path);
     if (!h) {
         snprintf(rt->cublaslt_why, sizeof rt->cublaslt_why, "library not found: %s", path);
         return false;
     }
-    const char *missing = resolve(h, rt, lt_syms, CP_ARRAY_LEN(lt_syms));
+    const char *missing = gpu_dl_resolve(h, rt, lt_syms, CP_ARRAY_LEN(lt_syms));
     if (missing) {
         snprintf(rt->cublaslt_why, sizeof rt->cublaslt_why, "symbol missing: %s in %s", missing, path);
         dlclose(h);
@@ -549,12 +561,12 @@ bool gpu_nccl_available(gpu_rt *rt)
     if (rt->nccl_why[0])
         return false;
     static const char *const names[] = { "libnccl.so", "libnccl.so.2" };
-    void *h = open_lib(names, CP_ARRAY_LEN(names), rt->nccl_path, sizeof rt->nccl_path);
+    void *h = gpu_dl_open(names, CP_ARRAY_LEN(names), rt->nccl_path, sizeof rt->nccl_path);
     if (!h) {
         snprintf(rt->nccl_why, sizeof rt->nccl_why, "library not found: %s", rt->nccl_path);
         return false;
     }
-    const char *missing = resolve(h, rt, nccl_syms, CP_ARRAY_LEN(nccl_syms));
+    const char *missing = gpu_dl_resolve(h, rt, nccl_syms, CP_ARRAY_LEN(nccl_syms));
     if (missing) {
         snprintf(rt->nccl_why, sizeof rt->nccl_why, "symbol missing: %s in %s", missing, rt->nccl_path);
         dlclose(h);

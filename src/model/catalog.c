@@ -304,3 +304,28 @@ double hw_gpu_expected_busbw_gbps(const hw_gpu *gpu, int per_node, int spans_nod
     int g = per_node < 1 ? 1 : (per_node > gpu->gpus_per_node ? gpu->gpus_per_node : per_node);
     return g * hw_gpu_nic_gbps_per_gpu(gpu) * HW_NET_BUSBW_FRAC;
 }
+
+/* FP32 and FP64 results per clock per SM by compute capability (add,
+ * multiply, multiply-add): the CUDA C++ Programming Guide, "Arithmetic
+ * Instructions" throughput table (6.0: 64/32, 6.1-6.2: 128/4, 7.x: 64/32
+ * (7.5: 64/2), 8.0: 64/32, 8.6-8.9: 128/2, 9.0: 128/64, 10.x: 128/64,
+ * 12.x: 128/2). The CUDA-core ceilings of the roofline when a catalog row
+ * has none. */
+static const struct { int major, minor; int fp32, fp64; } k_cc_lanes[] = {
+    {6, 0, 64, 32},   {6, 1, 128, 4},  {6, 2, 128, 4},  {7, 0, 64, 32}, {7, 2, 64, 32},
+    {7, 5, 64, 2},    {8, 0, 64, 32},  {8, 6, 128, 2},  {8, 7, 128, 2}, {8, 9, 128, 2},
+    {9, 0, 128, 64},  {10, 0, 128, 64}, {10, 3, 128, 64}, {12, 0, 128, 2}, {12, 1, 128, 2},
+};
+
+int hw_cc_lanes_per_sm(int major, int minor, int *fp64)
+{
+    for (size_t i = 0; i < COUNT_OF(k_cc_lanes); i++)
+        if (k_cc_lanes[i].major == major && k_cc_lanes[i].minor == minor) {
+            if (fp64)
+                *fp64 = k_cc_lanes[i].fp64;
+            return k_cc_lanes[i].fp32;
+        }
+    if (fp64)
+        *fp64 = 0;
+    return 0;
+}

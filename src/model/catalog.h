@@ -82,6 +82,11 @@ const hw_gpu *hw_gpu_at(size_t i);
  * "tf32"; 0 when the dtype is unsupported or unknown. */
 double hw_gpu_peak_tflops(const hw_gpu *gpu, const char *dtype);
 
+/* FP32 results per clock per SM of an NVIDIA compute capability (the CUDA
+ * cores: an FFMA counts one result, two FLOPs), *fp64 (may be NULL) the FP64
+ * ones; 0 when the capability is not in the table. */
+int hw_cc_lanes_per_sm(int major, int minor, int *fp64);
+
 /* Scale-out bandwidth per GPU in GB/s per direction under the catalog's
  * default node (nics_per_node x nic_gbit_s in GB/s / gpus_per_node). */
 double hw_gpu_nic_gbps_per_gpu(const hw_gpu *gpu);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ev_rep.h"
+#include "../base/util.h"
 
 void ev_dmon_free(ev_dmon *d)
 {
@@ -43,6 +44,37 @@ const ev_dmon_stat *ev_dmon_stat_of(const ev_dmon *d, size_t e, size_t c)
     if (e >= d->n_entities)
         return NULL;
     return &d->stats[e * d->n_cols + c];
+}
+
+void ev_dmon_compute_stats(ev_dmon *d)
+{
+    size_t nc = d->n_cols, ne = d->n_entities;
+    d->stats = cp_xcalloc(ne * nc + 1, sizeof *d->stats);
+    d->col_stats = cp_xcalloc(nc + 1, sizeof *d->col_stats);
+    for (size_t s = 0; s < d->n_samples; s++) {
+        const double *row = d->values + s * nc;
+        for (size_t c = 0; c < nc; c++) {
+            if (isnan(row[c]))
+                continue;
+            ev_dmon_stat *targets[2] = {&d->stats[d->samples[s].entity * nc + c], &d->col_stats[c]};
+            for (int k = 0; k < 2; k++) {
+                ev_dmon_stat *st = targets[k];
+                if (st->n == 0 || row[c] < st->min)
+                    st->min = row[c];
+                if (st->n == 0 || row[c] > st->max)
+                    st->max = row[c];
+                st->mean += row[c]; /* sum until the end */
+                st->n++;
+            }
+        }
+    }
+    for (size_t i = 0; i < ne * nc + nc; i++) {
+        ev_dmon_stat *st = i < ne * nc ? &d->stats[i] : &d->col_stats[i - ne * nc];
+        if (st->n)
+            st->mean /= st->n;
+        else
+            st->min = st->max = st->mean = NAN;
+    }
 }
 
 void ev_dmon_report(const ev_dmon *facts, rep_report *r, rep_node *o)

@@ -72,6 +72,11 @@ double ev_dmon_value(const ev_dmon *d, size_t s, size_t c);
 #define EV_DMON_ALL ((size_t)-1)
 const ev_dmon_stat *ev_dmon_stat_of(const ev_dmon *d, size_t e, size_t c);
 
+/* Fill stats and col_stats from the samples (replacing none: call once,
+ * when every sample is in). The dmon reader and the monitor's GPU window
+ * (src/monitor/mon_evidence.c) both end with it. */
+void ev_dmon_compute_stats(ev_dmon *d);
+
 void ev_dmon_free(ev_dmon *d);
 void ev_dmon_report(const ev_dmon *d, rep_report *rp, rep_node *obj);
 

@@ -895,7 +895,8 @@ int tl_finish(tl_builder **bs, size_t n, const tl_finish_opts *opts, tl_timeline
         at += b->n;
     }
     move_events(tl, bs, n, rank_of, ev_at, total_ev, nthreads);
-    cp_log_debug("timeline: %zu events, %zu args, %zu strings", total_ev, tl->n_args, cp_intern_count(&tl->strings));
+    cp_log_debug("timeline: %zu events, %zu args, %zu strings, %.1f MB of columns and extras", total_ev, tl->n_args,
+                 cp_intern_count(&tl->strings), (double)tl->bytes / 1e6);
     free(ev_at);
     free(gt);
     free(rank_of);

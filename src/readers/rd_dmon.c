@@ -237,37 +237,6 @@ static void parse_row(ev_dmon *d, const block *b, const rd_field *f, int n, uint
     d->n_samples++;
 }
 
-static void compute_stats(ev_dmon *d)
-{
-    size_t nc = d->n_cols, ne = d->n_entities;
-    d->stats = cp_xcalloc(ne * nc + 1, sizeof *d->stats);
-    d->col_stats = cp_xcalloc(nc + 1, sizeof *d->col_stats);
-    for (size_t s = 0; s < d->n_samples; s++) {
-        const double *row = d->values + s * nc;
-        for (size_t c = 0; c < nc; c++) {
-            if (isnan(row[c]))
-                continue;
-            ev_dmon_stat *targets[2] = {&d->stats[d->samples[s].entity * nc + c], &d->col_stats[c]};
-            for (int k = 0; k < 2; k++) {
-                ev_dmon_stat *st = targets[k];
-                if (st->n == 0 || row[c] < st->min)
-                    st->min = row[c];
-                if (st->n == 0 || row[c] > st->max)
-                    st->max = row[c];
-                st->mean += row[c]; /* sum until the end */
-                st->n++;
-            }
-        }
-    }
-    for (size_t i = 0; i < ne * nc + nc; i++) {
-        ev_dmon_stat *st = i < ne * nc ? &d->stats[i] : &d->col_stats[i - ne * nc];
-        if (st->n)
-            st->mean /= st->n;
-        else
-            st->min = st->max = st->mean = NAN;
-    }
-}
-
 void *rd_dmon_begin(const char *name)
 {
     dst *st = cp_xcalloc(1, sizeof *st);
@@ -320,7 +289,7 @@ void *rd_dmon_end(void *stp, diag_set *diag)
     if (st->d.first_header_line) {
         d = cp_xmalloc(sizeof *d);
         *d = st->d; /* the arrays move with it */
-        compute_stats(d);
+        ev_dmon_compute_stats(d);
         diag_merge(diag, &st->local);
     } else { /* no header with a gpu or Entity column: not dmon output */
         free(st->d.entities);

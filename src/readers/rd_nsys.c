@@ -39,6 +39,7 @@
  */
 #include "reader.h"
 #include "rd_nsys.h"
+#include "rd_text.h"
 #include "../base/log.h"
 #include "../base/par.h"
 #include "../base/util.h"
@@ -1327,16 +1328,8 @@ static int read_sqlite(const char *path, const char *shown, tl_builder *b, const
 static int read_report(const char *path, tl_builder *b, const rd_opts *o, cp_error *err)
 {
     char tmpdir[] = "/tmp/chainprof-nsys-XXXXXX";
-    const char *pathenv = getenv("PATH");
-    bool found = false;
     char nsys[4096];
-    for (const char *s = pathenv ? pathenv : ""; *s && !found;) {
-        size_t len = strcspn(s, ":");
-        snprintf(nsys, sizeof nsys, "%.*s/nsys", (int)len, s);
-        found = access(nsys, X_OK) == 0;
-        s += len + (s[len] == ':');
-    }
-    if (!found)
+    if (!rd_which("nsys", nsys, sizeof nsys))
         return cp_error_set(err, CP_ERR_UNAVAILABLE, path, 0, 0, -1,
                             "nsys is not on PATH to export this report; run: nsys export --type sqlite "
                             "--output %.*s.sqlite %s and analyze the .sqlite file",

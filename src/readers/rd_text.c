@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <stdio.h>
+#include <unistd.h>
 
 void rd_note(diag_set *d, diag_code code, const char *name, uint32_t line)
 {
@@ -293,5 +295,18 @@ int rd_load_file(const char *path, char **data, size_t *len, cp_error *err)
     b.data[b.len] = '\0';
     *data = b.data; /* ownership passes to the caller: free() */
     *len = b.len;
+    return 0;
+}
+
+int rd_which(const char *prog, char *out, size_t cap)
+{
+    const char *pathenv = getenv("PATH");
+    for (const char *s = pathenv ? pathenv : ""; *s;) {
+        size_t len = strcspn(s, ":");
+        snprintf(out, cap, "%.*s/%s", (int)len, s, prog);
+        if (len && access(out, X_OK) == 0)
+            return 1;
+        s += len + (s[len] == ':');
+    }
     return 0;
 }

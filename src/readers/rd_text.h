@@ -112,6 +112,10 @@ int rd_grow(void **arr, size_t *cap, size_t n, size_t elem, size_t max);
 
 /* ---- files ------------------------------------------------------------ */
 
+/* The executable `prog` on PATH into out (a converter such as nsys or ncu):
+ * 1 when found, 0 when not. */
+int rd_which(const char *prog, char *out, size_t cap);
+
 /* Read a whole file (plain, .gz or .zst; at most RD_MAX_FILE_BYTES
  * decompressed) into a malloc'ed buffer with a NUL after the last byte.
  * Caller frees *data with free(). */

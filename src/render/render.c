@@ -8,6 +8,7 @@
 
 static const render_format formats[] = {
     { "text", ".txt", render_text },
+    { "perfetto", ".perfetto.json", NULL }, /* needs the traces: analyze writes it (render_perfetto.h) */
     { "json", ".json", render_json },
     { "csv", ".csv", render_csv },
     { "html", ".html", render_html },
@@ -29,14 +30,18 @@ const render_format *render_for_path(const char *path)
     return NULL;
 }
 
-const char *render_names(void) { return "text|json|csv|html"; }
+const char *render_names(void) { return "text|json|csv|html|perfetto"; }
 
-/* Time in ns and sizes in bytes are scaled; everything else is shown as is. */
+/* Time in ns, sizes in bytes, rates in bytes/s and work in FLOP (FLOP/s)
+ * are scaled; everything else is shown as is. */
 static void scaled(cp_buf *b, double v, const char *unit, int digits)
 {
     static const struct { const char *unit; double div; const char *shown; } scales[] = {
         { "ns", 1e9, "s" }, { "ns", 1e6, "ms" }, { "ns", 1e3, "us" }, { "ns", 1, "ns" },
         { "bytes", 1e9, "GB" }, { "bytes", 1e6, "MB" }, { "bytes", 1e3, "KB" }, { "bytes", 1, "B" },
+        { "bytes/s", 1e12, "TB/s" }, { "bytes/s", 1e9, "GB/s" }, { "bytes/s", 1e6, "MB/s" }, { "bytes/s", 1, "B/s" },
+        { "FLOP", 1e12, "TFLOP" }, { "FLOP", 1e9, "GFLOP" }, { "FLOP", 1e6, "MFLOP" }, { "FLOP", 1, "FLOP" },
+        { "FLOP/s", 1e12, "TFLOP/s" }, { "FLOP/s", 1e9, "GFLOP/s" }, { "FLOP/s", 1e6, "MFLOP/s" }, { "FLOP/s", 1, "FLOP/s" },
     };
     if (unit) {
         for (size_t i = 0; i < CP_ARRAY_LEN(scales); i++) {

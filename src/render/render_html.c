@@ -9,7 +9,9 @@
  *   chart-layers (per-rank stacked exposed time by layer), chart-slowest-step
  *   (the slowest step as a timeline across ranks, coloured by layer),
  *   chart-collectives (p50 busbw per collective row against the expected
- *   busbw), chart-heatmap (rank x step, step time). Findings come first,
+ *   busbw), chart-heatmap (rank x step, step time), chart-comm-matrix
+ *   (bytes between rank pairs, comm_matrix.pairs), chart-roofline (the
+ *   kernels Nsight Compute profiled on their roofline, when given). Findings come first,
  *   with their evidence, then the charts, then every top-level table.
  * - Like every writer it renders only the report: the numbers are the ones
  *   in the JSON, which is embedded verbatim in a
@@ -273,6 +275,113 @@ static void chart_collectives(cp_buf *b, const rep_node *coll)
                   lx, h - 6, CW - 60, h - 6, mx);
 }
 
+/* The roofline (log-log): each profiled launch with FLOP counters at its
+ * arithmetic intensity and FLOP/s, under the ceilings min(peak, AI x DRAM
+ * bandwidth) of the peaks its rows name (an_roofline). */
+typedef struct roof_axis {
+    double lo, hi; /* log10 range */
+    int px0, px1;
+} roof_axis;
+
+static double roof_px(const roof_axis *a, double v) { return a->px0 + (log10(v) - a->lo) / (a->hi - a->lo) * (a->px1 - a->px0); }
+
+/* One ceiling: the bandwidth slope up to the ridge, then the compute peak;
+ * either alone when the other is unknown (NaN). */
+static void roof_ceiling(cp_buf *b, const roof_axis *x, const roof_axis *y, double peak, double bw)
+{
+    double x0 = pow(10, x->lo), x1 = pow(10, x->hi);
+    if (!(bw > 0))
+        bw = NAN;
+    double ridge = peak > 0 ? (bw > 0 ? peak / bw : x0) : (bw > 0 ? pow(10, y->hi) / bw : x1);
+    if (!(peak > 0))
+        peak = NAN;
+    if (bw > 0) {
+        double xa = fmax(x0, pow(10, y->lo) / bw), xr = fmin(fmax(ridge, x0), x1);
+        if (xa < xr)
+            cp_buf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\" "
+                             "stroke-width=\"1.5\"><title>DRAM %.3g GB/s</title></line>\n",
+                          roof_px(x, xa), roof_px(y, xa * bw), roof_px(x, xr), roof_px(y, xr * bw), bw / 1e9);
+    }
+    if (!(peak > 0))
+        return;
+    double xr = fmin(fmax(ridge, x0), x1);
+    if (xr < x1)
+        cp_buf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\" stroke-width=\"1.5\"/>"
+                         "<text x=\"%.1f\" y=\"%.1f\" class=\"axis end\">%.3g TFLOP/s</text>\n",
+                      roof_px(x, xr), roof_px(y, peak), roof_px(x, x1), roof_px(y, peak), roof_px(x, x1) - 2,
+                      roof_px(y, peak) - 4, peak / 1e12);
+}
+
+static void chart_roofline(cp_buf *b, const rep_node *k)
+{
+    if (!k)
+        return; /* no Nsight Compute results given: no section */
+    cp_buf_puts(b, "<h2>Profiled kernels on their roofline</h2>\n");
+    double ai_lo = INFINITY, ai_hi = 0, f_lo = INFINITY, f_hi = 0;
+    size_t placed = 0, n = 0;
+    for (const rep_node *r = k->first; r; r = r->next, n++) {
+        double ai = num_at(r, "arithmetic_intensity"), f = num_at(r, "flops_per_s"), pk = num_at(r, "peak_flops_per_s");
+        double bw = num_at(r, "peak_dram_bytes_per_s");
+        if (!(ai > 0) || !(f > 0))
+            continue;
+        placed++;
+        ai_lo = fmin(ai_lo, ai), ai_hi = fmax(ai_hi, ai), f_lo = fmin(f_lo, f), f_hi = fmax(f_hi, f);
+        if (pk > 0) {
+            f_hi = fmax(f_hi, pk);
+            if (bw > 0)
+                ai_lo = fmin(ai_lo, pk / bw), ai_hi = fmax(ai_hi, pk / bw);
+        }
+    }
+    if (!placed) {
+        note(b, "chart-roofline", "no profiled kernel has both FLOP counters and DRAM bytes: none can be placed");
+        return;
+    }
+    int h = 380, lx = 70, by = h - 30;
+    roof_axis x = {floor(log10(ai_lo)) - 1, ceil(log10(ai_hi)) + 1, lx, CW - 20};
+    roof_axis y = {floor(log10(f_lo)) - 1, ceil(log10(f_hi)) + 0.3, by, 10};
+    svg_open(b, "chart-roofline", "profiled kernels on their roofline", CW, h);
+    for (int d = (int)x.lo; d <= (int)x.hi; d++)
+        cp_buf_printf(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#eee\"/><text x=\"%.1f\" y=\"%d\" "
+                         "class=\"axis\">1e%d</text>\n", roof_px(&x, pow(10, d)), 10, roof_px(&x, pow(10, d)), by,
+                      roof_px(&x, pow(10, d)) - 8, by + 14, d);
+    for (int d = (int)ceil(y.lo); d <= (int)y.hi; d++)
+        cp_buf_printf(b, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#eee\"/><text x=\"%d\" y=\"%.1f\" "
+                         "class=\"lbl\">1e%d</text>\n", lx, roof_px(&y, pow(10, d)), CW - 20, roof_px(&y, pow(10, d)),
+                      lx - 4, roof_px(&y, pow(10, d)) + 4, d);
+    double seen_pk[8], seen_bw[8];
+    int n_seen = 0;
+    for (const rep_node *r = k->first; r; r = r->next) {
+        double pk = num_at(r, "peak_flops_per_s"), bw = num_at(r, "peak_dram_bytes_per_s");
+        if (!(num_at(r, "arithmetic_intensity") > 0) || !(num_at(r, "flops_per_s") > 0))
+            continue; /* only the ceilings of the kernels on the chart */
+        bool dup = false; /* the same ceiling within 1 % (ncu's per-launch estimates differ slightly) */
+        for (int i = 0; i < n_seen; i++)
+            dup |= (isnan(pk) ? isnan(seen_pk[i]) : fabs(seen_pk[i] - pk) <= 0.01 * pk) &&
+                   (isnan(bw) ? isnan(seen_bw[i]) : fabs(seen_bw[i] - bw) <= 0.01 * bw);
+        if ((!(pk > 0) && !(bw > 0)) || dup || n_seen == 8)
+            continue;
+        seen_pk[n_seen] = pk, seen_bw[n_seen++] = bw;
+        roof_ceiling(b, &x, &y, pk, bw);
+    }
+    for (const rep_node *r = k->first; r; r = r->next) {
+        double ai = num_at(r, "arithmetic_intensity"), f = num_at(r, "flops_per_s"), pct = num_at(r, "roofline_pct");
+        if (!(ai > 0) || !(f > 0))
+            continue;
+        cp_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#d55e00\"><title>", roof_px(&x, ai), roof_px(&y, f));
+        esc(b, str_at(r, "name"));
+        cp_buf_printf(b, ": %.3g FLOP/s at %.3g FLOP/byte", f, ai);
+        if (isfinite(pct))
+            cp_buf_printf(b, ", %.0f %% of its roofline", pct);
+        cp_buf_puts(b, "</title></circle>\n");
+    }
+    cp_buf_printf(b, "<text x=\"%d\" y=\"%d\" class=\"axis\">arithmetic intensity (FLOP per DRAM byte) &#8594;</text>"
+                     "<text x=\"4\" y=\"12\" class=\"axis\">FLOP/s</text>\n</svg>\n", lx, h - 4);
+    if (placed < n)
+        cp_buf_printf(b, "<p class=\"note\">%zu of %zu profiled launches have no FLOP counters or DRAM bytes and are "
+                         "not on the chart (collect them with ncu --section SpeedOfLight_RooflineChart or the "
+                         "sm__sass_thread_inst_executed_op_* metrics)</p>\n", n - placed, n);
+}
+
 static void chart_heatmap(cp_buf *b, const rep_node *ranks)
 {
     cp_buf_puts(b, "<h2>Step time, rank by step</h2>\n");
@@ -326,6 +435,62 @@ static void chart_heatmap(cp_buf *b, const rep_node *ranks)
         }
     }
     cp_buf_printf(b, "<text x=\"%d\" y=\"%d\" class=\"axis\">steps &#8594;</text>\n</svg>\n", LX, h - 8);
+}
+
+/* The communication matrix (comm_matrix.pairs): sender rows, receiver
+ * columns, darker = more bytes; each cell's title has bytes and GB/s. */
+static void chart_commmatrix(cp_buf *b, const rep_node *cm)
+{
+    cp_buf_puts(b, "<h2>Communication matrix</h2>\n");
+    const rep_node *pairs = cm ? at(cm, "pairs") : NULL;
+    int32_t *rk = NULL;
+    size_t nr = 0, cap = 0;
+    double hi = 0;
+    for (const rep_node *p = pairs ? pairs->first : NULL; p; p = p->next) {
+        double e[2] = { num_at(p, "src"), num_at(p, "dst") };
+        for (int k = 0; k < 2; k++) {
+            size_t i = 0;
+            while (i < nr && rk[i] != (int32_t)e[k])
+                i++;
+            if (i == nr) {
+                cp_xgrow((void **)&rk, &cap, nr + 1, sizeof *rk);
+                rk[nr++] = (int32_t)e[k];
+            }
+        }
+        hi = fmax(hi, num_at(p, "bytes"));
+    }
+    if (!nr || !(hi > 0)) {
+        note(b, "chart-comm-matrix", "no collective traffic in this report");
+        free(rk);
+        return;
+    }
+    for (size_t i = 1; i < nr; i++) /* ranks ascending */
+        for (size_t k = i; k > 0 && rk[k] < rk[k - 1]; k--) {
+            int32_t t = rk[k];
+            rk[k] = rk[k - 1];
+            rk[k - 1] = t;
+        }
+    int cell = (int)CP_MAX(2, CP_MIN(24, (CW - LX - 10) / (int)nr)), h = (int)nr * cell + 40;
+    cp_buf_puts(b, "<p>rows send, columns receive; darker = more bytes</p>\n");
+    svg_open(b, "chart-comm-matrix", "bytes sent between rank pairs", CW, h);
+    for (size_t i = 0; i < nr && cell >= 10; i++)
+        cp_buf_printf(b, "<text x=\"%d\" y=\"%d\" class=\"lbl\">rank %d</text>\n", LX - 6, 4 + (int)i * cell + cell - 3,
+                      rk[i]);
+    for (const rep_node *p = pairs->first; p; p = p->next) {
+        size_t si = 0, di = 0;
+        while (rk[si] != (int32_t)num_at(p, "src"))
+            si++;
+        while (rk[di] != (int32_t)num_at(p, "dst"))
+            di++;
+        double f = num_at(p, "bytes") / hi;
+        int c = (int)(235 - f * 190);
+        cp_buf_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"rgb(%d,%d,250)\"><title>rank %d to %d: "
+                         "%.0f bytes, %.2f GB/s (%s)</title></rect>\n",
+                      LX + (int)di * cell, 4 + (int)si * cell, cell, cell, c, c, rk[si], rk[di], num_at(p, "bytes"),
+                      num_at(p, "gbps"), str_at(p, "scope") ? str_at(p, "scope") : "?");
+    }
+    cp_buf_printf(b, "<text x=\"%d\" y=\"%d\" class=\"axis\">to rank &#8594;</text>\n</svg>\n", LX, h - 8);
+    free(rk);
 }
 
 /* ---- text parts ---- */
@@ -487,6 +652,8 @@ int render_html(const rep_report *r, cp_buf *out, const render_opts *o, cp_error
         chart_slowest(out, at(root, "slowest_step"));
         chart_collectives(out, at(root, "collectives"));
         chart_heatmap(out, ranks);
+        chart_commmatrix(out, at(root, "comm_matrix"));
+        chart_roofline(out, at(root, "kernels_roofline"));
         for (const rep_node *c = root->first; c; c = c->next)
             if (c->type == REP_ARR && (c->flags & REP_F_TABLE) && !(c->flags & REP_F_NO_TEXT))
                 table(out, c);

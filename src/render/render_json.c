@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-static void emit(cp_jw *w, const rep_node *n)
+void render_json_node(cp_jw *w, const rep_node *n)
 {
     if (n->key)
         cp_jw_key(w, n->key);
@@ -14,13 +14,13 @@ static void emit(cp_jw *w, const rep_node *n)
     case REP_OBJ:
         cp_jw_obj_begin(w);
         for (const rep_node *c = n->first; c; c = c->next)
-            emit(w, c);
+            render_json_node(w, c);
         cp_jw_obj_end(w);
         break;
     case REP_ARR:
         cp_jw_arr_begin(w);
         for (const rep_node *c = n->first; c; c = c->next)
-            emit(w, c);
+            render_json_node(w, c);
         cp_jw_arr_end(w);
         break;
     case REP_INT: cp_jw_int(w, n->v.i); break;
@@ -38,7 +38,7 @@ int render_json(const rep_report *r, cp_buf *out, const render_opts *o, cp_error
     (void)err;
     cp_jw w;
     cp_jw_init(&w, out, 2);
-    emit(&w, r->root);
+    render_json_node(&w, r->root);
     cp_buf_putc(out, '\n');
     if (w.n_replaced)
         cp_log_warn_once("json-utf8", "%zu byte%s of the inputs' strings %s not valid UTF-8; written as '?'",

@@ -18,13 +18,7 @@
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 CHAINPROF=${CHAINPROF:-$here/../build/chainprof}
-[ -x /usr/bin/python3 ] || command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
-pythons=()
-[ -x /usr/bin/python3 ] && pythons+=(/usr/bin/python3)
-other=$(command -v python3 || true)
-if [ -n "$other" ] && [ "$(readlink -f "$other")" != "$(readlink -f /usr/bin/python3 2>/dev/null)" ]; then
-  pythons+=("$other")
-fi
+. "$(dirname "$0")/lib/pythons.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 STEPS=8

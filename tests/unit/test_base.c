@@ -425,6 +425,30 @@ static void test_sort(void **state)
         assert_int_equal(pr[i].a, pw[i].a);
         assert_int_equal(pr[i].b, pw[i].b);
     }
+    /* many records with few distinct keys: the in-place permutation walks
+     * long cycles, and equal keys must keep their input order (b counts up) */
+    enum { NR = 5000 };
+    pair_rec *many = malloc(NR * sizeof *many);
+    uint64_t x = 88172645463325252ull;
+    for (int i = 0; i < NR; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        many[i] = (pair_rec){ (int32_t)(x % 37) - 18, i };
+    }
+    cp_sort_records(many, NR, sizeof *many, 1, pair_key, NULL);
+    int seen = 0;
+    for (int i = 1; i < NR; i++) {
+        assert_true(many[i - 1].a <= many[i].a);
+        if (many[i - 1].a == many[i].a)
+            assert_true(many[i - 1].b < many[i].b);
+    }
+    for (int i = 0; i < NR; i++) /* a permutation: every b once */
+        seen += many[i].b >= 0 && many[i].b < NR;
+    int64_t sum = 0;
+    for (int i = 0; i < NR; i++)
+        sum += many[i].b;
+    assert_int_equal(seen, NR);
+    assert_int_equal(sum, (int64_t)NR * (NR - 1) / 2);
+    free(many);
     double d[] = { 2.5, -1.0, 0.0, -0.5, 1e300, -1e300 }, dw[] = { -1e300, -1.0, -0.5, 0.0, 2.5, 1e300 };
     cp_sort_f64(d, 6);
     assert_memory_equal(d, dw, sizeof dw);

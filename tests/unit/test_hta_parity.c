@@ -61,6 +61,7 @@ static bool load(loaded *L, const char *const *rel, size_t n)
     L->rep = rep_new("chainprof.analyze/1", 0, NULL);
     L->opts.nthreads = 2;
     L->opts.launch_table = true; /* the parity checks read one given correlation */
+    L->opts.queue_max_length = 1; /* HTA's tests "hack" the full queue length to 1 on MTIA */
     assert_int_equal(an_run_all(&L->ctx, L->tl, L->rep, &L->opts, NULL), 0);
     return true;
 }
@@ -151,6 +152,22 @@ static void test_mtia_single_rank(void **state)
             found = true;
         }
     assert_true(found);
+    /* time blocked on a full queue at max_queue_length=1 (HTA's test value
+     * is the rank's last such stream, 102: 1060 us, 0.000079 of the trace) */
+    const rep_node *full = rep_path(L.rep, "ranks.0.queue_full.streams");
+    assert_non_null(full);
+    assert_non_null(full->last);
+    CP_ASSERT_NEAR(cell(full->last, "stream"), 102, 0);
+    CP_ASSERT_NEAR(cell(full->last, "time_at_max_ns") / 1000, 1060.0, 1e-6);
+    CP_ASSERT_NEAR(cell(full->last, "ratio"), 0.000079, 5e-6);
+    /* ATen op kernels and delays (HTA sorts by count, then mean op delay) */
+    const rep_node *a0 = rep_path(L.rep, "ranks.0.aten_launch.rows.0");
+    assert_non_null(a0);
+    assert_string_equal(rep_child(a0, "aten_op")->v.s, "aten::mul");
+    assert_string_equal(rep_child(a0, "kernel_sequence")->v.s, "customized_fba_mul_const-dtype_Float");
+    CP_ASSERT_NEAR(cell(a0, "count"), 822, 0);
+    CP_ASSERT_NEAR(cell(a0, "aten_op_launch_delay_mean_ns") / 1000, 1092.545, 2.0);
+    CP_ASSERT_NEAR(cell(a0, "runtime_delay_mean_ns") / 1000, 293.113, 2.0);
     /* launch stats, correlation 423 */
     found = false;
     for (const rep_node *row = rep_path(L.rep, "ranks.0.launch_stats.by_correlation")->first; row; row = row->next)

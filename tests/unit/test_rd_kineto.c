@@ -291,6 +291,55 @@ static void test_compressed(void **state)
     free(data);
 }
 
+/* A plain file is parsed in place from a mapping whose pages behind the
+ * parser are handed back as it goes (cp_fmap_drop, every 16 MiB): a trace
+ * well past that, whole and cut inside an event, must give the same
+ * timeline as the same bytes streamed through a byte source. */
+static void test_mapped_equals_streamed(void **state)
+{
+    (void)state;
+    size_t cap = (size_t)40 << 20, n = 0;
+    char *data = malloc(cap);
+    assert_non_null(data);
+    n += (size_t)snprintf(data + n, cap - n, "{\"schemaVersion\": 1, \"traceEvents\": [\n");
+    for (long i = 0; n + 512 < cap - 64; i++)
+        n += (size_t)snprintf(data + n, cap - n,
+                              "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%ld\", \"pid\": 0, \"tid\": %ld, "
+                              "\"ts\": %ld.%03ld, \"dur\": %ld, \"args\": {\"device\": 0, \"stream\": %ld, "
+                              "\"correlation\": %ld, \"grid\": [%ld, 1, 1]}},\n",
+                              i % 97, 7 + i % 3, 1000 + i * 3, i % 1000, 1 + i % 5, 7 + i % 3, i, i % 13);
+    n += (size_t)snprintf(data + n, cap - n, "  {\"ph\": \"i\", \"name\": \"end\", \"pid\": 0, \"tid\": 1, \"ts\": 1}\n]}\n");
+    char tmpl[] = "/tmp/cp_kineto_map_XXXXXX";
+    assert_non_null(mkdtemp(tmpl));
+    char path[512];
+    snprintf(path, sizeof path, "%s/rank_0.json", tmpl);
+    size_t lens[] = { n, n - n / 3 }; /* whole; cut in the middle of an event */
+    for (size_t c = 0; c < CP_ARRAY_LEN(lens); c++) {
+        write_file(path, data, lens[c]);
+        tl_builder *bm = tl_builder_new(path), *bs;
+        cp_error err;
+        cp_error_clear(&err);
+        assert_int_equal(rd_kineto_read(path, bm, NULL, &err), 0);
+        assert_int_equal(read_mem(data, lens[c], path, &bs, &err), 0);
+        assert_true(tl_builder_count(bm) > 100000);
+        assert_int_equal(tl_builder_count(bm), tl_builder_count(bs));
+        assert_int_equal(dcount(bm, DIAG_TRUNCATED_FILE), c == 1);
+        assert_int_equal(dcount(bs, DIAG_TRUNCATED_FILE), c == 1);
+        tl_timeline *tm = finish1(bm), *ts = finish1(bs);
+        assert_int_equal(tm->n_events, ts->n_events);
+        assert_memory_equal(tm->ts_ns, ts->ts_ns, tm->n_events * sizeof *tm->ts_ns);
+        assert_memory_equal(tm->dur_ns, ts->dur_ns, tm->n_events * sizeof *tm->dur_ns);
+        assert_memory_equal(tm->corr, ts->corr, tm->n_events * sizeof *tm->corr);
+        for (size_t i = 0; i < tm->n_events; i += 997)
+            assert_string_equal(tl_str(tm, tm->name[i]), tl_str(ts, ts->name[i]));
+        tl_free(tm);
+        tl_free(ts);
+        unlink(path);
+    }
+    rmdir(tmpl);
+    free(data);
+}
+
 static void test_trailing_commas(void **state)
 {
     (void)state;
@@ -616,6 +665,7 @@ int main(void)
         cmocka_unit_test(test_good_trace),
         cmocka_unit_test(test_truncated_everywhere),
         cmocka_unit_test(test_compressed),
+        cmocka_unit_test(test_mapped_equals_streamed),
         cmocka_unit_test(test_trailing_commas),
         cmocka_unit_test(test_string_timestamps),
         cmocka_unit_test(test_timestamps_exact),

@@ -1,0 +1,628 @@
+/* an_whatif.c - what-if straggler analysis (Lin et al., "Understanding
+ * Stragglers in Large Model Training Using What-if Analysis", OSDI'25) on
+ * the critical path's dependency graph.
+ *
+ * Design
+ * - The job is replayed on the dependency graph an_critpath built: nodes in
+ *   topological order (Kahn), each node at the latest of its predecessors'
+ *   replayed instants plus a lag. The lag of an op's span (a GPU kernel's
+ *   duration, a matched collective's transfer) is the op's duration in the
+ *   scenario; the lag of the node's binding predecessor (the one satisfied
+ *   last in the trace, as the critical path picks it) is the gap the trace
+ *   shows; every other predecessor's lag is 0 (it had slack). Replaying
+ *   with the traced durations gives the traced instants back exactly, so a
+ *   scenario's step times differ from the trace's only through the
+ *   durations it changes, propagated along the dependencies (a collective
+ *   starts its transfer when its last member arrives, a blocked host
+ *   resumes when its GPU work ends, ...).
+ * - Ops are the GPU work inside profiler steps: kernels, copies, memsets
+ *   (duration) and collectives (transfer time, an_collectives' split). An
+ *   op's identity across workers and steps is (name, k): the k-th op of that
+ *   name in its step on its rank, the step being the one its launch falls
+ *   in; this is the paper's (op type, seq_id) at the granularity a Kineto
+ *   trace has. The ideal duration of an identity is the mean over every
+ *   worker and step for computation and the median for communication, as
+ *   the artifact's reduce-over-(dp_rank, stage, step) does.
+ * - Step time of a replay (the artifact's get_step_time): per profiler step
+ *   that every rank has, the latest op end minus the earliest op start over
+ *   ranks; T is its mean over steps.
+ *   S = T_original / T_ideal. S_t: the ideal with the ops of type t put
+ *   back to their traced durations, T(t) / T_ideal (the artifact's
+ *   decompose_by_opgroup; op type = kernel name, or the collective for
+ *   communication, the AN_WI_TYPES types with most excess over ideal). S_w
+ *   the same per worker (rank) and per pipeline stage. M_W (Eq. 5) =
+ *   (T_original - T_rem) / (T_original - T_ideal), T_rem = the trace with
+ *   the top 3 % of workers (at least one, by min(S_w, S_stage)) set to
+ *   ideal; M_S the same with the last stage set to ideal. Kineto traces do
+ *   not say which pipeline stage a rank is, so every rank is stage 0 and
+ *   M_S is null (one stage cannot be cut badly).
+ * - The replays are independent: they run in parallel, one array of
+ *   instants per worker thread. Their count is 2 + types + workers + 1
+ *   (one stage: its replay is the trace's), bounded
+ *   by AN_WI_MAX_VISITS node visits in all: a larger job reports
+ *   `skipped` with the reason instead of taking minutes.
+ */
+#include "an_critpath.h"
+#include "an_results.h"
+#include "../base/par.h"
+#include "../base/sort.h"
+#include "../base/util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define AN_WI_TYPES 8                      /* op types given their own S_t (the paper's jobs have about 11) */
+#define AN_WI_WORKER_PCT 3                 /* M_W fixes the top 3 % of workers (the artifact's RATIO) */
+#define AN_WI_MAX_VISITS ((uint64_t)4e9)   /* node visits over all replays */
+
+typedef struct wi_op {
+    size_t ev;
+    uint64_t end;          /* node whose lag is the duration */
+    int64_t dur_ns;        /* traced duration (transfer for matched collectives) */
+    uint32_t name;
+    uint32_t seq;          /* k-th op of its name in its step on its rank */
+    uint32_t group;        /* identity (name, seq) */
+    uint32_t type;         /* index into the type table */
+    uint32_t rank;         /* rank index */
+    int32_t step;          /* index among the steps every rank has, -1 none */
+    bool comm;
+} wi_op;
+
+typedef struct wi_model {
+    const an_ctx *ctx;
+    const an_cp_graph *g;
+    size_t n;              /* nodes */
+    uint32_t *order;       /* topological order (freed once compacted) */
+    size_t n_order;
+    /* the replay's compact graph, nodes by topological position q: preds
+     * pred[pstart[q] .. pstart[q+1]) (positions, the binding one first),
+     * lag0[q] = the binding gap (a source: its instant), opq[q] = the op
+     * whose span ends at q, -1 */
+    uint32_t *pstart, *pred;
+    int64_t *lag0;
+    int32_t *opq;
+    uint32_t *op_start_q, *op_end_q;
+    int64_t *op_ideal;     /* per op: its identity's ideal duration */
+    size_t n_sources;      /* nodes without a predecessor: replayed at their traced instant */
+    wi_op *ops;
+    size_t n_ops;
+    int64_t *ideal;        /* per group */
+    size_t n_groups;
+    /* profiler step ids every rank has, ascending */
+    size_t n_steps;
+    int64_t *step_id;
+    size_t n_ranks;
+} wi_model;
+
+/* ---- the model ---- */
+
+static void topo_order(wi_model *m)
+{
+    const an_cp_graph *g = m->g;
+    size_t n = m->n; /* < 2^32 and edges < 2^32: checked by the caller */
+    uint32_t *indeg = cp_xcalloc(n ? n : 1, sizeof *indeg);
+    uint32_t *off = cp_xcalloc(n + 1, sizeof *off);
+    for (uint64_t v = 0; v < n; v++) {
+        const uint64_t *src;
+        const uint8_t *type;
+        size_t np = an_cp_preds(g, v, &src, &type);
+        indeg[v] = (uint32_t)np;
+        for (size_t k = 0; k < np; k++)
+            off[src[k] + 1]++;
+    }
+    for (size_t v = 0; v < n; v++)
+        off[v + 1] += off[v];
+    uint32_t *succ = cp_xmalloc((off[n] ? off[n] : 1) * sizeof *succ);
+    uint32_t *fill = cp_xmalloc((n ? n : 1) * sizeof *fill);
+    memcpy(fill, off, n * sizeof *fill);
+    for (uint64_t v = 0; v < n; v++) {
+        const uint64_t *src;
+        const uint8_t *type;
+        size_t np = an_cp_preds(g, v, &src, &type);
+        for (size_t k = 0; k < np; k++)
+            succ[fill[src[k]]++] = (uint32_t)v;
+    }
+    free(fill);
+    m->order = cp_xmalloc((n ? n : 1) * sizeof *m->order);
+    size_t head = 0, tail = 0;
+    for (uint64_t v = 0; v < n; v++)
+        if (!indeg[v])
+            m->order[tail++] = (uint32_t)v;
+    while (head < tail) {
+        uint32_t u = m->order[head++];
+        for (uint32_t k = off[u]; k < off[u + 1]; k++)
+            if (--indeg[succ[k]] == 0)
+                m->order[tail++] = succ[k];
+    }
+    m->n_order = tail; /* a node on a cycle (none when every edge goes forward) is never emitted, nor its successors */
+    free(succ);
+    free(off);
+    free(indeg);
+}
+
+static bool gpu_op(const tl_timeline *tl, size_t i)
+{
+    uint8_t k = tl->kclass[i];
+    return tl->tracks[tl->track[i]].key.kind == TL_TRACK_GPU &&
+           (k == TL_K_COMPUTE || k == TL_K_COMM || k == TL_K_MEMCPY || k == TL_K_MEMSET);
+}
+
+/* Step index (in rs, sorted by start) of the step an op's launch falls in, -1 before the first. */
+static int64_t step_of(const an_rank_steps *rs, int64_t t)
+{
+    size_t lo = 0, hi = rs->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (rs->steps[mid].start_ns <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (int64_t)lo - 1;
+}
+
+typedef struct op_rec {
+    uint64_t k0, k1, k2;
+    size_t i;
+} op_rec;
+
+static uint64_t op_key(const void *p, int k, const void *ctx)
+{
+    (void)ctx;
+    const op_rec *r = p;
+    return k == 0 ? r->k0 : k == 1 ? r->k1 : r->k2;
+}
+
+static uint32_t type_key(const tl_timeline *tl, const wi_op *o)
+{
+    return o->comm ? UINT32_MAX - (uint32_t)coll_op_classify(tl_str(tl, o->name)) : o->name;
+}
+
+/* Profiler step ids every rank has. */
+static void common_steps(wi_model *m, const an_steps_result *sr)
+{
+    size_t nr = m->n_ranks;
+    if (!nr || !sr->ranks[0].n)
+        return;
+    m->step_id = cp_xmalloc(sr->ranks[0].n * sizeof *m->step_id);
+    for (size_t i = 0; i < sr->ranks[0].n; i++) {
+        int64_t id = sr->ranks[0].steps[i].id;
+        bool all = true;
+        for (size_t r = 1; r < nr && all; r++) {
+            const an_rank_steps *rs = &sr->ranks[r];
+            size_t k = 0;
+            while (k < rs->n && rs->steps[k].id != id)
+                k++;
+            all = k < rs->n;
+        }
+        if (all)
+            m->step_id[m->n_steps++] = id;
+    }
+    for (size_t i = 1; i < m->n_steps; i++) /* few steps */
+        for (size_t k = i; k > 0 && m->step_id[k] < m->step_id[k - 1]; k--) {
+            int64_t t = m->step_id[k];
+            m->step_id[k] = m->step_id[k - 1];
+            m->step_id[k - 1] = t;
+        }
+}
+
+static int32_t common_index(const wi_model *m, int64_t id)
+{
+    size_t lo = 0, hi = m->n_steps;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->step_id[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < m->n_steps && m->step_id[lo] == id ? (int32_t)lo : -1;
+}
+
+/* The ops, their identities (name, seq) and ideal durations. */
+static void collect_ops(wi_model *m, const an_steps_result *sr)
+{
+    const an_cp_graph *g = m->g;
+    const tl_timeline *tl = g->tl;
+    size_t cap = 0;
+    for (size_t r = 0; r < tl->n_ranks; r++) {
+        const an_rank_steps *rs = &sr->ranks[r];
+        size_t first = m->n_ops;
+        const tl_rank *rk = &tl->ranks[r];
+        for (uint32_t t = rk->track_begin; t < rk->track_end; t++)
+            for (size_t i = tl->tracks[t].ev_begin; i < tl->tracks[t].ev_end; i++) {
+                if (!gpu_op(tl, i))
+                    continue;
+                int32_t l = tl->link[i];
+                int64_t s = step_of(rs, l >= 0 ? tl->ts_ns[l] : tl->ts_ns[i]);
+                if (s < 0)
+                    continue;
+                /* the span's end node and the node it runs from */
+                uint64_t end = 2 * (uint64_t)i + 1;
+                const uint64_t *src;
+                const uint8_t *type;
+                if (an_cp_preds(g, end, &src, &type) != 1)
+                    continue;
+                cp_xgrow((void **)&m->ops, &cap, m->n_ops + 1, sizeof *m->ops);
+                wi_op *o = &m->ops[m->n_ops++];
+                o->ev = i;
+                o->end = end;
+                o->dur_ns = tl_end_ns(tl, i) - an_cp_node_ts(g, src[0]);
+                o->name = tl->name[i];
+                o->seq = (uint32_t)s; /* step index for now */
+                o->rank = (uint32_t)r;
+                o->step = common_index(m, rs->steps[s].id);
+                o->comm = tl->kclass[i] == TL_K_COMM;
+            }
+        /* seq: the k-th op of its name in its step, in start order */
+        size_t n = m->n_ops - first;
+        op_rec *v = cp_xmalloc((n ? n : 1) * sizeof *v);
+        for (size_t k = 0; k < n; k++) {
+            const wi_op *o = &m->ops[first + k];
+            v[k] = (op_rec){ o->seq, o->name, cp_key_i64(tl->ts_ns[o->ev]), first + k };
+        }
+        cp_sort_records(v, n, sizeof *v, 3, op_key, NULL);
+        for (size_t k = 0, c = 0; k < n; k++) {
+            c = k && v[k].k0 == v[k - 1].k0 && v[k].k1 == v[k - 1].k1 ? c + 1 : 0;
+            m->ops[v[k].i].seq = (uint32_t)c;
+        }
+        free(v);
+    }
+    /* identities across ranks and steps, and their ideal durations */
+    op_rec *v = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *v);
+    for (size_t k = 0; k < m->n_ops; k++)
+        v[k] = (op_rec){ m->ops[k].name, m->ops[k].seq, cp_key_i64(m->ops[k].dur_ns), k };
+    cp_sort_records(v, m->n_ops, sizeof *v, 3, op_key, NULL);
+    m->ideal = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *m->ideal);
+    for (size_t a = 0; a < m->n_ops;) {
+        size_t b = a + 1;
+        while (b < m->n_ops && v[b].k0 == v[a].k0 && v[b].k1 == v[a].k1)
+            b++;
+        uint32_t gid = (uint32_t)m->n_groups++;
+        int64_t ideal;
+        if (m->ops[v[a].i].comm) { /* median (durations are sorted) */
+            size_t mid = a + (b - a) / 2;
+            ideal = (b - a) % 2 ? m->ops[v[mid].i].dur_ns
+                                : (m->ops[v[mid - 1].i].dur_ns + m->ops[v[mid].i].dur_ns) / 2;
+        } else {
+            double s = 0;
+            for (size_t k = a; k < b; k++)
+                s += (double)m->ops[v[k].i].dur_ns;
+            ideal = (int64_t)llround(s / (double)(b - a));
+        }
+        m->ideal[gid] = ideal;
+        for (size_t k = a; k < b; k++)
+            m->ops[v[k].i].group = gid;
+        a = b;
+    }
+    free(v);
+}
+
+
+/* The replay's arrays in topological order (see wi_model): one linear
+ * pass a replay instead of pointer chasing through the per-rank CSRs. */
+static void compact(wi_model *m)
+{
+    const an_cp_graph *g = m->g;
+    size_t n = m->n, nq = m->n_order;
+    uint32_t *pos = cp_xmalloc((n ? n : 1) * sizeof *pos);
+    memset(pos, 0xff, n * sizeof *pos);
+    for (size_t q = 0; q < nq; q++)
+        pos[m->order[q]] = (uint32_t)q;
+    int32_t *op_of = cp_xmalloc((n ? n : 1) * sizeof *op_of);
+    for (size_t k = 0; k < n; k++)
+        op_of[k] = -1;
+    for (size_t k = 0; k < m->n_ops; k++)
+        op_of[m->ops[k].end] = (int32_t)k;
+    m->pstart = cp_xmalloc((nq + 1) * sizeof *m->pstart);
+    m->lag0 = cp_xmalloc((nq ? nq : 1) * sizeof *m->lag0);
+    m->opq = cp_xmalloc((nq ? nq : 1) * sizeof *m->opq);
+    size_t ne = 0, cap = 0;
+    for (size_t q = 0; q < nq; q++) {
+        uint64_t v = m->order[q];
+        const uint64_t *src;
+        const uint8_t *type;
+        size_t np = an_cp_preds(g, v, &src, &type);
+        size_t b = an_cp_binding(g, v, src, np);
+        m->pstart[q] = (uint32_t)ne;
+        m->n_sources += np == 0;
+        m->opq[q] = op_of[v];
+        m->lag0[q] = b == SIZE_MAX ? an_cp_node_ts(g, v) : an_cp_node_ts(g, v) - an_cp_node_ts(g, src[b]);
+        cp_xgrow((void **)&m->pred, &cap, ne + np + 1, sizeof *m->pred);
+        if (b != SIZE_MAX)
+            m->pred[ne++] = pos[src[b]];
+        for (size_t k = 0; k < np; k++)
+            if (k != b)
+                m->pred[ne++] = pos[src[k]];
+    }
+    m->pstart[nq] = (uint32_t)ne;
+    m->op_start_q = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *m->op_start_q);
+    m->op_end_q = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *m->op_end_q);
+    m->op_ideal = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *m->op_ideal);
+    for (size_t k = 0; k < m->n_ops; k++) {
+        m->op_start_q[k] = pos[2 * (uint64_t)m->ops[k].ev];
+        m->op_end_q[k] = pos[m->ops[k].end];
+        m->op_ideal[k] = m->ideal[m->ops[k].group];
+        if (m->op_start_q[k] == UINT32_MAX || m->op_end_q[k] == UINT32_MAX)
+            m->ops[k].step = -1; /* on a cycle: not replayed, not timed */
+    }
+    free(op_of);
+    free(pos);
+    free(m->order);
+    m->order = NULL;
+}
+
+/* ---- replays ---- */
+
+typedef enum { SEL_NONE, SEL_TYPE, SEL_RANK, SEL_RANKS } sel_kind;
+
+typedef struct scenario {
+    bool base_ideal;       /* ops start ideal (else traced) */
+    sel_kind sel;          /* ops selected flip to the other value */
+    uint32_t arg;
+    const uint8_t *ranks;  /* SEL_RANKS: per rank index */
+    double t_ns;           /* result: mean step time */
+} scenario;
+
+typedef struct sim_job {
+    const wi_model *m;
+    scenario *sc;
+    size_t n_sc, n_workers;
+} sim_job;
+
+static bool selected(const scenario *s, const wi_op *o)
+{
+    switch (s->sel) {
+    case SEL_NONE: return false;
+    case SEL_TYPE: return o->type == s->arg;
+    case SEL_RANK: return o->rank == s->arg;
+    case SEL_RANKS: return s->ranks[o->rank] != 0;
+    }
+    return false;
+}
+
+/* One replay into t (n_order instants) and ideal (n_ops flags), the
+ * caller's buffers. */
+static void simulate(const wi_model *m, scenario *s, int64_t *t, uint8_t *ideal)
+{
+    for (size_t k = 0; k < m->n_ops; k++)
+        ideal[k] = (uint8_t)(s->base_ideal != selected(s, &m->ops[k]));
+    size_t nq = m->n_order;
+    const uint32_t *ps = m->pstart, *pr = m->pred;
+    for (size_t q = 0; q < nq; q++) {
+        uint32_t b = ps[q], e = ps[q + 1];
+        if (b == e) {
+            t[q] = m->lag0[q];
+            continue;
+        }
+        int32_t o = m->opq[q];
+        int64_t best = t[pr[b]] + (o >= 0 && ideal[o] ? m->op_ideal[o] : m->lag0[q]);
+        for (uint32_t k = b + 1; k < e; k++)
+            best = CP_MAX(best, t[pr[k]]);
+        t[q] = best;
+    }
+    /* the paper's step time: earliest op start to latest op end of the step */
+    int64_t *lo = cp_xmalloc((m->n_steps ? m->n_steps : 1) * sizeof *lo);
+    int64_t *hi = cp_xmalloc((m->n_steps ? m->n_steps : 1) * sizeof *hi);
+    for (size_t i = 0; i < m->n_steps; i++) {
+        lo[i] = INT64_MAX;
+        hi[i] = INT64_MIN;
+    }
+    for (size_t k = 0; k < m->n_ops; k++) {
+        const wi_op *o = &m->ops[k];
+        if (o->step < 0)
+            continue;
+        lo[o->step] = CP_MIN(lo[o->step], t[m->op_start_q[k]]);
+        hi[o->step] = CP_MAX(hi[o->step], t[m->op_end_q[k]]);
+    }
+    double sum = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < m->n_steps; i++)
+        if (hi[i] >= lo[i]) {
+            sum += (double)(hi[i] - lo[i]);
+            n++;
+        }
+    s->t_ns = n ? sum / (double)n : NAN;
+    free(lo);
+    free(hi);
+}
+
+/* Worker w replays scenarios w, w + workers, ...: one buffer each, so the
+ * instants' pages are touched once per worker, not once per replay. */
+static void sim_worker(void *ctx, size_t w)
+{
+    sim_job *j = ctx;
+    const wi_model *m = j->m;
+    int64_t *t = cp_xmalloc((m->n_order ? m->n_order : 1) * sizeof *t);
+    uint8_t *ideal = cp_xmalloc(m->n_ops ? m->n_ops : 1);
+    for (size_t si = w; si < j->n_sc; si += j->n_workers)
+        simulate(m, &j->sc[si], t, ideal);
+    free(t);
+    free(ideal);
+}
+
+static void run_all(const an_ctx *ctx, const wi_model *m, scenario *sc, size_t n)
+{
+    size_t nth = ctx->opts && ctx->opts->nthreads > 0 ? (size_t)ctx->opts->nthreads : 1;
+    sim_job j = { m, sc, n, CP_MIN(nth, n ? n : 1) };
+    cp_par_for(j.n_workers, (int)j.n_workers, sim_worker, &j);
+}
+
+static void model_free(wi_model *m)
+{
+    free(m->order);
+    free(m->pstart);
+    free(m->pred);
+    free(m->lag0);
+    free(m->opq);
+    free(m->op_start_q);
+    free(m->op_end_q);
+    free(m->op_ideal);
+    free(m->ops);
+    free(m->ideal);
+    free(m->step_id);
+}
+
+/* Op types: kernel name for computation, the collective for
+ * communication; the AN_WI_TYPES with most excess over ideal keep their
+ * own index, the rest share the last. Returns the number of types kept
+ * and fills key[] with each type's key. */
+static size_t op_types(wi_model *m, uint32_t *key)
+{
+    const tl_timeline *tl = m->g->tl;
+    cp_kv *kv = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *kv);
+    for (size_t k = 0; k < m->n_ops; k++)
+        kv[k] = (cp_kv){ type_key(tl, &m->ops[k]), k };
+    cp_sort_kv(kv, m->n_ops, NULL);
+    cp_kv *ex = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *ex);
+    size_t nt = 0;
+    for (size_t a = 0; a < m->n_ops;) {
+        size_t b = a;
+        int64_t excess = 0;
+        while (b < m->n_ops && kv[b].key == kv[a].key) {
+            const wi_op *o = &m->ops[kv[b].val];
+            excess += CP_MAX(o->dur_ns - m->ideal[o->group], 0);
+            b++;
+        }
+        ex[nt++] = (cp_kv){ ~(uint64_t)excess, kv[a].key };
+        a = b;
+    }
+    cp_sort_kv(ex, nt, NULL); /* most excess first */
+    size_t keep = CP_MIN(nt, (size_t)AN_WI_TYPES);
+    for (size_t i = 0; i < keep; i++)
+        key[i] = (uint32_t)ex[i].val;
+    for (size_t k = 0; k < m->n_ops; k++) {
+        uint32_t tk = type_key(tl, &m->ops[k]);
+        size_t i = 0;
+        while (i < keep && key[i] != tk)
+            i++;
+        m->ops[k].type = (uint32_t)i; /* keep = the folded rest */
+    }
+    free(kv);
+    free(ex);
+    return keep;
+}
+
+static const char *type_name(const tl_timeline *tl, uint32_t key)
+{
+    return key > UINT32_MAX - 64 ? coll_op_name((coll_op)(UINT32_MAX - key)) : tl_str(tl, key);
+}
+
+static double ratio(double a, double b) { return b > 0 && isfinite(a) ? a / b : NAN; }
+
+static void put_num(rep_report *rp, rep_node *o, const char *key, const char *title, double v)
+{
+    if (isfinite(v))
+        rep_num(rp, o, key, title, v, NULL);
+    else
+        rep_null(rp, o, key, title, NULL);
+}
+
+int an_whatif_run(an_ctx *ctx)
+{
+    const tl_timeline *tl = ctx->tl;
+    rep_report *rp = ctx->rep;
+    const an_critpath_result *cr = ctx->results[AN_critpath];
+    const an_steps_result *sr = ctx->results[AN_steps];
+    rep_node *top = rep_obj(rp, rp->root, "whatif", "what-if: the job without its stragglers (OSDI'25)");
+    if (!cr || !cr->graph || !sr || !tl->n_ranks) {
+        rep_str(rp, top, "skipped", NULL, "no dependency graph");
+        return 0;
+    }
+    wi_model m = { .ctx = ctx, .g = cr->graph, .n = cr->graph->n_nodes, .n_ranks = tl->n_ranks };
+    common_steps(&m, sr);
+    if (!m.n_steps) {
+        rep_str(rp, top, "skipped", NULL, "no profiler step that every rank has");
+        model_free(&m);
+        return 0;
+    }
+    uint64_t n_sims = 2 + AN_WI_TYPES + tl->n_ranks + 1;
+    if ((uint64_t)m.n * n_sims > AN_WI_MAX_VISITS || m.n >= UINT32_MAX || cr->graph->n_edges >= UINT32_MAX) {
+        rep_str(rp, top, "skipped", NULL, "the job is too large for the replays (AN_WI_MAX_VISITS)");
+        model_free(&m);
+        return 0;
+    }
+    topo_order(&m);
+    collect_ops(&m, sr);
+    compact(&m);
+    uint32_t tkeys[AN_WI_TYPES];
+    size_t nt = op_types(&m, tkeys);
+    size_t nr = tl->n_ranks;
+
+    /* scenarios: original, ideal, per type, per rank, the one stage */
+    size_t n_sc = 2 + nt + nr;
+    scenario *sc = cp_xcalloc(n_sc, sizeof *sc);
+    sc[0] = (scenario){ false, SEL_NONE, 0, NULL, 0 };
+    sc[1] = (scenario){ true, SEL_NONE, 0, NULL, 0 };
+    for (size_t i = 0; i < nt; i++)
+        sc[2 + i] = (scenario){ true, SEL_TYPE, (uint32_t)i, NULL, 0 };
+    for (size_t r = 0; r < nr; r++)
+        sc[2 + nt + r] = (scenario){ true, SEL_RANK, (uint32_t)r, NULL, 0 };
+    run_all(ctx, &m, sc, n_sc);
+    double t_orig = sc[0].t_ns, t_ideal = sc[1].t_ns;
+    /* the one stage holds every rank: the ideal with it as traced is the trace */
+    double s_stage0 = ratio(t_orig, t_ideal);
+
+    /* M_W: the top 3 % of workers by min(S_w, S_stage) set to ideal in the trace */
+    cp_kv *score = cp_xmalloc(nr * sizeof *score);
+    for (size_t r = 0; r < nr; r++) {
+        double sw = ratio(sc[2 + nt + r].t_ns, t_ideal);
+        double s = isfinite(sw) ? CP_MIN(sw, isfinite(s_stage0) ? s_stage0 : sw) : 0;
+        score[r] = (cp_kv){ ~cp_key_f64(s), r }; /* highest first, then lower rank */
+    }
+    cp_sort_kv(score, nr, NULL);
+    size_t n_fix = (nr * AN_WI_WORKER_PCT + 99) / 100;
+    uint8_t *fix = cp_xcalloc(nr, 1);
+    for (size_t i = 0; i < n_fix; i++)
+        fix[score[i].val] = 1;
+    scenario rem = { false, SEL_RANKS, 0, fix, 0 };
+    run_all(ctx, &m, &rem, 1);
+    double gap = t_orig - t_ideal;
+    double m_w = gap > 0 ? (t_orig - rem.t_ns) / gap : NAN;
+
+    rep_str(rp, top, "method", NULL,
+            "replay of the critical path's dependency graph; ideal = mean (computation) or median "
+            "(communication) duration of each op identity (name, k-th in step) over ranks and steps");
+    rep_int(rp, top, "ops", "ops replayed", (int64_t)m.n_ops, NULL);
+    rep_int(rp, top, "op_identities", NULL, (int64_t)m.n_groups, NULL);
+    rep_int(rp, top, "anchored_nodes", "nodes without a predecessor (kept at their traced instant)",
+            (int64_t)m.n_sources, NULL);
+    rep_int(rp, top, "steps", "steps every rank has", (int64_t)m.n_steps, NULL);
+    rep_int(rp, top, "stages", "pipeline stages", 1, NULL);
+    rep_num(rp, top, "t_original_ns", "mean step time, replayed trace", t_orig, "ns");
+    rep_num(rp, top, "t_ideal_ns", "mean step time, ideal", t_ideal, "ns");
+    put_num(rp, top, "slowdown", "S = T_original / T_ideal", ratio(t_orig, t_ideal));
+    put_num(rp, top, "worker_metric", "M_W: share of the slowdown removed by fixing the slowest workers", m_w);
+    rep_null(rp, top, "stage_metric", "M_S: stage partitioning imbalance (one stage: none)", NULL);
+    rep_node *wf = rep_arr(rp, top, "workers_fixed", "workers M_W fixes");
+    for (size_t i = 0; i < n_fix; i++)
+        rep_int(rp, wf, NULL, NULL, tl->ranks[score[i].val].meta.rank, NULL);
+    rep_node *bt = rep_arr(rp, top, "by_op_type", "S_t: the ideal with only this op type as traced");
+    cp_kv *ord = cp_xmalloc((nt ? nt : 1) * sizeof *ord);
+    for (size_t i = 0; i < nt; i++)
+        ord[i] = (cp_kv){ ~cp_key_f64(ratio(sc[2 + i].t_ns, t_ideal) > 0 ? ratio(sc[2 + i].t_ns, t_ideal) : 0), i };
+    cp_sort_kv(ord, nt, NULL);
+    for (size_t i = 0; i < nt; i++) {
+        size_t k = ord[i].val;
+        rep_node *o = rep_obj(rp, bt, NULL, NULL);
+        rep_str(rp, o, "op", NULL, type_name(tl, tkeys[k]));
+        put_num(rp, o, "slowdown", NULL, ratio(sc[2 + k].t_ns, t_ideal));
+    }
+    free(ord);
+    rep_node *br = rep_arr(rp, top, "by_dp_rank", "S_w: the ideal with only this worker as traced");
+    for (size_t r = 0; r < nr; r++) {
+        rep_node *o = rep_obj(rp, br, NULL, NULL);
+        rep_int(rp, o, "rank", NULL, tl->ranks[r].meta.rank, NULL);
+        put_num(rp, o, "slowdown", NULL, ratio(sc[2 + nt + r].t_ns, t_ideal));
+    }
+    rep_node *bs = rep_arr(rp, top, "by_stage", "S_stage: the ideal with only this stage as traced");
+    rep_node *o = rep_obj(rp, bs, NULL, NULL);
+    rep_int(rp, o, "stage", NULL, 0, NULL);
+    put_num(rp, o, "slowdown", NULL, s_stage0);
+    free(score);
+    free(fix);
+    free(sc);
+    model_free(&m);
+    return 0;
+}
