@@ -142,11 +142,11 @@ static bool valid_rank_map(const char *map)
     return true;
 }
 
-/* Whether the huge-page heap (cli_reexec_with_thp) pays for these inputs:
- * it cuts a third of the CPU time on large traces, where first touches of
- * big arrays dominate, but a builder per small file then takes 2 MiB pages
- * for its few KiB: 10,000 files of 170 bytes took 1.66 GB and 16.9 s with it,
- * 0.85 GB and 13.3 s without (docs/PERFORMANCE.md). So: only when the
+/* Whether the heap tunables (cli_reexec_with_thp) pay for these inputs:
+ * they serve large traces, whose big arrays dominate; with the 2 MiB pages
+ * they then included, 10,000 files of 170 bytes took 1.66 GB and 16.9 s
+ * with them, 0.85 GB and 13.3 s without (docs/PERFORMANCE.md), and small
+ * inputs gain nothing from a large mmap threshold either. So: only when the
  * inputs average at least CP_THP_MIN_MEAN_BYTES of JSON (pipes, of unknown
  * size, count as small). */
 #define CP_THP_MIN_MEAN_BYTES (16u << 20)
