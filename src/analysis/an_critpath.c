@@ -43,7 +43,8 @@
  * - Graph build is per rank in parallel (edges into a per-rank CSR by
  *   destination, counting sort, no per-node allocation); the walks are per
  *   step in parallel. Typed result in ctx->results[AN_critpath]
- *   (an_critpath.h) for the what-if analyses.
+ *   (an_critpath.h) for the what-if analyses, with each step's segments
+ *   (an_cp_path, capped per step) for the Perfetto overlay's track.
  */
 #include "an_critpath.h"
 #include "an_results.h"
@@ -693,6 +694,8 @@ typedef struct step_path {
     size_t n_events;
     int64_t n_segments;
     bool truncated;            /* stopped at the hop cap (a zero-length cycle) */
+    an_cp_path path;           /* the segments themselves, for the overlay */
+    size_t cap_path;
 } step_path;
 
 typedef struct walk_job {
@@ -724,6 +727,18 @@ static bool on_path_window(const tl_timeline *tl, size_t i)
            c != TL_CAT_OTHER;
 }
 
+/* Keep one walked segment, up to AN_CP_MAX_HOPS (the walk goes backward, so
+ * the cap drops the path's earliest segments). */
+static void keep_hop(step_path *p, const an_cp_hop *h)
+{
+    if (p->path.n_hops >= AN_CP_MAX_HOPS) {
+        p->path.truncated++;
+        return;
+    }
+    cp_xgrow((void **)&p->path.hops, &p->cap_path, p->path.n_hops + 1, sizeof *h);
+    p->path.hops[p->path.n_hops++] = *h;
+}
+
 static void walk_step(void *ctx, size_t si)
 {
     walk_job *j = ctx;
@@ -733,6 +748,7 @@ static void walk_step(void *ctx, size_t si)
     int64_t id = j->ids[si];
     size_t nr = tl->n_ranks;
     p->id = id;
+    p->path.id = id;
     p->rank_ns = cp_xcalloc(nr ? nr : 1, sizeof *p->rank_ns);
     int64_t *clip = cp_xmalloc((nr ? nr : 1) * sizeof *clip);
     size_t sink_r = SIZE_MAX, sink_ev = 0;
@@ -810,6 +826,8 @@ static void walk_step(void *ctx, size_t si)
         uint32_t rs = best != SIZE_MAX && type[best] == AN_CE_XFER ? node_rank(g, START(node_x(g, src[best])->last_ev))
                                                                      : rv;
         if (d > 0) {
+            keep_hop(p, &(an_cp_hop){ best != SIZE_MAX ? src[best] : UINT64_MAX, v, lo, tv, a.ev, rs,
+                                      (uint8_t)(best != SIZE_MAX ? type[best] : AN_CE__COUNT), (uint8_t)a.layer });
             p->layers[a.layer] += d;
             p->bound[a.bound] += d;
             p->rank_ns[rs] += d;
@@ -828,6 +846,11 @@ static void walk_step(void *ctx, size_t si)
     }
     if (!p->n_segments)
         p->start_ns = p->end_ns;
+    for (size_t i = 0, k = p->path.n_hops; i < k / 2; i++) { /* walked backward: forward in time */
+        an_cp_hop t = p->path.hops[i];
+        p->path.hops[i] = p->path.hops[k - 1 - i];
+        p->path.hops[k - 1 - i] = t;
+    }
     p->length_ns = p->end_ns - p->start_ns;
     /* merge the event time by (name, layer, rank) */
     cp_sort_kv(ev, n_ev, NULL);
@@ -909,6 +932,9 @@ static void free_result(void *self)
 {
     an_critpath_result *r = self;
     an_cp_graph_free(r->graph);
+    for (size_t i = 0; i < r->n_steps; i++)
+        free(r->paths[i].hops);
+    free(r->paths);
     free(r->rank_ns);
     free(r);
 }
@@ -971,7 +997,9 @@ int an_critpath_run(an_ctx *ctx)
     res->n_ranks = tl->n_ranks;
     res->rank_ns = cp_xcalloc(tl->n_ranks ? tl->n_ranks : 1, sizeof *res->rank_ns);
     rep_node *arr = rep_arr(rp, top, "steps", "critical path per step");
+    res->paths = cp_xcalloc(n_ids ? n_ids : 1, sizeof *res->paths);
     for (size_t i = 0; i < n_ids; i++) {
+        res->paths[i] = paths[i].path; /* the result owns the hops now */
         put_step(ctx, arr, &paths[i]);
         res->length_ns += paths[i].length_ns;
         for (size_t r = 0; r < tl->n_ranks; r++)

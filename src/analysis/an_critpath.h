@@ -91,10 +91,39 @@ size_t an_cp_binding(const an_cp_graph *g, uint64_t node, const uint64_t *src, s
  * gaps are under 10 us, so 50 us leaves them alone. */
 #define AN_CP_IMPLICIT_WAIT_NS 50000
 
+/* One segment of a step's walked path with positive duration: the hop
+ * from node `from` (UINT64_MAX: the node had no predecessor, the segment
+ * starts at the window's start on its rank) to node `to` over an edge of
+ * type `edge` (AN_CE__COUNT when there is none), clipped to the step window
+ * [start_ns, end_ns) (timeline clock), carried by rank index `rank` (a
+ * transfer: the rank whose arrival started it), its time belonging to
+ * event `ev` (-1: a wait no event holds) in `layer`. Consecutive hops of a
+ * path meet: hop i's end_ns is hop i+1's start_ns. */
+typedef struct an_cp_hop {
+    uint64_t from, to;
+    int64_t start_ns, end_ns;
+    int64_t ev;
+    uint32_t rank;
+    uint8_t edge;
+    uint8_t layer;              /* cp_layer */
+} an_cp_hop;
+
+/* Hops kept per step (the earliest are dropped past it and counted): a path
+ * longer than this is unreadable as a track anyway. */
+#define AN_CP_MAX_HOPS 65536
+
+typedef struct an_cp_path {
+    int64_t id;                 /* step id, -1 the whole trace */
+    an_cp_hop *hops;            /* forward in time */
+    size_t n_hops;
+    int64_t truncated;          /* positive-duration hops not kept (cap) */
+} an_cp_path;
+
 typedef struct an_critpath_result {
     void (*free)(void *self);
     an_cp_graph *graph;
     size_t n_steps, n_ranks;
+    an_cp_path *paths;          /* n_steps, in the order of the report's steps[] */
     int64_t length_ns;          /* sum of the steps' path lengths */
     int64_t *rank_ns;           /* path time per rank index, all steps */
     int32_t carrier;            /* rank index carrying most of the path, -1 none */

@@ -10,6 +10,7 @@
  */
 #include "cli.h"
 #include "../analysis/an_verdict.h"
+#include "../analysis/an_critpath.h"
 #include "../base/afile.h"
 #include "../base/log.h"
 #include "../base/par.h"
@@ -311,6 +312,36 @@ static bool keep_trace_file(const char *path, void *ctx)
 
 /* --ckpt-every: "900" or "900s" seconds (as `chainprof model` takes it),
  * "500steps" steps. Returns 0 or -1. */
+/* The critical path's hops as the overlay's plain spans (NULL when the
+ * analyzer did not run); *spans is the caller's to free. */
+static const rp_critpath *critpath_spans(const tl_timeline *tl, an_ctx *an, rp_critpath *cp, rp_cp_span **spans)
+{
+    const an_critpath_result *cr = an->results[AN_critpath];
+    *spans = NULL;
+    if (!cr)
+        return NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < cr->n_steps; i++)
+        n += cr->paths[i].n_hops;
+    rp_cp_span *v = cp_xcalloc(n ? n : 1, sizeof *v);
+    *cp = (rp_critpath){ v, n, cr->n_steps, 0 };
+    n = 0;
+    for (size_t i = 0; i < cr->n_steps; i++) {
+        const an_cp_path *p = &cr->paths[i];
+        cp->truncated += p->truncated;
+        for (size_t k = 0; k < p->n_hops; k++) {
+            const an_cp_hop *h = &p->hops[k];
+            const char *edge = h->edge < AN_CE__COUNT ? an_cp_edge_name((an_cp_edge)h->edge) : "window_start";
+            /* a wait (idle time, or no event holds it) is named by its edge */
+            bool wait = h->ev < 0 || h->layer == CP_LAYER_IDLE;
+            v[n++] = (rp_cp_span){ h->start_ns, h->end_ns - h->start_ns, p->id, h->rank,
+                                   wait ? edge : tl_str(tl, tl->name[h->ev]), edge, (cp_layer)h->layer };
+        }
+    }
+    *spans = v;
+    return cp;
+}
+
 /* The Perfetto overlays asked for (-o *.perfetto.json, --format perfetto on
  * stdout): they need the timeline and the layer sweep, which only this
  * command holds, so cli_emit leaves them to it. */
@@ -341,7 +372,11 @@ static int write_perfetto(const cli_ctx *ctx, const tl_timeline *tl, an_ctx *an,
     cp_buf b = CP_BUF_INIT;
     cp_error err;
     cp_error_clear(&err);
-    int rc = render_perfetto(tl, rep, tracks, &b, &err) < 0 ? cli_fail(&err) : 0;
+    rp_critpath cpv;
+    rp_cp_span *cp_spans;
+    const rp_critpath *cp = critpath_spans(tl, an, &cpv, &cp_spans);
+    int rc = render_perfetto(tl, rep, tracks, cp, &b, &err) < 0 ? cli_fail(&err) : 0;
+    free(cp_spans);
     for (size_t i = 0; i < n_out && !rc && i < CP_ARRAY_LEN(outs); i++) {
         const render_format *f = render_for_path(outs[i]);
         if (f && !f->fn && cp_afile_write(outs[i], b.data, b.len, &err) < 0)

@@ -12,6 +12,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define RP_MAX_ARGS 64
@@ -234,6 +235,72 @@ static void stragglers(cp_jw *w, const tl_timeline *tl, const rep_report *r)
     }
 }
 
+/* Thread of the critical-path track on each rank's chainprof process (1
+ * layers, 2 stragglers). */
+#define RP_CP_TID 3
+
+static bool cp_crosses(const rp_critpath *cp, size_t i)
+{
+    return i + 1 < cp->n && cp->v[i + 1].step == cp->v[i].step && cp->v[i + 1].rank_index != cp->v[i].rank_index;
+}
+
+static size_t cp_flows(const rp_critpath *cp)
+{
+    size_t n = 0;
+    for (size_t i = 0; cp && i < cp->n; i++)
+        n += cp_crosses(cp, i);
+    return n;
+}
+
+/* One end of the flow arrow into span i (id i + 1), bound to the span that
+ * encloses its ts on the track: the start of the arrow ("s") inside the
+ * earlier span, its end ("f", bp "e") inside the later one. */
+static void cp_flow(cp_jw *w, const tl_timeline *tl, const rp_cp_span *s, const char *ph, size_t id)
+{
+    overlay_begin(w, tl, ph, "chainprof.critical_path", "critical path", tl->ranks[s->rank_index].meta.rank,
+                  RP_CP_TID, s->ts_ns + s->dur_ns / 2);
+    cp_jw_key(w, "id");
+    cp_jw_int(w, (int64_t)id);
+    if (*ph == 'f') {
+        cp_jw_key(w, "bp");
+        cp_jw_str(w, "e");
+    }
+    cp_jw_obj_end(w);
+}
+
+/* The critical path: a track on each rank it visits, one span per segment,
+ * a flow where consecutive segments of a step are on different ranks. */
+static void critical_path(cp_jw *w, const tl_timeline *tl, const rp_critpath *cp)
+{
+    if (!cp)
+        return;
+    bool *named = cp_xcalloc(tl->n_ranks + 1, sizeof *named);
+    for (size_t i = 0; i < cp->n; i++) {
+        const rp_cp_span *s = &cp->v[i];
+        int32_t rank = tl->ranks[s->rank_index].meta.rank;
+        if (!named[s->rank_index]) {
+            named[s->rank_index] = true;
+            meta(w, "chainprof.meta", "thread_name", RP_OVERLAY_PID(rank), RP_CP_TID, "critical path");
+        }
+        overlay_begin(w, tl, "X", "chainprof.critical_path", s->name, rank, RP_CP_TID, s->ts_ns);
+        cp_jw_key(w, "dur");
+        jw_us(w, s->dur_ns);
+        cp_jw_key(w, "args");
+        cp_jw_obj_begin(w);
+        cp_jw_key(w, "step"); cp_jw_int(w, s->step);
+        cp_jw_key(w, "edge"); cp_jw_str(w, s->edge);
+        cp_jw_key(w, "layer"); cp_jw_str(w, cp_layer_key(s->layer));
+        cp_jw_key(w, "rank"); cp_jw_int(w, rank);
+        cp_jw_obj_end(w);
+        cp_jw_obj_end(w);
+        if (i > 0 && cp_crosses(cp, i - 1))
+            cp_flow(w, tl, s, "f", i);
+        if (cp_crosses(cp, i))
+            cp_flow(w, tl, s, "s", i + 1);
+    }
+    free(named);
+}
+
 /* Every finding as a global instant at the start of the job, args: the row. */
 static void findings(cp_jw *w, const tl_timeline *tl, const rep_report *r)
 {
@@ -299,8 +366,8 @@ static void distributed_info(cp_jw *w, const tl_timeline *tl)
     cp_jw_arr_end(w);
 }
 
-int render_perfetto(const tl_timeline *tl, const rep_report *r, const rp_layer_track *tracks, cp_buf *out,
-                    cp_error *err)
+int render_perfetto(const tl_timeline *tl, const rep_report *r, const rp_layer_track *tracks,
+                    const rp_critpath *cp, cp_buf *out, cp_error *err)
 {
     (void)err;
     cp_jw w;
@@ -322,14 +389,24 @@ int render_perfetto(const tl_timeline *tl, const rep_report *r, const rp_layer_t
     const rep_node *v = rep_child(r->root, "verdict");
     if (v)
         render_json_node(&w, v); /* writes its key, "verdict" */
-    cp_jw_key(&w, "critical_path");
-    cp_jw_str(&w, "in the analyze report (critical_path); the overlay has no critical-path track yet");
+    cp_jw_key(&w, "critical_path"); /* the track's size; the numbers are in the report's critical_path */
+    if (cp) {
+        cp_jw_obj_begin(&w);
+        cp_jw_key(&w, "steps"); cp_jw_int(&w, (int64_t)cp->n_steps);
+        cp_jw_key(&w, "spans"); cp_jw_int(&w, (int64_t)cp->n);
+        cp_jw_key(&w, "flows"); cp_jw_int(&w, (int64_t)cp_flows(cp));
+        cp_jw_key(&w, "truncated"); cp_jw_int(&w, cp->truncated);
+        cp_jw_obj_end(&w);
+    } else {
+        cp_jw_null(&w);
+    }
     cp_jw_obj_end(&w);
     cp_jw_key(&w, "traceEvents");
     cp_jw_arr_begin(&w);
     trace_events(&w, tl);
     layer_tracks(&w, tl, tracks);
     stragglers(&w, tl, r);
+    critical_path(&w, tl, cp);
     findings(&w, tl, r);
     cp_jw_arr_end(&w);
     cp_jw_obj_end(&w);

@@ -7,16 +7,17 @@
  * timeline times in µs with ns precision) and, on a process of its own per
  * rank ("chainprof: rank R"), a track of the five layers over time (the
  * layer sweep's segments, an_layers_timeline), a track of its straggler
- * steps, and every finding as a global instant event with its evidence,
- * gain and advice in args. chainprof computes no critical path, so there is
- * no track of one (the metadata says so). Overlay events have categories
+ * steps, a track of the critical path where it ran on that rank (one span
+ * per segment of the walked path, flow arrows where it crosses ranks), and
+ * every finding as a global instant event with its evidence,
+ * gain and advice in args. Overlay events have categories
  * "chainprof.*", which the Kineto reader skips: analyzing a one-rank
  * overlay gives the numbers of the trace it was made from. The user's trace
  * is never rewritten: the overlay is a new file, written atomically.
  *
  * Inputs are plain data so this writer stays in render: the frozen
- * timeline (model), the report tree (findings, stragglers, steps) and the
- * layer segments per timeline rank.
+ * timeline (model), the report tree (findings, stragglers, steps), the
+ * layer segments per timeline rank and the critical path's segments.
  */
 #ifndef CP_RENDER_RENDER_PERFETTO_H
 #define CP_RENDER_RENDER_PERFETTO_H
@@ -37,11 +38,31 @@ typedef struct rp_layer_track {
     size_t n;
 } rp_layer_track;
 
+/* One segment of a step's critical path (an_critpath's hop): name is the
+ * event holding the time, or the edge for a wait no event holds. */
+typedef struct rp_cp_span {
+    int64_t ts_ns, dur_ns;
+    int64_t step;
+    uint32_t rank_index;        /* timeline rank carrying the segment */
+    const char *name, *edge;
+    cp_layer layer;
+} rp_cp_span;
+
+/* Every step's segments, step after step, each step's forward in time
+ * (consecutive segments of a step meet). */
+typedef struct rp_critpath {
+    const rp_cp_span *v;
+    size_t n;
+    size_t n_steps;
+    int64_t truncated;          /* segments left out (the per-step cap) */
+} rp_critpath;
+
 /* pid of rank r's overlay process (above any real pid Linux hands out). */
 #define RP_OVERLAY_PID(r) (4194304 + 16 + (int64_t)(r))
 
-/* The overlay into out; tracks[i] is timeline rank i (n = tl->n_ranks). */
-int render_perfetto(const tl_timeline *tl, const rep_report *r, const rp_layer_track *tracks, cp_buf *out,
-                    cp_error *err);
+/* The overlay into out; tracks[i] is timeline rank i (n = tl->n_ranks);
+ * cp the critical path, NULL when it was not computed. */
+int render_perfetto(const tl_timeline *tl, const rep_report *r, const rp_layer_track *tracks,
+                    const rp_critpath *cp, cp_buf *out, cp_error *err);
 
 #endif

@@ -8,7 +8,13 @@
 #      processes; --format perfetto on stdout is the same bytes as -o;
 #   2. a one-rank Kineto trace round trip: analyze of its overlay gives the
 #      trace's own report (every section but the input's path);
-#   3. refusals: an input as -o, perfetto from a command without traces.
+#   3. refusals: an input as -o, perfetto from a command without traces;
+#   4. the critical-path track, on that job and on one whose straggler is
+#      rank 0 (there the path crosses to rank 2 and back in every step; with
+#      straggler rank 2 it never leaves rank 2): per step the spans add up to
+#      the report's critical_path length_ns exactly and, per rank, to its
+#      ranks[].ns; a track's spans do not overlap; each rank change of a
+#      step's path is one s/f flow pair from the earlier span to the later.
 set -u
 command -v python3 >/dev/null || { echo "skip: python3 is needed to check the overlay"; exit 77; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -29,7 +35,7 @@ assert o["displayTimeUnit"] == "ns" and o["chainprof"]["schema"] == "chainprof.p
 assert o["chainprof"]["verdict"] == a["verdict"]
 ev = o["traceEvents"]
 for e in ev:
-    assert e["ph"] in "XiCM" and isinstance(e["pid"], int) and isinstance(e["name"], str), e
+    assert e["ph"] in "XiCMsf" and isinstance(e["pid"], int) and isinstance(e["name"], str), e
     if e["ph"] != "M":
         assert isinstance(e["ts"], decimal.Decimal) or isinstance(e["ts"], int), e
     if e["ph"] == "X":
@@ -83,4 +89,60 @@ PY
 [ $? = 2 ] || fail "overwriting the input was not refused"
 "$CHAINPROF" model --preset llama3-8b --gpus 8 --gpu H100 --format perfetto > /dev/null 2>&1
 [ $? = 2 ] || fail "model --format perfetto was not refused"
+# 4. the critical-path track
+"$CHAINPROF" synth --out "$tmp/job0" --ranks 4 --gpus-per-node 2 --steps 4 \
+    --inject straggler=0:1.5,slow-network=0.4 > /dev/null || fail "synth job0"
+rm -f "$tmp/job0/synth.json"
+"$CHAINPROF" analyze --no-history --json "$tmp/job0" -o "$tmp/o0.perfetto.json" > "$tmp/a0.json" || fail "analyze job0"
+python3 - "$tmp/o.perfetto.json" "$tmp/a.json" 0 "$tmp/o0.perfetto.json" "$tmp/a0.json" 1 <<'PY' || fail "critical path"
+import collections, decimal, json, sys
+ns = lambda us: int(decimal.Decimal(us) * 1000)
+for op, ap, want_flows in zip(sys.argv[1::3], sys.argv[2::3], sys.argv[3::3]):
+    o = json.load(open(op), parse_float=decimal.Decimal)
+    a = json.load(open(ap))
+    ev = o["traceEvents"]
+    names = {e["pid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
+    pid_rank = {p: int(n.split()[-1]) for p, n in names.items() if n.startswith("chainprof: rank")}
+    tracks = {e["pid"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name" and e["tid"] == 3}
+    cp = [e for e in ev if e.get("cat") == "chainprof.critical_path"]
+    spans = [e for e in cp if e["ph"] == "X"]
+    steps = {s["id"]: s for s in a["critical_path"]["steps"]}
+    meta = o["chainprof"]["critical_path"]
+    assert meta["steps"] == len(steps) and meta["spans"] == len(spans) and meta["truncated"] == 0, meta
+    length, per_rank = collections.Counter(), collections.Counter()
+    for e in spans:
+        assert e["tid"] == 3 and e["pid"] in tracks and pid_rank[e["pid"]] == e["args"]["rank"], e
+        assert ns(e["dur"]) > 0 and e["args"]["step"] in steps and e["args"]["layer"] and e["args"]["edge"], e
+        length[e["args"]["step"]] += ns(e["dur"])
+        per_rank[(e["args"]["step"], e["args"]["rank"])] += ns(e["dur"])
+    for i, s in steps.items():
+        assert length[i] == s["length_ns"], (i, length[i], s["length_ns"])
+        for r in s["ranks"]:
+            assert per_rank[(i, r["rank"])] == r["ns"], (i, r, per_rank[(i, r["rank"])])
+    by_track = collections.defaultdict(list)
+    for e in spans:
+        by_track[e["pid"]].append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])))
+    for p, v in by_track.items():
+        v.sort()
+        assert all(v[k][1] <= v[k + 1][0] for k in range(len(v) - 1)), "overlapping spans on %s" % names[p]
+    # flows: one pair per rank change between consecutive spans of a step
+    crossings = 0
+    for k in range(len(spans) - 1):
+        x, y = spans[k], spans[k + 1]
+        if x["args"]["step"] == y["args"]["step"]:
+            assert ns(x["ts"]) + ns(x["dur"]) == ns(y["ts"]), (x, y)  # a step's path is contiguous
+            crossings += x["pid"] != y["pid"]
+    fl = collections.defaultdict(dict)
+    for e in cp:
+        if e["ph"] in "sf":
+            fl[e["id"]][e["ph"]] = e
+    assert len(fl) == crossings == meta["flows"], (len(fl), crossings, meta)
+    within = lambda f, pid: any(e["pid"] == pid and ns(e["ts"]) <= ns(f["ts"]) < ns(e["ts"]) + ns(e["dur"]) for e in spans)
+    for i, f in fl.items():
+        assert set(f) == {"s", "f"} and f["f"]["bp"] == "e" and f["s"]["pid"] != f["f"]["pid"], f
+        assert ns(f["s"]["ts"]) < ns(f["f"]["ts"]) and within(f["s"], f["s"]["pid"]) and within(f["f"], f["f"]["pid"]), f
+    if want_flows == "1":
+        assert crossings > 0, "no cross-rank flow on a job with a straggler off the path's last rank"
+    print("critical path: %d steps, %d spans, %d flows" % (len(steps), len(spans), len(fl)))
+PY
 echo ok
