@@ -46,10 +46,11 @@ static int64_t time_base_ns(const tl_timeline *tl)
     return base;
 }
 
-static void jw_ts(cp_jw *w, const tl_timeline *tl, int64_t ns)
+/* "ts": ns on the overlay's time base (time_base_ns, computed once per overlay). */
+static void jw_ts(cp_jw *w, int64_t base_ns, int64_t ns)
 {
     cp_jw_key(w, "ts");
-    jw_us(w, ns - time_base_ns(tl));
+    jw_us(w, ns - base_ns);
 }
 
 static int64_t pid_of(const tl_timeline *tl, const tl_track *t)
@@ -83,7 +84,7 @@ static void arg_value(cp_jw *w, const tl_timeline *tl, const tl_arg *a)
     }
 }
 
-static void event(cp_jw *w, const tl_timeline *tl, const tl_track *t, size_t e)
+static void event(cp_jw *w, const tl_timeline *tl, int64_t base_ns, const tl_track *t, size_t e)
 {
     uint32_t cat = tl_event_cat_name(tl, e);
     bool gpu = t->key.kind == TL_TRACK_GPU;
@@ -98,7 +99,7 @@ static void event(cp_jw *w, const tl_timeline *tl, const tl_track *t, size_t e)
     cp_jw_int(w, pid_of(tl, t));
     cp_jw_key(w, "tid");
     cp_jw_int(w, gpu ? t->key.stream : t->key.tid);
-    jw_ts(w, tl, tl->ts_ns[e]);
+    jw_ts(w, base_ns, tl->ts_ns[e]);
     if (!(tl->flags[e] & TL_F_INSTANT) && t->key.kind != TL_TRACK_OTHER) {
         cp_jw_key(w, "dur");
         jw_us(w, tl->dur_ns[e]);
@@ -143,7 +144,7 @@ static void event(cp_jw *w, const tl_timeline *tl, const tl_track *t, size_t e)
     cp_jw_obj_end(w);
 }
 
-static void trace_events(cp_jw *w, const tl_timeline *tl)
+static void trace_events(cp_jw *w, const tl_timeline *tl, int64_t base_ns)
 {
     for (size_t ti = 0; ti < tl->n_tracks; ti++) {
         const tl_track *t = &tl->tracks[ti];
@@ -151,7 +152,7 @@ static void trace_events(cp_jw *w, const tl_timeline *tl)
         if (t->name)
             meta(w, "__metadata", "thread_name", pid, tid, tl_str(tl, t->name));
         for (size_t e = t->ev_begin; e < t->ev_end; e++)
-            event(w, tl, t, e);
+            event(w, tl, base_ns, t, e);
     }
     for (size_t r = 0; r < tl->n_ranks && tl->n_ranks > 1; r++) {
         char name[96];
@@ -163,7 +164,7 @@ static void trace_events(cp_jw *w, const tl_timeline *tl)
 }
 
 /* One overlay span or instant on rank r's chainprof process, thread tid. */
-static void overlay_begin(cp_jw *w, const tl_timeline *tl, const char *ph, const char *cat, const char *name, int32_t rank, int tid,
+static void overlay_begin(cp_jw *w, int64_t base_ns, const char *ph, const char *cat, const char *name, int32_t rank, int tid,
                           int64_t ts_ns)
 {
     cp_jw_obj_begin(w);
@@ -172,10 +173,10 @@ static void overlay_begin(cp_jw *w, const tl_timeline *tl, const char *ph, const
     cp_jw_key(w, "name"); cp_jw_str(w, name);
     cp_jw_key(w, "pid"); cp_jw_int(w, RP_OVERLAY_PID(rank < 0 ? 0 : rank));
     cp_jw_key(w, "tid"); cp_jw_int(w, tid);
-    jw_ts(w, tl, ts_ns);
+    jw_ts(w, base_ns, ts_ns);
 }
 
-static void layer_tracks(cp_jw *w, const tl_timeline *tl, const rp_layer_track *tracks)
+static void layer_tracks(cp_jw *w, const tl_timeline *tl, int64_t base_ns, const rp_layer_track *tracks)
 {
     for (size_t r = 0; r < tl->n_ranks; r++) {
         int32_t rank = tl->ranks[r].meta.rank;
@@ -186,7 +187,7 @@ static void layer_tracks(cp_jw *w, const tl_timeline *tl, const rp_layer_track *
         meta(w, "chainprof.meta", "thread_name", RP_OVERLAY_PID(rank), 2, "stragglers");
         for (size_t i = 0; i < tracks[r].n; i++) {
             const rp_layer_seg *s = &tracks[r].v[i];
-            overlay_begin(w, tl, "X", "chainprof.layer", cp_layer_key(s->layer), rank, 1, s->ts_ns);
+            overlay_begin(w, base_ns, "X", "chainprof.layer", cp_layer_key(s->layer), rank, 1, s->ts_ns);
             cp_jw_key(w, "dur");
             jw_us(w, s->dur_ns);
             cp_jw_key(w, "args");
@@ -202,7 +203,7 @@ static void layer_tracks(cp_jw *w, const tl_timeline *tl, const rp_layer_track *
 static const rep_node *child(const rep_node *n, const char *key) { return n ? rep_child(n, key) : NULL; }
 
 /* A straggler row: its steps as spans on the stragglers track, the row in args. */
-static void stragglers(cp_jw *w, const tl_timeline *tl, const rep_report *r)
+static void stragglers(cp_jw *w, const tl_timeline *tl, int64_t base_ns, const rep_report *r)
 {
     const rep_node *st = rep_child(r->root, "stragglers"), *ranks = rep_child(r->root, "ranks");
     for (const rep_node *row = st ? st->first : NULL; row; row = row->next) {
@@ -221,7 +222,7 @@ static void stragglers(cp_jw *w, const tl_timeline *tl, const rep_report *r)
                     continue;
                 char name[64];
                 snprintf(name, sizeof name, "straggler step %" PRId64, id->v.i);
-                overlay_begin(w, tl, "X", "chainprof.straggler", name, (int32_t)rk->v.i, 2, tl->t0_ns + t0->v.i);
+                overlay_begin(w, base_ns, "X", "chainprof.straggler", name, (int32_t)rk->v.i, 2, tl->t0_ns + t0->v.i);
                 cp_jw_key(w, "dur");
                 jw_us(w, d->v.i);
                 cp_jw_key(w, "args");
@@ -255,9 +256,9 @@ static size_t cp_flows(const rp_critpath *cp)
 /* One end of the flow arrow into span i (id i + 1), bound to the span that
  * encloses its ts on the track: the start of the arrow ("s") inside the
  * earlier span, its end ("f", bp "e") inside the later one. */
-static void cp_flow(cp_jw *w, const tl_timeline *tl, const rp_cp_span *s, const char *ph, size_t id)
+static void cp_flow(cp_jw *w, const tl_timeline *tl, int64_t base_ns, const rp_cp_span *s, const char *ph, size_t id)
 {
-    overlay_begin(w, tl, ph, "chainprof.critical_path", "critical path", tl->ranks[s->rank_index].meta.rank,
+    overlay_begin(w, base_ns, ph, "chainprof.critical_path", "critical path", tl->ranks[s->rank_index].meta.rank,
                   RP_CP_TID, s->ts_ns + s->dur_ns / 2);
     cp_jw_key(w, "id");
     cp_jw_int(w, (int64_t)id);
@@ -270,7 +271,7 @@ static void cp_flow(cp_jw *w, const tl_timeline *tl, const rp_cp_span *s, const 
 
 /* The critical path: a track on each rank it visits, one span per segment,
  * a flow where consecutive segments of a step are on different ranks. */
-static void critical_path(cp_jw *w, const tl_timeline *tl, const rp_critpath *cp)
+static void critical_path(cp_jw *w, const tl_timeline *tl, int64_t base_ns, const rp_critpath *cp)
 {
     if (!cp)
         return;
@@ -282,7 +283,7 @@ static void critical_path(cp_jw *w, const tl_timeline *tl, const rp_critpath *cp
             named[s->rank_index] = true;
             meta(w, "chainprof.meta", "thread_name", RP_OVERLAY_PID(rank), RP_CP_TID, "critical path");
         }
-        overlay_begin(w, tl, "X", "chainprof.critical_path", s->name, rank, RP_CP_TID, s->ts_ns);
+        overlay_begin(w, base_ns, "X", "chainprof.critical_path", s->name, rank, RP_CP_TID, s->ts_ns);
         cp_jw_key(w, "dur");
         jw_us(w, s->dur_ns);
         cp_jw_key(w, "args");
@@ -294,15 +295,15 @@ static void critical_path(cp_jw *w, const tl_timeline *tl, const rp_critpath *cp
         cp_jw_obj_end(w);
         cp_jw_obj_end(w);
         if (i > 0 && cp_crosses(cp, i - 1))
-            cp_flow(w, tl, s, "f", i);
+            cp_flow(w, tl, base_ns, s, "f", i);
         if (cp_crosses(cp, i))
-            cp_flow(w, tl, s, "s", i + 1);
+            cp_flow(w, tl, base_ns, s, "s", i + 1);
     }
     free(named);
 }
 
 /* Every finding as a global instant at the start of the job, args: the row. */
-static void findings(cp_jw *w, const tl_timeline *tl, const rep_report *r)
+static void findings(cp_jw *w, const tl_timeline *tl, int64_t base_ns, const rep_report *r)
 {
     const rep_node *f = rep_child(r->root, "findings");
     int32_t rank0 = tl->n_ranks ? tl->ranks[0].meta.rank : 0;
@@ -311,7 +312,7 @@ static void findings(cp_jw *w, const tl_timeline *tl, const rep_report *r)
         char name[320];
         snprintf(name, sizeof name, "%s: %s", code && code->type == REP_STR ? code->v.s : "finding",
                  title && title->type == REP_STR ? title->v.s : "");
-        overlay_begin(w, tl, "i", "chainprof.finding", name, rank0, 1, tl->t0_ns);
+        overlay_begin(w, base_ns, "i", "chainprof.finding", name, rank0, 1, tl->t0_ns);
         cp_jw_key(w, "s");
         cp_jw_str(w, "g");
         cp_jw_key(w, "args");
@@ -376,9 +377,10 @@ int render_perfetto(const tl_timeline *tl, const rep_report *r, const rp_layer_t
     cp_jw_key(&w, "schemaVersion");
     cp_jw_int(&w, 1);
     distributed_info(&w, tl);
-    if (time_base_ns(tl)) {
+    int64_t base_ns = time_base_ns(tl);
+    if (base_ns) {
         cp_jw_key(&w, "baseTimeNanoseconds");
-        cp_jw_int(&w, time_base_ns(tl));
+        cp_jw_int(&w, base_ns);
     }
     cp_jw_key(&w, "displayTimeUnit");
     cp_jw_str(&w, "ns");
@@ -403,11 +405,11 @@ int render_perfetto(const tl_timeline *tl, const rep_report *r, const rp_layer_t
     cp_jw_obj_end(&w);
     cp_jw_key(&w, "traceEvents");
     cp_jw_arr_begin(&w);
-    trace_events(&w, tl);
-    layer_tracks(&w, tl, tracks);
-    stragglers(&w, tl, r);
-    critical_path(&w, tl, cp);
-    findings(&w, tl, r);
+    trace_events(&w, tl, base_ns);
+    layer_tracks(&w, tl, base_ns, tracks);
+    stragglers(&w, tl, base_ns, r);
+    critical_path(&w, tl, base_ns, cp);
+    findings(&w, tl, base_ns, r);
     cp_jw_arr_end(&w);
     cp_jw_obj_end(&w);
     cp_buf_putc(out, '\n');
