@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,12 +117,22 @@ int cp_afile_write(const char *path_arg, const void *data, size_t n, cp_error *e
     char *tmp = cp_xmalloc(plen + 32);
     snprintf(tmp, plen + 32, "%s.tmp.XXXXXX", path);
     struct sigaction old[CP_ARRAY_LEN(caught)];
+    /* the temporary file exists from mkstemp on: hold the caught signals
+     * until the handler knows its name, so a kill in between is delivered
+     * to the handler (which removes it), not to the default action */
+    sigset_t hold, prev;
+    sigemptyset(&hold);
+    for (size_t i = 0; i < CP_ARRAY_LEN(caught); i++)
+        sigaddset(&hold, caught[i]);
+    pthread_sigmask(SIG_BLOCK, &hold, &prev);
     int fd = mkstemp(tmp);
+    if (fd >= 0)
+        guard(tmp, old);
+    pthread_sigmask(SIG_SETMASK, &prev, NULL);
     int rc;
     if (fd < 0) {
         rc = cp_error_sys(err, CP_ERR_IO, path, "cannot create output file");
     } else {
-        guard(tmp, old);
         rc = write_tmp(path, tmp, fd, data, n, err); /* closes fd */
         if (rc < 0)
             unlink(tmp);
