@@ -5,6 +5,7 @@
 #include "../base/log.h"
 #include "../base/util.h"
 #include "../synth/synth.h"
+#include "../synth/syn_pp.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,7 @@
 
 enum {
     O_OUT = 100, O_RANKS, O_GPN, O_TP, O_STEPS, O_SEED, O_INJECT, O_GZIP, O_ZSTD, O_FORCE, O_LAYERS, O_HIDDEN, O_SEQ,
-    O_MB, O_BUCKET, O_NIC, O_NVLINK, O_EFF,
+    O_MB, O_BUCKET, O_NIC, O_NVLINK, O_EFF, O_PP, O_DP, O_MBS, O_CHUNKS,
 };
 
 static const cli_opt opts[] = {
@@ -36,7 +37,49 @@ static const cli_opt opts[] = {
     { "nic-gbps", 0, "GB/S", O_NIC, 0, "inter-node all-reduce busbw at full link rate (default 23)" },
     { "nvlink-gbps", 0, "GB/S", O_NVLINK, 0, "intra-node all-reduce busbw (default 230)" },
     { "gemm-eff", 0, "F", O_EFF, 0, "GEMM efficiency, fraction of 312 TFLOP/s (default 0.62)" },
+    { "pp", 0, "P", O_PP, 0, "pipeline job with P stages: writes optrace.json (the OSDI'25 artifact's op timelines); "
+      "--inject stage-imbalance=STAGE[:F], seqlen-imbalance=A, straggler=DP.PP[:F]" },
+    { "dp", 0, "D", O_DP, 0, "pipeline job: data-parallel ranks (default 2)" },
+    { "microbatches", 0, "M", O_MBS, 0, "pipeline job: microbatches per step (default 8)" },
+    { "chunks", 0, "V", O_CHUNKS, 0, "pipeline job: model chunks per stage, > 1 = interleaved schedule (default 1)" },
 };
+
+/* `synth --pp`: the pipeline-parallel job (src/synth/syn_pp.c). */
+static int synth_pp(cli_ctx *ctx, const char *dir)
+{
+    syn_pp_config c;
+    syn_pp_default(&c);
+    long v;
+    const struct { int id; int *field; long max; } ints[] = {
+        { O_PP, &c.pp, SYN_PP_MAX_WORKERS }, { O_DP, &c.dp, SYN_PP_MAX_WORKERS }, { O_MBS, &c.microbatches, 4096 },
+        { O_CHUNKS, &c.chunks, 64 }, { O_STEPS, &c.steps, 1000 },
+    };
+    for (size_t i = 0; i < CP_ARRAY_LEN(ints); i++) {
+        if (cli_get_long(ctx, ints[i].id, *ints[i].field, 1, ints[i].max, &v) < 0)
+            return CLI_EXIT_USAGE;
+        *ints[i].field = (int)v;
+    }
+    if (cli_has(ctx, O_SEED))
+        c.seed = strtoull(cli_get(ctx, O_SEED), NULL, 0);
+    c.force = cli_has(ctx, O_FORCE);
+    const char *inj[64];
+    size_t n_inj = cli_get_all(ctx, O_INJECT, inj, CP_ARRAY_LEN(inj));
+    cp_error err;
+    cp_error_clear(&err);
+    for (size_t i = 0; i < n_inj && i < CP_ARRAY_LEN(inj); i++)
+        if (syn_pp_parse_inject(&c, inj[i], &err) < 0)
+            return cli_usage_error(ctx, "%s", err.msg);
+    if (syn_pp_check(&c, &err) < 0)
+        return cli_usage_error(ctx, "%s", err.msg);
+    uint64_t n_ops;
+    double t_ns;
+    if (syn_pp_write(&c, dir, &n_ops, &t_ns, &err) < 0)
+        return cli_fail(&err);
+    printf("wrote a %d-stage x %d-rank pipeline job (%s) to %s/optrace.json: %llu ops, mean step %.3f ms; "
+           "what-if truth in %s/synth.json\n",
+           c.pp, c.dp, c.chunks > 1 ? "interleaved" : "1F1B", dir, (unsigned long long)n_ops, t_ns / 1e6, dir);
+    return CLI_EXIT_OK;
+}
 
 int cmd_synth(cli_ctx *ctx)
 {
@@ -51,6 +94,10 @@ int cmd_synth(cli_ctx *ctx)
     const char *dir = cli_get(ctx, O_OUT);
     if (!dir || !*dir) {
         rc = cli_usage_error(ctx, "--out DIR is required");
+        goto out;
+    }
+    if (cli_has(ctx, O_PP)) {
+        rc = synth_pp(ctx, dir);
         goto out;
     }
     syn_config c;

@@ -1,0 +1,53 @@
+/* syn_pp.h - `chainprof synth --pp`: a pipeline-parallel (1F1B or
+ * interleaved) plus data-parallel job, written as the op timelines of the
+ * OSDI'25 straggler study's open artifact (one Chrome-trace JSON array),
+ * with the what-if's exact truth in synth.json.
+ *
+ * The job is simulated on the dependency model that defines the schedule
+ * (syn_pp.c's header); the truth (S, S_t, S_w per DP rank and per stage,
+ * M_W, M_S) comes from replaying that same model with durations replaced,
+ * never from the analyzer's code.
+ *
+ * Ownership: syn_pp_config is plain caller-owned data.
+ */
+#ifndef CP_SYNTH_SYN_PP_H
+#define CP_SYNTH_SYN_PP_H
+
+#include "../base/error.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define SYN_PP_MAX_WORKERS 1024
+
+typedef struct syn_pp_config {
+    int pp, dp;             /* pipeline stages, data-parallel ranks */
+    int microbatches;       /* per step and DP rank */
+    int chunks;             /* model chunks per stage: 1 = 1F1B, > 1 = interleaved */
+    int steps;
+    uint64_t seed;
+    int64_t fwd_ns;         /* forward of one microbatch on one chunk of a balanced stage; backward is 2x */
+    int64_t p2p_ns;         /* activation / gradient transfer between neighbouring stages */
+    int64_t dp_ns;          /* grads-reduce-scatter transfer */
+    int64_t opt_ns;         /* optimizer step */
+    /* injections (0 = none) */
+    int imb_stage;          /* stage-imbalance: this stage's compute x imb_factor */
+    double imb_factor;
+    double seq_spread;      /* seqlen-imbalance: per (step, dp rank, microbatch) compute x U[1-a, 1+a] */
+    int slow_dp, slow_pp;   /* straggler: worker (dp, pp) compute x slow_factor */
+    double slow_factor;
+    bool force;
+} syn_pp_config;
+
+void syn_pp_default(syn_pp_config *c);
+
+/* --inject for pipeline jobs: stage-imbalance=STAGE[:F], seqlen-imbalance=A,
+ * straggler=DP.PP[:F]. Returns 0 or CP_ERR_USAGE naming the bad item. */
+int syn_pp_parse_inject(syn_pp_config *c, const char *spec, cp_error *err);
+int syn_pp_check(const syn_pp_config *c, cp_error *err);
+
+/* Write DIR/optrace.json (the artifact's format) and DIR/synth.json (truth).
+ * *n_ops gets the ops written, *t_ns the mean step time. */
+int syn_pp_write(const syn_pp_config *c, const char *dir, uint64_t *n_ops, double *t_ns, cp_error *err);
+
+#endif
