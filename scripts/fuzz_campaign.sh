@@ -28,9 +28,10 @@ one() {
     local cov ft execs eps
     cov=$(sed -nE 's/.*cov: ([0-9]+).*/\1/p' <<<"$stats")
     ft=$(sed -nE 's/.*ft: ([0-9]+).*/\1/p' <<<"$stats")
-    execs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+)/\1/p' "$log")
-    eps=$(sed -nE 's/^stat::average_exec_per_sec: *([0-9]+)/\1/p' "$log")
-    read -r u s e <"$tf"
+    execs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+)/\1/p' "$log" | tail -1)
+    eps=$(sed -nE 's/^stat::average_exec_per_sec: *([0-9]+)/\1/p' "$log" | tail -1)
+    # time(1) puts "Command exited with non-zero status N" first on a finding
+    read -r u s e < <(tail -1 "$tf")
     rm -f "$tf"
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.0f\t%s\t%s\n' "$t" "$rc" "${cov:--}" "${ft:--}" \
         "${execs:--}" "${eps:--}" "$(echo "$u + $s" | bc)" "$e" "$l0" "$l1" >>"$out"
