@@ -189,7 +189,10 @@ static size_t strip_bracket(const char *s, const char *end, rd_prefix *o)
                 /* "[80746] ": a launcher's process tag, not a time */
                 return (size_t)(after + 1 - s);
             }
-            if (d < close && *d == '.') { /* dmesg "[ 1843.308145]" */
+            /* dmesg "[ 1843.308145]"; a boot time beyond ~292 years of
+             * seconds is no dmesg stamp
+             * (and v * NS_PER_SEC would overflow: fuzz_ncu found it) */
+            if (d < close && *d == '.' && v >= 0 && v < INT64_MAX / NS_PER_SEC) {
                 d++;
                 int64_t frac = 0, scale = NS_PER_SEC / 10;
                 while (d < close && isdigit((unsigned char)*d)) {
