@@ -150,24 +150,6 @@ int syn_prepare_dir(const char *dir, bool force, cp_error *err)
     return 0;
 }
 
-static void jw_kv_d(cp_jw *w, const char *k, double v)
-{
-    cp_jw_key(w, k);
-    cp_jw_double(w, v);
-}
-
-static void jw_kv_i(cp_jw *w, const char *k, int64_t v)
-{
-    cp_jw_key(w, k);
-    cp_jw_int(w, v);
-}
-
-static void jw_kv_s(cp_jw *w, const char *k, const char *v)
-{
-    cp_jw_key(w, k);
-    cp_jw_str(w, v);
-}
-
 /* An injections[] entry: kind and layer first ... */
 static void inj_begin(cp_jw *w, const char *kind, const char *layer)
 {

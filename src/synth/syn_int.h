@@ -9,6 +9,7 @@
 #ifndef CP_SYNTH_SYN_INT_H
 #define CP_SYNTH_SYN_INT_H
 
+#include "../base/jsonw.h"
 #include "syn_out.h"
 #include "synth.h"
 
@@ -85,5 +86,11 @@ void syn_put_header(const job *j, rank_st *r);
 void syn_put_footer(rank_st *r, int64_t end_ns, const char *name);
 int syn_prepare_dir(const char *dir, bool force, cp_error *err);
 int syn_write_truth(const job *j, const char *dir, const char *ext, cp_error *err);
+
+
+/* One key and its value, for the truth files (cp_jw_double writes null for non-finite). */
+static inline void jw_kv_d(cp_jw *w, const char *k, double v) { cp_jw_key(w, k); cp_jw_double(w, v); }
+static inline void jw_kv_i(cp_jw *w, const char *k, int64_t v) { cp_jw_key(w, k); cp_jw_int(w, v); }
+static inline void jw_kv_s(cp_jw *w, const char *k, const char *v) { cp_jw_key(w, k); cp_jw_str(w, v); }
 
 #endif

@@ -403,19 +403,18 @@ static void write_trace(cp_buf *b, const pp_job *j, const int64_t *st, const int
     cp_buf_puts(b, "\n]\n");
 }
 
-static void kv_d(cp_jw *w, const char *k, double v)
+/* One array of {ID_KEY: i, "slowdown": v[i]} rows (by_dp_rank, by_stage). */
+static void write_slowdown_rows(cp_jw *w, const char *key, const char *id_key, const double *v, int n)
 {
-    cp_jw_key(w, k);
-    if (isfinite(v))
-        cp_jw_double(w, v);
-    else
-        cp_jw_null(w);
-}
-
-static void kv_i(cp_jw *w, const char *k, int64_t v)
-{
-    cp_jw_key(w, k);
-    cp_jw_int(w, v);
+    cp_jw_key(w, key);
+    cp_jw_arr_begin(w);
+    for (int i = 0; i < n; i++) {
+        cp_jw_obj_begin(w);
+        jw_kv_i(w, id_key, i);
+        jw_kv_d(w, "slowdown", v[i]);
+        cp_jw_obj_end(w);
+    }
+    cp_jw_arr_end(w);
 }
 
 typedef struct pp_truth {
@@ -467,46 +466,46 @@ static void write_truth(cp_buf *b, const pp_job *j, const pp_truth *t)
     cp_jw_str(&w, "chainprof.synth-pp/1");
     cp_jw_key(&w, "config");
     cp_jw_obj_begin(&w);
-    kv_i(&w, "pp", c->pp);
-    kv_i(&w, "dp", c->dp);
-    kv_i(&w, "microbatches", c->microbatches);
-    kv_i(&w, "chunks", c->chunks);
+    jw_kv_i(&w, "pp", c->pp);
+    jw_kv_i(&w, "dp", c->dp);
+    jw_kv_i(&w, "microbatches", c->microbatches);
+    jw_kv_i(&w, "chunks", c->chunks);
     cp_jw_key(&w, "schedule");
     cp_jw_str(&w, c->chunks > 1 ? "interleaved" : "1f1b");
-    kv_i(&w, "steps", c->steps);
-    kv_i(&w, "fwd_ns", c->fwd_ns);
-    kv_i(&w, "p2p_ns", c->p2p_ns);
-    kv_i(&w, "dp_ns", c->dp_ns);
-    kv_i(&w, "opt_ns", c->opt_ns);
-    kv_i(&w, "imbalanced_stage", c->imb_stage);
-    kv_d(&w, "imbalance_factor", c->imb_stage >= 0 ? c->imb_factor : NAN);
-    kv_d(&w, "seqlen_spread", c->seq_spread);
-    kv_i(&w, "straggler_dp", c->slow_dp);
-    kv_i(&w, "straggler_pp", c->slow_pp);
-    kv_d(&w, "straggler_factor", c->slow_dp >= 0 ? c->slow_factor : NAN);
+    jw_kv_i(&w, "steps", c->steps);
+    jw_kv_i(&w, "fwd_ns", c->fwd_ns);
+    jw_kv_i(&w, "p2p_ns", c->p2p_ns);
+    jw_kv_i(&w, "dp_ns", c->dp_ns);
+    jw_kv_i(&w, "opt_ns", c->opt_ns);
+    jw_kv_i(&w, "imbalanced_stage", c->imb_stage);
+    jw_kv_d(&w, "imbalance_factor", c->imb_stage >= 0 ? c->imb_factor : NAN);
+    jw_kv_d(&w, "seqlen_spread", c->seq_spread);
+    jw_kv_i(&w, "straggler_dp", c->slow_dp);
+    jw_kv_i(&w, "straggler_pp", c->slow_pp);
+    jw_kv_d(&w, "straggler_factor", c->slow_dp >= 0 ? c->slow_factor : NAN);
     cp_jw_obj_end(&w);
     cp_jw_key(&w, "whatif");
     cp_jw_obj_begin(&w);
-    kv_d(&w, "t_original_ns", t->t_orig);
-    kv_d(&w, "t_ideal_ns", t->t_ideal);
-    kv_d(&w, "slowdown", t->t_orig / t->t_ideal);
+    jw_kv_d(&w, "t_original_ns", t->t_orig);
+    jw_kv_d(&w, "t_ideal_ns", t->t_ideal);
+    jw_kv_d(&w, "slowdown", t->t_orig / t->t_ideal);
     double gap = t->t_orig - t->t_ideal;
-    kv_d(&w, "worker_metric", gap > 0 ? (t->t_orig - t->t_rem) / gap : NAN);
-    kv_d(&w, "stage_metric", gap > 0 ? (t->t_orig - t->t_last) / gap : NAN);
+    jw_kv_d(&w, "worker_metric", gap > 0 ? (t->t_orig - t->t_rem) / gap : NAN);
+    jw_kv_d(&w, "stage_metric", gap > 0 ? (t->t_orig - t->t_last) / gap : NAN);
     cp_jw_key(&w, "workers_fixed");
     cp_jw_arr_begin(&w);
     for (size_t k = 0; k < j->n_w; k++)
         if (t->fixed[k]) {
             cp_jw_obj_begin(&w);
-            kv_i(&w, "dp", (int64_t)k / j->P);
-            kv_i(&w, "pp", (int64_t)k % j->P);
+            jw_kv_i(&w, "dp", (int64_t)k / j->P);
+            jw_kv_i(&w, "pp", (int64_t)k % j->P);
             cp_jw_obj_end(&w);
         }
     cp_jw_arr_end(&w);
     cp_jw_key(&w, "ideal_ns");
     cp_jw_obj_begin(&w);
     for (int k = 0; k < PT_N; k++)
-        kv_i(&w, pt_name[k], j->ideal[k]);
+        jw_kv_i(&w, pt_name[k], j->ideal[k]);
     cp_jw_obj_end(&w);
     cp_jw_key(&w, "by_op_type");
     cp_jw_arr_begin(&w);
@@ -514,28 +513,12 @@ static void write_truth(cp_buf *b, const pp_job *j, const pp_truth *t)
         cp_jw_obj_begin(&w);
         cp_jw_key(&w, "op");
         cp_jw_str(&w, pt_name[k]);
-        kv_d(&w, "slowdown", t->by_type[k]);
+        jw_kv_d(&w, "slowdown", t->by_type[k]);
         cp_jw_obj_end(&w);
     }
     cp_jw_arr_end(&w);
-    cp_jw_key(&w, "by_dp_rank");
-    cp_jw_arr_begin(&w);
-    for (int d = 0; d < j->D; d++) {
-        cp_jw_obj_begin(&w);
-        kv_i(&w, "rank", d);
-        kv_d(&w, "slowdown", t->by_dp[d]);
-        cp_jw_obj_end(&w);
-    }
-    cp_jw_arr_end(&w);
-    cp_jw_key(&w, "by_stage");
-    cp_jw_arr_begin(&w);
-    for (int p = 0; p < j->P; p++) {
-        cp_jw_obj_begin(&w);
-        kv_i(&w, "stage", p);
-        kv_d(&w, "slowdown", t->by_stage[p]);
-        cp_jw_obj_end(&w);
-    }
-    cp_jw_arr_end(&w);
+    write_slowdown_rows(&w, "by_dp_rank", "rank", t->by_dp, j->D);
+    write_slowdown_rows(&w, "by_stage", "stage", t->by_stage, j->P);
     cp_jw_obj_end(&w);
     cp_jw_obj_end(&w);
     cp_buf_putc(b, '\n');
