@@ -20,7 +20,9 @@
  *   latest_start - its start (clipped to its duration) and the instance's
  *   transfer time is the duration of the last-arriving rank's kernel. Busbw
  *   is computed on transfer time, so a slow rank does not masquerade as a
- *   slow network. Unmatched kernels (partial traces, send/recv) count their
+ *   slow network. Send/recv pair apart (match_p2p: the k-th send a->b with
+ *   the k-th recv on b from a, the peer from the args), as a two-member
+ *   instance. Unmatched kernels (partial traces, send/recv) count their
  *   whole duration as transfer; a scope's busbw is taken from the kernels
  *   whose transfer is known, and is flagged a lower bound when it has only
  *   unmatched group collectives (one rank's trace of eight cannot tell its
@@ -76,6 +78,8 @@ typedef struct rec {
     int32_t n;
     coll_op op;
     bool inter, matched;
+    uint8_t dir;     /* point-to-point: AN_P2P_SEND / AN_P2P_RECV, 0 a collective or unknown */
+    int32_t peer;    /* point-to-point: the peer's global rank, -1 unknown */
     size_t last_ev;  /* matched: the kernel of the instance's last-arriving rank */
     int64_t transfer_ns, wait_ns;
     double busbw;
@@ -85,7 +89,7 @@ typedef struct rec {
 
 /* String ids of the arg keys gather reads, looked up once per run. */
 typedef struct coll_keys {
-    uint32_t op, in_n, out_n, dtype, pg_name, pg_ranks, group_size;
+    uint32_t op, in_n, out_n, dtype, pg_name, pg_ranks, group_size, dst_rank, src_rank, rank;
 } coll_keys;
 
 static uint32_t key_id(const tl_timeline *tl, const char *key)
@@ -126,6 +130,39 @@ static bool arg_count(const tl_timeline *tl, size_t ev, uint32_t key, int64_t *o
         return false;
     }
     return true;
+}
+
+/* A point-to-point kernel's direction and peer: "Dst Rank" (send) / "Src
+ * Rank" (recv), the peer's global rank, as PyTorch 2.5+ writes them; else
+ * "Rank", the peer's rank in the group (what record_param_comms gets for
+ * send/recv), through the group's ranks. A known peer gives the pair's own
+ * scope (its two nodes) instead of the whole group's. */
+static void p2p_peer(const an_ctx *ctx, const an_layers_result *lr, const coll_keys *k, size_t ev, const char *opname,
+                     rec *r)
+{
+    const tl_timeline *tl = ctx->tl;
+    bool send = cp_str_icontains(opname, "send"), recv = cp_str_icontains(opname, "recv");
+    if (send == recv) /* "sendrecv", a coalesced batch: no single peer */
+        return;
+    r->dir = send ? AN_P2P_SEND : AN_P2P_RECV;
+    int64_t peer = -1, local;
+    tl_arg a;
+    if (tl_arg_by_id(tl, ev, send ? k->dst_rank : k->src_rank, &a)) {
+        if (a.type == TL_ARG_INT)
+            peer = a.v.i;
+        else if (a.type == TL_ARG_STR)
+            peer = strtoll(tl_str(tl, a.v.s), NULL, 10);
+    } else if (arg_count(tl, ev, k->rank, &local)) {
+        int32_t mem[AN_P2P_MAX_GROUP];
+        int n = an_event_group(ctx, ev, mem, AN_P2P_MAX_GROUP);
+        if (local < n && local < AN_P2P_MAX_GROUP)
+            peer = mem[local];
+    }
+    if (peer < 0 || peer > INT32_MAX || peer == r->rank)
+        return;
+    r->peer = (int32_t)peer;
+    if (lr)
+        r->inter = an_node_of(lr, r->rank) != an_node_of(lr, r->peer);
 }
 
 /* One rank's collective records (a job of gather: ranks run in parallel;
@@ -184,8 +221,11 @@ static void gather_rank(void *ctx, size_t ri)
             r->end = tl_end_ns(tl, i);
             r->bytes = CP_MAX(in_n, out_n) * dsz;
             r->op = coll_op_classify(opname);
+            r->peer = -1;
             int g;
             an_event_scope(j->ctx, j->lr, i, &g, &r->inter);
+            if (r->op == COLL_SEND_RECV)
+                p2p_peer(j->ctx, j->lr, k, i, opname, r);
             int64_t gs;
             if (g <= 0 && arg_count(tl, i, k->group_size, &gs) && gs <= INT_MAX)
                 g = (int)gs;
@@ -209,7 +249,8 @@ static rec *gather(const an_ctx *ctx, const an_layers_result *lr, size_t *n_out,
     gather_job j = { ctx, lr,
                      { key_id(tl, "Collective name"), key_id(tl, "In msg nelems"), key_id(tl, "Out msg nelems"),
                        key_id(tl, "dtype"), key_id(tl, "Process Group Name"), key_id(tl, "Process Group Ranks"),
-                       key_id(tl, "Group size") },
+                       key_id(tl, "Group size"), key_id(tl, "Dst Rank"), key_id(tl, "Src Rank"),
+                       key_id(tl, "Rank") },
                      NULL, cp_xcalloc(nr, sizeof(size_t)), cp_xcalloc(nr, sizeof(size_t)),
                      cp_xcalloc(nr, sizeof(int64_t)), cp_xcalloc(nr, sizeof(int64_t)) };
     size_t bound = 0;
@@ -262,15 +303,86 @@ static void sort_recs(rec *v, size_t n, enum rec_order o)
     cp_sort_records(v, n, sizeof *v, rec_order_keys[o], rec_key, &o);
 }
 
+/* Point-to-point pairs: the k-th send a->b of a group is the k-th recv on
+ * b from a (NCCL delivers one pair's messages in order). v is in (rank,
+ * time) order; each record's k comes from a per-(rank, group, peer,
+ * direction) counter, then (group, src, dst, k) brings each send beside
+ * its recv. Like a collective, the transfer starts when the later of the
+ * two arrived: the pair's transfer time is that kernel's duration, the
+ * other one's wait the gap. */
+typedef struct p2p_key { uint64_t pg; int32_t src, dst; int64_t k; size_t i; uint8_t dir; } p2p_key;
+
+static uint64_t p2p_rec_key(const void *p, int k, const void *ctx)
+{
+    (void)ctx;
+    const p2p_key *r = p;
+    switch (k) {
+    case 0: return r->pg;
+    case 1: return (uint32_t)r->src;
+    case 2: return (uint32_t)r->dst;
+    case 3: return cp_key_i64(r->k);
+    default: return r->dir;
+    }
+}
+
+static void match_p2p(rec *v, size_t n, int64_t *n_matched)
+{
+    p2p_key *pk = NULL;
+    size_t m = 0, cap = 0;
+    for (size_t i = 0; i < n; i++)
+        if (v[i].op == COLL_SEND_RECV && v[i].dir && v[i].peer >= 0) {
+            cp_xgrow((void **)&pk, &cap, m + 1, sizeof *pk);
+            bool send = v[i].dir == AN_P2P_SEND;
+            pk[m++] = (p2p_key){ v[i].pg, send ? v[i].rank : v[i].peer, send ? v[i].peer : v[i].rank, 0, i, v[i].dir };
+        }
+    /* k: the record's position among its rank's records with the same
+     * (group, src, dst, direction), in time order (v's order) */
+    cp_sort_records(pk, m, sizeof *pk, 3, p2p_rec_key, NULL); /* stable: time order kept within a key */
+    for (size_t a = 0; a < m;) {
+        size_t b = a;
+        int64_t ks = 0, kr = 0;
+        while (b < m && pk[b].pg == pk[a].pg && pk[b].src == pk[a].src && pk[b].dst == pk[a].dst) {
+            pk[b].k = pk[b].dir == AN_P2P_SEND ? ks++ : kr++;
+            b++;
+        }
+        a = b;
+    }
+    cp_sort_records(pk, m, sizeof *pk, 5, p2p_rec_key, NULL);
+    for (size_t a = 0; a + 1 < m; a++) {
+        const p2p_key *x = &pk[a], *y = &pk[a + 1];
+        if (x->dir != AN_P2P_SEND || y->dir != AN_P2P_RECV || x->pg != y->pg || x->src != y->src || x->dst != y->dst ||
+            x->k != y->k)
+            continue;
+        rec *s = &v[x->i], *r = &v[y->i];
+        rec *last = r->start > s->start ? r : s;
+        int64_t arrive = last->start, transfer = last->end - last->start;
+        rec *both[2] = { s, r };
+        for (int q = 0; q < 2; q++) {
+            both[q]->wait_ns = CP_MIN(CP_MAX(arrive - both[q]->start, 0), both[q]->end - both[q]->start);
+            both[q]->transfer_ns = transfer;
+            both[q]->matched = true;
+            both[q]->last_ev = last->ev;
+        }
+        *n_matched += 2;
+        a++;
+    }
+    free(pk);
+}
+
 static void match(rec *v, size_t n, int64_t *n_matched)
 {
     sort_recs(v, n, BY_RANK_TIME);
+    match_p2p(v, n, n_matched);
     uint64_t *keys = NULL;
     int64_t *cnt = NULL;
     size_t nk = 0, capk = 0, capc = 0;
     for (size_t i = 0; i < n; i++) {
         if (i == 0 || v[i].rank_index != v[i - 1].rank_index)
             nk = 0;
+        if (v[i].op == COLL_SEND_RECV) { /* paired apart: not in the group's collective order */
+            v[i].seq = -1;
+            continue;
+        }
         size_t k = 0;
         while (k < nk && keys[k] != v[i].pg)
             k++;
@@ -487,7 +599,7 @@ static void keep_members(an_collectives_result *cr, const rec *v, size_t n)
     cr->members = cp_xmalloc((cr->n_matched ? (size_t)cr->n_matched : 1) * sizeof *cr->members);
     for (size_t i = 0; i < n; i++)
         if (v[i].matched)
-            cr->members[k++] = (an_coll_member){ v[i].ev, v[i].last_ev };
+            cr->members[k++] = (an_coll_member){ v[i].ev, v[i].last_ev, v[i].peer, v[i].dir };
     cr->n_members = k;
     cp_kv *kv = cp_xmalloc((k ? k : 1) * sizeof *kv);
     for (size_t i = 0; i < k; i++)
@@ -507,7 +619,8 @@ static void keep_kernels(an_collectives_result *cr, const rec *v, size_t n)
 {
     cr->kernels = cp_xmalloc((n ? n : 1) * sizeof *cr->kernels);
     for (size_t i = 0; i < n; i++)
-        cr->kernels[i] = (an_coll_kernel){ v[i].ev, v[i].op, v[i].n, v[i].bytes, v[i].transfer_ns };
+        cr->kernels[i] = (an_coll_kernel){ v[i].ev, v[i].op, v[i].n, v[i].bytes, v[i].transfer_ns, v[i].peer, v[i].dir,
+                                            v[i].matched };
     cr->n_kernel_recs = n;
 }
 

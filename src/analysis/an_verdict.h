@@ -189,7 +189,14 @@ typedef struct an_coll_group {        /* one row of the op x size bucket x scope
  * whose start is when the transfer began. */
 typedef struct an_coll_member {
     size_t ev, last_ev;
+    int32_t peer;                     /* point-to-point: the peer's global rank; -1 a collective */
+    uint8_t p2p;                      /* AN_P2P_SEND / AN_P2P_RECV, 0 a collective */
 } an_coll_member;
+
+/* Point-to-point direction of a kernel (an_collectives pairs the k-th send
+ * a->b of a group with the k-th recv on b from a). */
+enum { AN_P2P_SEND = 1, AN_P2P_RECV = 2 };
+#define AN_P2P_MAX_GROUP 4096
 
 /* One traced collective kernel with its args (an_collectives' record):
  * what the communication matrix spreads over the group's links. */
@@ -199,6 +206,9 @@ typedef struct an_coll_kernel {
     int32_t n;                        /* group size, 1 unknown */
     int64_t bytes;                    /* nccl-tests' size convention */
     int64_t transfer_ns;              /* wait excluded when matched */
+    int32_t peer;                     /* point-to-point: the peer's global rank, -1 unknown / a collective */
+    uint8_t p2p;                      /* AN_P2P_SEND / AN_P2P_RECV, 0 a collective or unknown direction */
+    bool matched;                     /* matched across ranks (a p2p kernel: paired with its peer's) */
 } an_coll_kernel;
 
 typedef struct an_collectives_result {
