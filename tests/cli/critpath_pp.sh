@@ -58,19 +58,12 @@ sys.exit(0 if ok else 1)
 PY
 }
 
-run() { # NAME -- SYNTH ARGS
-    local name=$1; shift 2
-    local d="$tmp/$name"
-    "$CHAINPROF" synth --out "$d" --steps 2 "$@" >/dev/null || { echo "FAIL: $name: synth $*"; fail=1; return; }
-    "$CHAINPROF" analyze -o "$d.json" "$d"/rank-*.json 2>"$d.err" || { echo "FAIL: $name: analyze"; cat "$d.err"; fail=1; return; }
-    echo "== $name"
-    check "$d.json" "$d/synth.json" || fail=1
-}
+. "$(dirname "$0")/lib/pp_job.sh"
 
-run plain -- --pp 4 --dp 2
-run straggler -- --pp 4 --dp 2 --inject straggler=1.2:1.5
-run straggler0 -- --pp 4 --dp 2 --inject straggler=1.0:1.3
-run imbalance -- --pp 4 --dp 2 --inject stage-imbalance=1:1.5
-run nodes -- --pp 4 --dp 4 --gpus-per-node 4 --inject straggler=3.1:1.4
-run interleaved -- --pp 4 --dp 2 --chunks 2 --inject straggler=0.1:1.5
+pp_run plain -- --pp 4 --dp 2
+pp_run straggler -- --pp 4 --dp 2 --inject straggler=1.2:1.5
+pp_run straggler0 -- --pp 4 --dp 2 --inject straggler=1.0:1.3
+pp_run imbalance -- --pp 4 --dp 2 --inject stage-imbalance=1:1.5
+pp_run nodes -- --pp 4 --dp 4 --gpus-per-node 4 --inject straggler=3.1:1.4
+pp_run interleaved -- --pp 4 --dp 2 --chunks 2 --inject straggler=0.1:1.5
 exit $fail
