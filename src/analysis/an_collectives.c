@@ -89,7 +89,7 @@ typedef struct rec {
 
 /* String ids of the arg keys gather reads, looked up once per run. */
 typedef struct coll_keys {
-    uint32_t op, in_n, out_n, dtype, pg_name, pg_ranks, group_size, dst_rank, src_rank, rank;
+    uint32_t op, in_n, out_n, dtype, pg_name, pg_ranks, group_size;
 } coll_keys;
 
 static uint32_t key_id(const tl_timeline *tl, const char *key)
@@ -130,39 +130,6 @@ static bool arg_count(const tl_timeline *tl, size_t ev, uint32_t key, int64_t *o
         return false;
     }
     return true;
-}
-
-/* A point-to-point kernel's direction and peer: "Dst Rank" (send) / "Src
- * Rank" (recv), the peer's global rank, as PyTorch 2.5+ writes them; else
- * "Rank", the peer's rank in the group (what record_param_comms gets for
- * send/recv), through the group's ranks. A known peer gives the pair's own
- * scope (its two nodes) instead of the whole group's. */
-static void p2p_peer(const an_ctx *ctx, const an_layers_result *lr, const coll_keys *k, size_t ev, const char *opname,
-                     rec *r)
-{
-    const tl_timeline *tl = ctx->tl;
-    bool send = cp_str_icontains(opname, "send"), recv = cp_str_icontains(opname, "recv");
-    if (send == recv) /* "sendrecv", a coalesced batch: no single peer */
-        return;
-    r->dir = send ? AN_P2P_SEND : AN_P2P_RECV;
-    int64_t peer = -1, local;
-    tl_arg a;
-    if (tl_arg_by_id(tl, ev, send ? k->dst_rank : k->src_rank, &a)) {
-        if (a.type == TL_ARG_INT)
-            peer = a.v.i;
-        else if (a.type == TL_ARG_STR)
-            peer = strtoll(tl_str(tl, a.v.s), NULL, 10);
-    } else if (arg_count(tl, ev, k->rank, &local)) {
-        int32_t mem[AN_P2P_MAX_GROUP];
-        int n = an_event_group(ctx, ev, mem, AN_P2P_MAX_GROUP);
-        if (local < n && local < AN_P2P_MAX_GROUP)
-            peer = mem[local];
-    }
-    if (peer < 0 || peer > INT32_MAX || peer == r->rank)
-        return;
-    r->peer = (int32_t)peer;
-    if (lr)
-        r->inter = an_node_of(lr, r->rank) != an_node_of(lr, r->peer);
 }
 
 /* One rank's collective records (a job of gather: ranks run in parallel;
@@ -222,10 +189,12 @@ static void gather_rank(void *ctx, size_t ri)
             r->bytes = CP_MAX(in_n, out_n) * dsz;
             r->op = coll_op_classify(opname);
             r->peer = -1;
-            int g;
-            an_event_scope(j->ctx, j->lr, i, &g, &r->inter);
-            if (r->op == COLL_SEND_RECV)
-                p2p_peer(j->ctx, j->lr, k, i, opname, r);
+            int g, dir = 0;
+            an_event_scope(j->ctx, j->lr, i, &g, &r->inter); /* a pair's own scope when its peer is known */
+            if (r->op == COLL_SEND_RECV && j->lr) {
+                r->peer = an_event_p2p_peer(j->ctx, j->lr, i, &dir);
+                r->dir = (uint8_t)dir;
+            }
             int64_t gs;
             if (g <= 0 && arg_count(tl, i, k->group_size, &gs) && gs <= INT_MAX)
                 g = (int)gs;
@@ -249,8 +218,7 @@ static rec *gather(const an_ctx *ctx, const an_layers_result *lr, size_t *n_out,
     gather_job j = { ctx, lr,
                      { key_id(tl, "Collective name"), key_id(tl, "In msg nelems"), key_id(tl, "Out msg nelems"),
                        key_id(tl, "dtype"), key_id(tl, "Process Group Name"), key_id(tl, "Process Group Ranks"),
-                       key_id(tl, "Group size"), key_id(tl, "Dst Rank"), key_id(tl, "Src Rank"),
-                       key_id(tl, "Rank") },
+                       key_id(tl, "Group size") },
                      NULL, cp_xcalloc(nr, sizeof(size_t)), cp_xcalloc(nr, sizeof(size_t)),
                      cp_xcalloc(nr, sizeof(int64_t)), cp_xcalloc(nr, sizeof(int64_t)) };
     size_t bound = 0;

@@ -32,8 +32,8 @@
  *   threshold); a kernel held past its launch and stream predecessor until
  *   a matched recv of its rank ended waited for that recv (p2p_recv_wait:
  *   PyTorch's work.wait() makes the current stream wait on the NCCL
- *   stream). A transfer's layer is its pair's scope (the two ranks' nodes),
- *   not its whole group's.
+ *   stream). A transfer's layer is its pair's scope (the two ranks' nodes,
+ *   an_event_scope), not its whole group's.
  * - Every edge goes forward in time (an edge that would go back, from bad
  *   nesting or clock skew, is dropped and counted). HTA weights edges and
  *   takes networkx's longest path; here the path is the chain of binding
@@ -339,20 +339,6 @@ static const an_coll_member *find_member(const an_cp_graph *g, const an_cp_rank 
         return &g->x[lo];
     }
     return NULL;
-}
-
-/* The matched member whose kernel is ev, NULL none (members sorted by ev). */
-static const an_coll_member *member_of(const an_cp_graph *g, size_t ev)
-{
-    size_t lo = 0, hi = g->n_x;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (g->x[mid].ev < ev)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < g->n_x && g->x[lo].ev == ev ? &g->x[lo] : NULL;
 }
 
 /* Entries of by_end (GPU work sorted by end) that end at or before t. */
@@ -725,11 +711,6 @@ static seg_attr attribute(const an_ctx *ctx, const an_layers_result *lr, const a
     a.ev = ev;
     a.layer = ev_layer(ctx, lr, nf, (size_t)ev);
     a.bound = ev_bound(ctx, nf, (size_t)ev);
-    const an_coll_member *m = lr && ctx->tl->kclass[ev] == TL_K_COMM ? member_of(g, (size_t)ev) : NULL;
-    if (m && m->p2p && m->peer >= 0) { /* a pair's scope: its two ranks' nodes */
-        int32_t self = ctx->tl->ranks[node_rank(g, 2 * (uint64_t)ev)].meta.rank;
-        a.layer = an_node_of(lr, self) != an_node_of(lr, m->peer) ? CP_LAYER_INTER : CP_LAYER_INTRA;
-    }
     return a;
 }
 

@@ -302,11 +302,61 @@ bool an_event_inter(const an_ctx *ctx, const an_layers_result *lr, size_t ev)
     return false;
 }
 
+static bool arg_rank(const tl_timeline *tl, size_t ev, uint32_t key, int64_t *out)
+{
+    tl_arg a;
+    if (key == UINT32_MAX || !tl_arg_by_id(tl, ev, key, &a))
+        return false;
+    if (a.type == TL_ARG_INT)
+        *out = a.v.i;
+    else if (a.type == TL_ARG_NUM && a.v.d >= 0 && a.v.d <= INT32_MAX)
+        *out = (int64_t)a.v.d;
+    else if (a.type == TL_ARG_STR)
+        *out = strtoll(tl_str(tl, a.v.s), NULL, 10);
+    else
+        return false;
+    return true;
+}
+
+int32_t an_event_p2p_peer(const an_ctx *ctx, const an_layers_result *lr, size_t ev, int *dir)
+{
+    const tl_timeline *tl = ctx->tl;
+    *dir = 0;
+    int64_t peer = -1, local;
+    if (arg_rank(tl, ev, lr->dst_rank_key, &peer)) {
+        *dir = AN_P2P_SEND;
+    } else if (arg_rank(tl, ev, lr->src_rank_key, &peer)) {
+        *dir = AN_P2P_RECV;
+    } else if (arg_rank(tl, ev, lr->rank_key, &local)) {
+        tl_arg a;
+        const char *op = tl_arg_by_id(tl, ev, lr->coll_name_key, &a) && a.type == TL_ARG_STR ? tl_str(tl, a.v.s) : "";
+        bool send = cp_str_icontains(op, "send"), recv = cp_str_icontains(op, "recv");
+        if (send == recv) /* a collective's own rank, or "sendrecv" / a coalesced batch: no single peer */
+            return -1;
+        *dir = send ? AN_P2P_SEND : AN_P2P_RECV;
+        int32_t mem[AN_P2P_MAX_GROUP];
+        int n = an_event_group(ctx, ev, mem, AN_P2P_MAX_GROUP);
+        if (local >= 0 && local < n && local < AN_P2P_MAX_GROUP)
+            peer = mem[local];
+    }
+    int32_t self = tl->ranks[tl->tracks[tl->track[ev]].rank_index].meta.rank;
+    return peer >= 0 && peer <= INT32_MAX && peer != self ? (int32_t)peer : -1;
+}
+
 void an_event_scope(const an_ctx *ctx, const an_layers_result *lr, size_t ev, int *group_size, bool *inter)
 {
     tl_arg a;
     struct an_pgr_info *c =
         tl_arg_by_id(ctx->tl, ev, lr->pgr_key, &a) && a.type == TL_ARG_STR && lr->pgr_info ? &lr->pgr_info[a.v.s] : NULL;
+    int dir;
+    int32_t peer = an_event_p2p_peer(ctx, lr, ev, &dir);
+    if (peer >= 0) { /* a pair: its two nodes, whatever else the group spans */
+        int32_t g[1];
+        *group_size = c && c->known ? c->size : an_event_group(ctx, ev, g, 1);
+        *inter = an_node_of(lr, ctx->tl->ranks[ctx->tl->tracks[ctx->tl->track[ev]].rank_index].meta.rank) !=
+                 an_node_of(lr, peer);
+        return;
+    }
     if (c && c->known) {
         *group_size = c->size;
         *inter = c->inter;
@@ -806,6 +856,10 @@ int an_layers_run(an_ctx *ctx)
     size_t n_str = cp_intern_count(&tl->strings);
     const char *pgr = "Process Group Ranks";
     lr->pgr_key = cp_intern_find(&tl->strings, pgr, strlen(pgr));
+    lr->dst_rank_key = cp_intern_find(&tl->strings, "Dst Rank", 8);
+    lr->src_rank_key = cp_intern_find(&tl->strings, "Src Rank", 8);
+    lr->rank_key = cp_intern_find(&tl->strings, "Rank", 4);
+    lr->coll_name_key = cp_intern_find(&tl->strings, "Collective name", 15);
     lr->pgr_info = cp_xcalloc(n_str + 1, sizeof *lr->pgr_info);
     sweep_env env = { .ctx = ctx, .lr = lr, .host_class = cp_xcalloc(n_str + 1, 1),
                       .io_class_key = cp_intern_find(&tl->strings, "class", 5),

@@ -73,6 +73,9 @@ typedef struct an_layers_result {
      * string id, filled on first use (every kernel of a group shares it) */
     uint32_t pgr_key;                 /* string id of "Process Group Ranks", UINT32_MAX if absent */
     struct an_pgr_info { int32_t size; uint8_t known, inter; } *pgr_info;
+    /* string ids of the point-to-point peer args (an_event_p2p_peer),
+     * UINT32_MAX if absent */
+    uint32_t dst_rank_key, src_rank_key, rank_key, coll_name_key;
 } an_layers_result;
 
 /* The host ops the GPU waited for (an_hostops): per op name, the op's self
@@ -127,11 +130,25 @@ an_layer_track *an_layers_timeline(an_ctx *ctx);
  * the group size (which may exceed max), 0 when unknown. */
 int an_event_group(const an_ctx *ctx, size_t ev, int32_t *out, int max);
 
+/* Point-to-point direction of a kernel (an_collectives pairs the k-th send
+ * a->b of a group with the k-th recv on b from a). */
+enum { AN_P2P_SEND = 1, AN_P2P_RECV = 2 };
+#define AN_P2P_MAX_GROUP 4096
+
+/* The peer of point-to-point event ev: "Dst Rank" (send) / "Src Rank"
+ * (recv), the peer's global rank as PyTorch 2.5+ writes it; else, on a
+ * send or recv ("Collective name"), "Rank", the peer's rank in the group
+ * (what record_param_comms gets for send/recv), through the group's ranks.
+ * Returns the peer's global rank, -1 when unknown or not point-to-point;
+ * *dir gets AN_P2P_SEND / AN_P2P_RECV, 0 when unknown. */
+int32_t an_event_p2p_peer(const an_ctx *ctx, const an_layers_result *lr, size_t ev, int *dir);
+
 /* True when the group of ev spans more than one node. */
 bool an_event_inter(const an_ctx *ctx, const an_layers_result *lr, size_t ev);
 
 /* an_event_group's size and an_event_inter together, cached in lr by the
- * event's "Process Group Ranks" string (the hot path of the sweeps). */
+ * event's "Process Group Ranks" string (the hot path of the sweeps). A
+ * point-to-point event with a known peer spans its two ranks' nodes only. */
 void an_event_scope(const an_ctx *ctx, const an_layers_result *lr, size_t ev, int *group_size, bool *inter);
 
 /* ---- job: what the traces show the job is (an_job.c) ---- */
@@ -193,10 +210,6 @@ typedef struct an_coll_member {
     uint8_t p2p;                      /* AN_P2P_SEND / AN_P2P_RECV, 0 a collective */
 } an_coll_member;
 
-/* Point-to-point direction of a kernel (an_collectives pairs the k-th send
- * a->b of a group with the k-th recv on b from a). */
-enum { AN_P2P_SEND = 1, AN_P2P_RECV = 2 };
-#define AN_P2P_MAX_GROUP 4096
 
 /* One traced collective kernel with its args (an_collectives' record):
  * what the communication matrix spreads over the group's links. */
