@@ -76,6 +76,7 @@ typedef struct an_layers_result {
     /* string ids of the point-to-point peer args (an_event_p2p_peer),
      * UINT32_MAX if absent */
     uint32_t dst_rank_key, src_rank_key, rank_key, coll_name_key;
+    uint8_t *p2p_class;               /* per string id, as a "Collective name": AN_P2P_SEND / _RECV, 3 neither */
 } an_layers_result;
 
 /* The host ops the GPU waited for (an_hostops): per op name, the op's self

@@ -14,7 +14,10 @@
 #  - a partial trace (two stages of four): a traced rank's sends give its
 #    row, a traced rank's recvs from an untraced stage give that sender's
 #    messages to it (nothing paired them), and nothing else appears; times
-#    are checked where both ends are traced.
+#    are checked where both ends are traced;
+#  - traces without the peer args (PP_LEGACY, lib/pp_job.sh): the peer from
+#    the launching host op's "nccl:send A->B" title, or its
+#    record_param_comms "Rank", gives the same matrix.
 # Skips (77) without python3.
 set -u
 CHAINPROF=${CHAINPROF:?}
@@ -87,4 +90,6 @@ pp_run nodes -- --pp 4 --dp 2 --gpus-per-node 4 --inject straggler=1.2:1.5
 pp_run interleaved -- --pp 4 --dp 3 --chunks 2 --microbatches 8 --gpus-per-node 6
 pp_run pp1 -- --pp 1 --dp 4
 PP_RANKS="0 1 2 3" pp_run partial -- --pp 4 --dp 2
+PP_LEGACY=titles pp_run legacy_titles -- --pp 4 --dp 2 --chunks 2
+PP_LEGACY=rank pp_run legacy_rank -- --pp 4 --dp 2
 exit $fail

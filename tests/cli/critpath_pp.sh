@@ -8,7 +8,9 @@
 #    edge goes back in time;
 #  - a straggler worker (synth.json: straggler_dp, straggler_pp; rank = stage
 #    x dp + dp rank) carries the most path time in every step; with stage
-#    imbalance, a rank of the slow stage does; an interleaved schedule too.
+#    imbalance, a rank of the slow stage does; an interleaved schedule too;
+#    so do traces that name the peer only in the nccl:send/recv titles
+#    (PP_LEGACY, lib/pp_job.sh).
 # Skips (77) without python3.
 set -u
 CHAINPROF=${CHAINPROF:?}
@@ -66,4 +68,5 @@ pp_run straggler0 -- --pp 4 --dp 2 --inject straggler=1.0:1.3
 pp_run imbalance -- --pp 4 --dp 2 --inject stage-imbalance=1:1.5
 pp_run nodes -- --pp 4 --dp 4 --gpus-per-node 4 --inject straggler=3.1:1.4
 pp_run interleaved -- --pp 4 --dp 2 --chunks 2 --inject straggler=0.1:1.5
+PP_LEGACY=titles pp_run legacy -- --pp 4 --dp 2 --inject straggler=0.2:1.5
 exit $fail
