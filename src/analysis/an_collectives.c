@@ -293,7 +293,7 @@ static uint64_t p2p_rec_key(const void *p, int k, const void *ctx)
     }
 }
 
-static void match_p2p(rec *v, size_t n, int64_t *n_matched)
+static void match_p2p(rec *v, size_t n, int64_t *n_matched, int64_t *n_p2p)
 {
     p2p_key *pk = NULL;
     size_t m = 0, cap = 0;
@@ -332,15 +332,16 @@ static void match_p2p(rec *v, size_t n, int64_t *n_matched)
             both[q]->last_ev = last->ev;
         }
         *n_matched += 2;
+        *n_p2p += 2;
         a++;
     }
     free(pk);
 }
 
-static void match(rec *v, size_t n, int64_t *n_matched)
+static void match(rec *v, size_t n, int64_t *n_matched, int64_t *n_p2p)
 {
     sort_recs(v, n, BY_RANK_TIME);
-    match_p2p(v, n, n_matched);
+    match_p2p(v, n, n_matched, n_p2p);
     uint64_t *keys = NULL;
     int64_t *cnt = NULL;
     size_t nk = 0, capk = 0, capc = 0;
@@ -613,7 +614,7 @@ int an_collectives_run(an_ctx *ctx)
 
     size_t n = 0;
     rec *v = gather(ctx, lr, &n, &cr->n_kernels, &cr->n_without_args);
-    match(v, n, &cr->n_matched);
+    match(v, n, &cr->n_matched, &cr->n_p2p_matched);
     keep_members(cr, v, n);
     for (size_t i = 0; i < n; i++) {
         rec *r = &v[i];
@@ -699,6 +700,7 @@ int an_collectives_run(an_ctx *ctx)
     rep_int(rp, s, "kernels", "communication kernels", cr->n_kernels, NULL);
     rep_int(rp, s, "with_args", "with collective args", cr->n_kernels - cr->n_without_args, NULL);
     rep_int(rp, s, "matched", "matched across ranks", cr->n_matched, NULL);
+    rep_int(rp, s, "p2p_matched", "send/recv paired with their peer's (in matched)", cr->n_p2p_matched, NULL);
     rep_num(rp, s, "inter_busbw_gbps", "inter-node busbw (time-weighted median)", cr->inter_busbw_gbps, "GB/s");
     rep_num(rp, s, "expected_inter_busbw_gbps", "expected inter-node busbw", cr->expected_inter_gbps, "GB/s");
     rep_str(rp, s, "expected_inter_source", "expected inter from", cr->expected_inter_source);

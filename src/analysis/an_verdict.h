@@ -236,6 +236,7 @@ typedef struct an_collectives_result {
     double expected_inter_gbps, expected_intra_gbps; /* NaN unknown */
     const char *expected_inter_source, *expected_intra_source;
     int64_t n_kernels, n_matched, n_without_args;
+    int64_t n_p2p_matched;            /* send/recv kernels paired (counted in n_matched too) */
     /* time-weighted p50 busbw per scope over all ops (NaN when none), from
      * the kernels whose transfer time is known; a lower bound when the
      * scope has only kernels whose wait could not be split off (members of
