@@ -381,6 +381,39 @@ static cp_kv *recv_ends(const tl_timeline *tl, const an_cp_graph *g, const an_cp
     return kv;
 }
 
+/* What a kernel may have waited for on its rank: GPU work by end, matched recvs by end. */
+typedef struct held_by {
+    const cp_kv *by_end;
+    size_t n_gpu;
+    const cp_kv *recv_end;
+    size_t n_recv;
+} held_by;
+
+/* The edges of a kernel i on track t that started after `ready` (its
+ * launch and stream predecessor; INT64_MIN: neither): the inferred stream
+ * wait (past AN_CP_IMPLICIT_WAIT_NS, or any delay for a send), and the
+ * p2p_recv_wait from the latest matched recv on another stream that ended
+ * in (ready, its start]. */
+static void held_edges(rank_build *b, const an_cp_rank *gr, const held_by *h, uint32_t t, size_t i, int64_t ready,
+                       bool send)
+{
+    const tl_timeline *tl = b->ctx->tl;
+    int64_t ts = tl->ts_ns[i];
+    if (ready == INT64_MIN || ts - ready > (send ? 0 : AN_CP_IMPLICIT_WAIT_NS)) {
+        size_t o = last_other_stream(tl, h->by_end, h->n_gpu, t, ts);
+        if (o != SIZE_MAX && tl_end_ns(tl, o) >= ready) {
+            add_edge(b, gr, START(i), END(o), AN_CE_XSTREAM);
+            b->inferred++;
+        }
+    }
+    if (ready != INT64_MIN && ts <= ready)
+        return;
+    size_t at = last_end_before(h->recv_end, h->n_recv, ts);
+    size_t rv = at ? (size_t)h->recv_end[at - 1].val : SIZE_MAX;
+    if (rv != SIZE_MAX && tl->track[rv] != t && tl_end_ns(tl, rv) > ready)
+        add_edge(b, gr, START(i), END(rv), AN_CE_P2P);
+}
+
 /* Kernels: span (or wait/peer/transfer for matched collectives), stream
  * order, launch, inferred stream waits; then the sync edges of the
  * blocking calls. */
@@ -437,20 +470,8 @@ static void gpu_edges(rank_build *b, const an_cp_rank *gr, const tl_rank *rk)
             }
             size_t xi;
             const an_coll_member *m = find_member(g, gr, i, &xi);
-            int64_t held = m && m->p2p == AN_P2P_SEND ? 0 : AN_CP_IMPLICIT_WAIT_NS;
-            if (ready == INT64_MIN || tl->ts_ns[i] - ready > held) {
-                size_t o = last_other_stream(tl, by_end, n_gpu, t, tl->ts_ns[i]);
-                if (o != SIZE_MAX && tl_end_ns(tl, o) >= ready) {
-                    add_edge(b, gr, START(i), END(o), AN_CE_XSTREAM);
-                    b->inferred++;
-                }
-            }
-            if (ready == INT64_MIN || tl->ts_ns[i] > ready) { /* held: by a recv that ended meanwhile? */
-                size_t at = last_end_before(recv_end, n_recv, tl->ts_ns[i]);
-                size_t rv = at ? (size_t)recv_end[at - 1].val : SIZE_MAX;
-                if (rv != SIZE_MAX && tl->track[rv] != t && tl_end_ns(tl, rv) > ready)
-                    add_edge(b, gr, START(i), END(rv), AN_CE_P2P);
-            }
+            const held_by hb = { by_end, n_gpu, recv_end, n_recv };
+            held_edges(b, gr, &hb, t, i, ready, m && m->p2p == AN_P2P_SEND);
             if (m) {
                 uint64_t x = 2 * (uint64_t)g->n_ev + xi;
                 add_edge(b, gr, x, START(i), AN_CE_WAIT);
