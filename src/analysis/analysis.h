@@ -49,6 +49,11 @@ typedef struct an_opts {
      * a million rows in the report */
     bool launch_table;
     int64_t queue_max_length; /* launch queue length counted as full; 0 = 1024 (AN_QUEUE_MAX_DEFAULT) */
+    /* frequent kernel sequences (an_kseq.c, --kernel-seq): the operator
+     * name (a substring; NULL: the analysis does not run), the GPU events
+     * a root needs (0 = 3) and the patterns HTA calls top (0 = 5) */
+    const char *kseq_op;
+    int64_t kseq_min_len, kseq_top_k;
 } an_opts;
 
 #define AN_LAUNCH_ROWS 1000

@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 enum { O_GPUS_PER_NODE = 100, O_RANK_MAP, O_FAIL_ON, O_NIC_GBPS, O_NVLINK_GBPS, O_DETAIL, O_DB, O_NO_HISTORY,
-       O_LAUNCH_TABLE, O_CKPT_EVERY, O_QUEUE_MAX };
+       O_LAUNCH_TABLE, O_CKPT_EVERY, O_QUEUE_MAX, O_KSEQ, O_KSEQ_MIN, O_KSEQ_TOP };
 
 static const cli_opt opts[] = {
     { "gpus-per-node", 0, "N", O_GPUS_PER_NODE, 0,
@@ -46,6 +46,10 @@ static const cli_opt opts[] = {
       "list every kernel launch in launch_stats.by_correlation (default: outliers only, at most 1000)" },
     { "queue-max", 0, "N", O_QUEUE_MAX, 0,
       "launch queue length counted as full in queue_full (default 1024, CUDA's per stream)" },
+    { "kernel-seq", 0, "OP", O_KSEQ, 0,
+      "frequent GPU kernel sequences launched by the shallowest ops whose name contains OP (HTA's)" },
+    { "kernel-seq-min", 0, "N", O_KSEQ_MIN, 0, "GPU events an op needs for --kernel-seq (default 3)" },
+    { "kernel-seq-top", 0, "N", O_KSEQ_TOP, 0, "patterns counted as top for --kernel-seq (default 5)" },
     { "fail-on", 0, "SEVERITY", O_FAIL_ON, 0,
       "exit 4 when a finding at or above SEVERITY exists (info|low|medium|high|critical)" },
     { "nic-gbps", 0, "GBIT", O_NIC_GBPS, 0,
@@ -417,11 +421,13 @@ int cmd_analyze(cli_ctx *ctx)
         return rc;
     if (ctx->args.n_pos == 0)
         return cli_usage_error(ctx, "no input: give trace files, directories or globs");
-    long gpn, queue_max;
+    long gpn, queue_max, kseq_min, kseq_top;
     int nthreads = cli_threads(ctx);
     double nic_gbit_s, nvlink_gbps;
     if (nthreads < 0 || cli_get_long(ctx, O_GPUS_PER_NODE, 0, 0, 4096, &gpn) < 0 ||
         cli_get_long(ctx, O_QUEUE_MAX, 0, 1, 1L << 30, &queue_max) < 0 ||
+        cli_get_long(ctx, O_KSEQ_MIN, 0, 1, 1L << 30, &kseq_min) < 0 ||
+        cli_get_long(ctx, O_KSEQ_TOP, 0, 1, 1L << 30, &kseq_top) < 0 ||
         cli_get_double(ctx, O_NIC_GBPS, 0, 0, 1e6, &nic_gbit_s) < 0 ||
         cli_get_double(ctx, O_NVLINK_GBPS, 0, 0, 1e6, &nvlink_gbps) < 0)
         return CLI_EXIT_USAGE;
@@ -535,7 +541,8 @@ int cmd_analyze(cli_ctx *ctx)
     an_opts ao = { .gpus_per_node = (int)gpn, .nthreads = nthreads, .nic_gbit_s = nic_gbit_s,
                    .launch_table = cli_has(ctx, O_LAUNCH_TABLE), .queue_max_length = queue_max,
                    .nvlink_gbps = nvlink_gbps, .ckpt_every_s = ckpt_s, .ckpt_every_steps = ckpt_steps,
-                   .evidence = &evidence };
+                   .evidence = &evidence, .kseq_op = cli_get(ctx, O_KSEQ), .kseq_min_len = kseq_min,
+                   .kseq_top_k = kseq_top };
     int arc = an_run_all(&an, tl, rep, &ao, &err);
     if (arc < 0) {
         rc = cli_fail(&err);
