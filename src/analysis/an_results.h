@@ -245,6 +245,34 @@ typedef struct an_queue_rank {
 
 #define AN_QUEUE_MAX_DEFAULT 1024 /* CUDA's launch queue per stream (HTA CUDA_MAX_LAUNCH_QUEUE_PER_STREAM) */
 
+/* ---- counter tracks (HTA generate_trace_with_counters) ----
+ * A step function per track: each point's value holds until the track's
+ * next point. an_queue_series: "Queue Length" per stream, a point per
+ * enqueue and per dequeue (an_queue.c's definition); an_membw_series: per
+ * memory kind ("Memcpy DtoH", ..., "Memset"), a point per copy start and
+ * end with the kind's summed bandwidth in GB/s (an_membw.c's). Both return
+ * the number of tracks; free with an_counter_tracks_free. */
+typedef struct an_counter_pt {
+    int64_t t_ns;
+    double value;
+} an_counter_pt;
+
+typedef struct an_counter_track {
+    const char *name;       /* static: the counter's name (HTA's) */
+    const char *arg;        /* static: the args key HTA writes the value under */
+    int64_t stream;         /* queue length: the stream; -1 for memory kinds */
+    int32_t device;         /* the GPU device of the track's events */
+    an_counter_pt *pts;
+    size_t n;
+    bool owns_pts;          /* tracks of one call may share one block: the first owns it */
+} an_counter_track;
+
+size_t an_queue_series(const an_ctx *ctx, const an_view *v, an_counter_track **out);
+size_t an_membw_series(const an_ctx *ctx, const an_view *v, an_counter_track **out);
+void an_counter_tracks_free(an_counter_track *t, size_t n);
+/* Both, queue tracks first (an_counters.c): what the Perfetto overlay writes. */
+size_t an_counter_tracks_of(const an_ctx *ctx, const an_view *v, an_counter_track **out);
+
 /* ---- allocator memory (an_memory.c) ---- */
 typedef struct an_memory_result {
     void (*free)(void *self);

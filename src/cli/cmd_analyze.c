@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "../analysis/an_verdict.h"
 #include "../analysis/an_critpath.h"
+#include "../analysis/an_results.h"
 #include "../base/afile.h"
 #include "../base/log.h"
 #include "../base/par.h"
@@ -349,6 +350,41 @@ static const rp_critpath *critpath_spans(const tl_timeline *tl, an_ctx *an, rp_c
 /* The Perfetto overlays asked for (-o *.perfetto.json, --format perfetto on
  * stdout): they need the timeline and the layer sweep, which only this
  * command holds, so cli_emit leaves them to it. */
+/* Every rank's counter tracks in the exact view (an_counter_tracks_of) as
+ * the overlay writer's plain data, pointing at the analysis' own points
+ * (own[r], freed by free_counter_tracks). */
+static rp_counters *counter_tracks(const tl_timeline *tl, const an_ctx *an, an_counter_track ***own)
+{
+    _Static_assert(sizeof(rp_counter_pt) == sizeof(an_counter_pt), "counter point layouts differ");
+    rp_counters *c = cp_xcalloc(tl->n_ranks + 1, sizeof *c);
+    *own = cp_xcalloc(tl->n_ranks + 1, sizeof **own);
+    for (size_t r = 0; r < tl->n_ranks; r++) {
+        const an_rank_views *rv = an_views(an, r);
+        if (!rv)
+            continue;
+        an_counter_track *t;
+        size_t n = an_counter_tracks_of(an, &rv->exact, &t);
+        rp_counter_track *v = cp_xcalloc(n + 1, sizeof *v);
+        for (size_t i = 0; i < n; i++)
+            v[i] = (rp_counter_track){ t[i].name, t[i].arg, t[i].stream, t[i].device,
+                                       (const rp_counter_pt *)(const void *)t[i].pts, t[i].n };
+        c[r] = (rp_counters){ v, n };
+        (*own)[r] = t;
+    }
+    return c;
+}
+
+static void free_counter_tracks(rp_counters *c, an_counter_track **own, size_t n_ranks)
+{
+    for (size_t r = 0; r < n_ranks; r++) {
+        if (own[r])
+            an_counter_tracks_free(own[r], c[r].n);
+        free((void *)c[r].v);
+    }
+    free(own);
+    free(c);
+}
+
 static int write_perfetto(const cli_ctx *ctx, const tl_timeline *tl, an_ctx *an, const rep_report *rep,
                           char *const *inputs, size_t n_inputs)
 {
@@ -379,7 +415,10 @@ static int write_perfetto(const cli_ctx *ctx, const tl_timeline *tl, an_ctx *an,
     rp_critpath cpv;
     rp_cp_span *cp_spans;
     const rp_critpath *cp = critpath_spans(tl, an, &cpv, &cp_spans);
-    int rc = render_perfetto(tl, rep, tracks, cp, &b, &err) < 0 ? cli_fail(&err) : 0;
+    an_counter_track **ctr_own;
+    rp_counters *ctr = counter_tracks(tl, an, &ctr_own);
+    int rc = render_perfetto(tl, rep, tracks, cp, ctr, &b, &err) < 0 ? cli_fail(&err) : 0;
+    free_counter_tracks(ctr, ctr_own, tl->n_ranks);
     free(cp_spans);
     for (size_t i = 0; i < n_out && !rc && i < CP_ARRAY_LEN(outs); i++) {
         const render_format *f = render_for_path(outs[i]);

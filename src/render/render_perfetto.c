@@ -200,6 +200,33 @@ static void layer_tracks(cp_jw *w, const tl_timeline *tl, int64_t base_ns, const
     }
 }
 
+static void counter_tracks(cp_jw *w, const tl_timeline *tl, int64_t base_ns, const rp_counters *counters)
+{
+    for (size_t r = 0; counters && r < tl->n_ranks; r++)
+        for (size_t t = 0; t < counters[r].n; t++) {
+            const rp_counter_track *c = &counters[r].v[t];
+            int64_t pid = c->device + (tl->n_ranks > 1 ? (int64_t)tl->ranks[r].meta.rank * 10000000 : 0);
+            for (size_t k = 0; k < c->n; k++) {
+                cp_jw_obj_begin(w);
+                cp_jw_key(w, "ph"); cp_jw_str(w, "C");
+                cp_jw_key(w, "cat"); cp_jw_str(w, "chainprof.counter");
+                cp_jw_key(w, "name"); cp_jw_str(w, c->name);
+                cp_jw_key(w, "pid"); cp_jw_int(w, pid);
+                if (c->stream >= 0) {
+                    cp_jw_key(w, "id");
+                    cp_jw_int(w, c->stream);
+                }
+                jw_ts(w, base_ns, c->pts[k].ts_ns);
+                cp_jw_key(w, "args");
+                cp_jw_obj_begin(w);
+                cp_jw_key(w, c->arg);
+                cp_jw_double(w, c->pts[k].value);
+                cp_jw_obj_end(w);
+                cp_jw_obj_end(w);
+            }
+        }
+}
+
 static const rep_node *child(const rep_node *n, const char *key) { return n ? rep_child(n, key) : NULL; }
 
 /* A straggler row: its steps as spans on the stragglers track, the row in args. */
@@ -368,7 +395,7 @@ static void distributed_info(cp_jw *w, const tl_timeline *tl)
 }
 
 int render_perfetto(const tl_timeline *tl, const rep_report *r, const rp_layer_track *tracks,
-                    const rp_critpath *cp, cp_buf *out, cp_error *err)
+                    const rp_critpath *cp, const rp_counters *counters, cp_buf *out, cp_error *err)
 {
     (void)err;
     cp_jw w;
@@ -409,6 +436,7 @@ int render_perfetto(const tl_timeline *tl, const rep_report *r, const rp_layer_t
     layer_tracks(&w, tl, base_ns, tracks);
     stragglers(&w, tl, base_ns, r);
     critical_path(&w, tl, base_ns, cp);
+    counter_tracks(&w, tl, base_ns, counters);
     findings(&w, tl, base_ns, r);
     cp_jw_arr_end(&w);
     cp_jw_obj_end(&w);

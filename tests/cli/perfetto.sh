@@ -5,7 +5,9 @@
 #      layers track whose spans add up, layer by layer, to the report's
 #      exposed_ns exactly; a stragglers track with the straggler's steps; one
 #      global instant per finding with the finding in args; ranks on distinct
-#      processes; --format perfetto on stdout is the same bytes as -o;
+#      processes; the counter tracks (queue length per stream, memory
+#      bandwidth per kind) as the report's counter_tracks describe them;
+#      --format perfetto on stdout is the same bytes as -o;
 #   2. a one-rank Kineto trace round trip: analyze of its overlay gives the
 #      trace's own report (every section but the input's path);
 #   3. refusals: an input as -o, perfetto from a command without traces;
@@ -66,8 +68,29 @@ assert all(pid_rank[e["pid"]] == e["args"]["straggler"]["rank"] for e in st)
 fi = [e for e in ev if e.get("cat") == "chainprof.finding"]
 assert [e["args"]["finding"]["code"] for e in fi] == [f["code"] for f in a["findings"]], fi
 assert all(e["ph"] == "i" and e["s"] == "g" for e in fi)
-print("overlay: %d events, %d layer spans, %d stragglers, %d findings" % (
-    len(ev), sum(1 for e in ev if e.get("cat") == "chainprof.layer"), len(st), len(fi)))
+# counter tracks: each row of a rank's exact counter_tracks is that many counter events of its name
+# (and stream id) on the rank's GPU process, in time order, with the row's range; nothing else is a counter
+series = collections.defaultdict(list)
+for e in ev:
+    if e["ph"] == "C":
+        assert e.get("cat") == "chainprof.counter" and len(e["args"]) == 1, e
+        series[(e["pid"], e["name"], e.get("id"))].append((e["ts"], float(next(iter(e["args"].values())))))
+want = {}
+for r in a["ranks"]:
+    ct = r["exact"]["counter_tracks"]
+    assert ct["events"] == sum(t["events"] for t in ct["tracks"]) and ct["events"] > 0, ct
+    for t in ct["tracks"]:
+        want[(t["device"] + r["rank"] * 10000000, t["name"], t["stream"])] = t
+assert set(series) == set(want), (sorted(series, key=str), sorted(want, key=str))
+for k, pts in series.items():
+    t = want[k]
+    assert len(pts) == t["events"] and [p[0] for p in pts] == sorted(p[0] for p in pts), (k, len(pts), t)
+    assert abs(min(p[1] for p in pts) - t["min"]) < 1e-9 and abs(max(p[1] for p in pts) - t["max"]) < 1e-9, (k, t)
+    if k[1] == "Queue Length":  # every launch is dequeued by its kernel: the queue starts at 1, ends at 0
+        assert pts[0][1] == 1 and pts[-1][1] == 0 and t["min"] >= 0, (k, pts[:2], pts[-2:])
+print("overlay: %d events, %d layer spans, %d stragglers, %d findings, %d counter events" % (
+    len(ev), sum(1 for e in ev if e.get("cat") == "chainprof.layer"), len(st), len(fi),
+    sum(len(p) for p in series.values())))
 PY
 # 2. one rank: the overlay re-read is the trace
 "$CHAINPROF" synth --out "$tmp/one" --ranks 1 --steps 3 --inject dataloader-stall=30@1 > /dev/null || fail "synth 1"
