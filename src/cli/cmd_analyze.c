@@ -312,7 +312,9 @@ static bool keep_trace_file(const char *path, void *ctx)
     (void)ctx;
     return cp_str_ends(path, ".json") || cp_str_ends(path, ".json.gz") || cp_str_ends(path, ".json.zst") ||
            cp_str_ends(path, ".sqlite") || cp_str_ends(path, ".nsys-rep") || cp_str_ends(path, ".ncu-rep") || cp_str_ends(path, ".log") || cp_str_ends(path, ".txt") ||
-           cp_str_ends(path, ".cptrace");
+           cp_str_ends(path, ".cptrace") ||
+           /* PyTorch's raw memory timeline as HTA's tests name it (memory_timeline.raw.gz) */
+           cp_str_ends(path, ".raw") || cp_str_ends(path, ".raw.gz") || cp_str_ends(path, ".raw.zst");
 }
 
 /* --ckpt-every: "900" or "900s" seconds (as `chainprof model` takes it),
