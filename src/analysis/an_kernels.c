@@ -102,18 +102,7 @@ static void add_type(const an_ctx *ctx, const an_view *v, int ktype, an_kernel_r
     /* other[k]: folded into "others" (past the top N, or cumulative time
      * above the quantile; a per-kernel test, as HTA applies it) */
     bool *other = cp_xcalloc(ng ? ng : 1, sizeof *other);
-    size_t n_other = 0;
-    if (ng > AN_TOP_KERNELS) {
-        double *cs = cp_xmalloc(ng * sizeof *cs), *sorted = cp_xmalloc(ng * sizeof *sorted), acc = 0;
-        for (size_t k = 0; k < ng; k++)
-            sorted[k] = cs[k] = acc += g[k].sum_ns;
-        qsort(sorted, ng, sizeof *sorted, an_cmp_double);
-        double q = an_quantile_sorted(sorted, ng, AN_TOP_RATIO);
-        for (size_t k = 0; k < ng; k++)
-            n_other += other[k] = cs[k] > q || k >= AN_TOP_KERNELS;
-        free(cs);
-        free(sorted);
-    }
+    size_t n_other = an_fold_others(g, ng, AN_TOP_KERNELS, AN_TOP_RATIO, NULL, other);
     cp_xgrow((void **)rows, cap, *n + ng + 1, sizeof **rows);
     for (size_t k = 0; k < ng; k++) {
         const an_group *x = &g[k];

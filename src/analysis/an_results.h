@@ -302,7 +302,16 @@ typedef struct an_annot_rank {
     struct an_annot_kernel { size_t i; uint32_t annotation; } *rows; /* with an_opts.launch_table: every
                             * attributed GPU event (timeline index) and its innermost annotation */
     size_t n_rows;
+    /* HTA's folding of cpu[] / gpu[] (an_opts.annot_top, annot_keep): folded
+     * names become one last group named UINT32_MAX ("others"); its_sums
+     * describes the folded names' totals (count = names), which the HTA view
+     * reports as HTA recomputes them */
+    bool cpu_folded, gpu_folded;
+    an_group cpu_others_sums, gpu_others_sums;
+    bool exact;             /* computed on the exact view */
 } an_annot_rank;
+
+#define AN_ANNOT_TOP_DEFAULT 1000 /* HTA get_gpu_user_annotation_breakdown num_kernels */
 
 /* Kernel wait threshold: HTA's consecutive_kernel_delay default (30 us). */
 #define AN_KERNEL_WAIT_NS 30000
@@ -363,6 +372,12 @@ int an_cmp_double(const void *pa, const void *pb);
  * sorted by descending sum then name id. Caller frees *out. */
 size_t an_group_by_name(const uint32_t *names, const int64_t *durs, size_t n, an_group **out);
 double an_group_std(const an_group *g);
+/* HTA's "others" folding (_aggr_gpu_kernel_time) of ng groups sorted by
+ * descending sum: with more than top groups, group k is folded when its
+ * cumulative sum exceeds the ratio quantile of the cumulative sums (pandas
+ * linear quantile) or k >= top, unless keep[k] (keep may be NULL: HTA's
+ * allowlist). Writes other[0..ng) and returns how many are folded. */
+size_t an_fold_others(const an_group *g, size_t ng, size_t top, double ratio, const bool *keep, bool *other);
 
 /* Views of rank r (NULL if the view analyzer did not run). */
 const an_rank_views *an_views(const an_ctx *ctx, size_t r);

@@ -736,6 +736,24 @@ size_t an_group_by_name(const uint32_t *names, const int64_t *durs, size_t n, an
     return ng;
 }
 
+size_t an_fold_others(const an_group *g, size_t ng, size_t top, double ratio, const bool *keep, bool *other)
+{
+    memset(other, 0, ng * sizeof *other);
+    if (ng <= top)
+        return 0;
+    double *cs = cp_xmalloc(ng * sizeof *cs), *sorted = cp_xmalloc(ng * sizeof *sorted), acc = 0;
+    for (size_t k = 0; k < ng; k++)
+        sorted[k] = cs[k] = acc += g[k].sum_ns;
+    qsort(sorted, ng, sizeof *sorted, an_cmp_double);
+    double q = an_quantile_sorted(sorted, ng, ratio);
+    size_t n = 0;
+    for (size_t k = 0; k < ng; k++)
+        n += other[k] = !(keep && keep[k]) && (cs[k] > q || k >= top);
+    free(cs);
+    free(sorted);
+    return n;
+}
+
 double an_group_std(const an_group *g)
 {
     if (g->count < 2)

@@ -34,7 +34,8 @@
 #include <unistd.h>
 
 enum { O_GPUS_PER_NODE = 100, O_RANK_MAP, O_FAIL_ON, O_NIC_GBPS, O_NVLINK_GBPS, O_DETAIL, O_DB, O_NO_HISTORY,
-       O_LAUNCH_TABLE, O_CKPT_EVERY, O_QUEUE_MAX, O_KSEQ, O_KSEQ_MIN, O_KSEQ_TOP };
+       O_LAUNCH_TABLE, O_CKPT_EVERY, O_QUEUE_MAX, O_KSEQ, O_KSEQ_MIN, O_KSEQ_TOP,
+       O_ANNOT_TOP, O_ANNOT_KEEP };
 
 static const cli_opt opts[] = {
     { "gpus-per-node", 0, "N", O_GPUS_PER_NODE, 0,
@@ -51,6 +52,10 @@ static const cli_opt opts[] = {
       "frequent GPU kernel sequences launched by the shallowest ops whose name contains OP (HTA's)" },
     { "kernel-seq-min", 0, "N", O_KSEQ_MIN, 0, "GPU events an op needs for --kernel-seq (default 3)" },
     { "kernel-seq-top", 0, "N", O_KSEQ_TOP, 0, "patterns counted as top for --kernel-seq (default 5)" },
+    { "annotation-top", 0, "N", O_ANNOT_TOP, 0,
+      "user annotations listed by name before the rest fold into \"others\" (default 1000, HTA's)" },
+    { "annotation-keep", 0, "STR", O_ANNOT_KEEP, 0,
+      "user annotations whose name contains STR never fold into \"others\" (repeatable; HTA's allowlist)" },
     { "fail-on", 0, "SEVERITY", O_FAIL_ON, 0,
       "exit 4 when a finding at or above SEVERITY exists (info|low|medium|high|critical)" },
     { "nic-gbps", 0, "GBIT", O_NIC_GBPS, 0,
@@ -462,13 +467,14 @@ int cmd_analyze(cli_ctx *ctx)
         return rc;
     if (ctx->args.n_pos == 0)
         return cli_usage_error(ctx, "no input: give trace files, directories or globs");
-    long gpn, queue_max, kseq_min, kseq_top;
+    long gpn, queue_max, kseq_min, kseq_top, annot_top;
     int nthreads = cli_threads(ctx);
     double nic_gbit_s, nvlink_gbps;
     if (nthreads < 0 || cli_get_long(ctx, O_GPUS_PER_NODE, 0, 0, 4096, &gpn) < 0 ||
         cli_get_long(ctx, O_QUEUE_MAX, 0, 1, 1L << 30, &queue_max) < 0 ||
         cli_get_long(ctx, O_KSEQ_MIN, 0, 1, 1L << 30, &kseq_min) < 0 ||
         cli_get_long(ctx, O_KSEQ_TOP, 0, 1, 1L << 30, &kseq_top) < 0 ||
+        cli_get_long(ctx, O_ANNOT_TOP, 0, 1, 1L << 30, &annot_top) < 0 ||
         cli_get_double(ctx, O_NIC_GBPS, 0, 0, 1e6, &nic_gbit_s) < 0 ||
         cli_get_double(ctx, O_NVLINK_GBPS, 0, 0, 1e6, &nvlink_gbps) < 0)
         return CLI_EXIT_USAGE;
@@ -579,11 +585,13 @@ int cmd_analyze(cli_ctx *ctx)
     diag_merge(&tl->diag, &skipped);
     ev_set_diag(&evidence, &tl->diag); /* every evidence reader's damage with the traces' */
     rep_diagnostics(rep, &tl->diag);
+    const char *annot_keep[64];
     an_opts ao = { .gpus_per_node = (int)gpn, .nthreads = nthreads, .nic_gbit_s = nic_gbit_s,
                    .launch_table = cli_has(ctx, O_LAUNCH_TABLE), .queue_max_length = queue_max,
                    .nvlink_gbps = nvlink_gbps, .ckpt_every_s = ckpt_s, .ckpt_every_steps = ckpt_steps,
                    .evidence = &evidence, .kseq_op = cli_get(ctx, O_KSEQ), .kseq_min_len = kseq_min,
-                   .kseq_top_k = kseq_top };
+                   .kseq_top_k = kseq_top, .annot_top = annot_top, .annot_keep = annot_keep,
+                   .n_annot_keep = cli_get_all(ctx, O_ANNOT_KEEP, annot_keep, CP_ARRAY_LEN(annot_keep)) };
     int arc = an_run_all(&an, tl, rep, &ao, &err);
     if (arc < 0) {
         rc = cli_fail(&err);

@@ -93,7 +93,7 @@ static void test_damaged(void **state)
     assert_int_equal(fx_num(&r, "ranks.0.memory_timeline.records"), 2);
     assert_int_equal(fx_num(&r, "ranks.0.memory_timeline.samples"), 2); /* pre-existing, then t 3000 */
     assert_int_equal(fx_num(&r, "ranks.0.memory_timeline.series.1.parameter_bytes"), 100);
-    assert_int_equal(fx_num(&r, "ranks.0.memory_timeline.series.1.temporary_bytes"), -5);
+    assert_true(fx_num(&r, "ranks.0.memory_timeline.series.1.temporary_bytes") == -5); /* a destroy without its create */
     fx_done(&r);
 }
 
