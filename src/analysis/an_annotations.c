@@ -85,25 +85,11 @@ static size_t fold(const an_ctx *ctx, an_group *g, size_t ng, bool *folded, an_g
     for (size_t k = 0; k < ng; k++)
         keep[k] = keep_name(o, tl_str(ctx->tl, g[k].name));
     size_t n_other = an_fold_others(g, ng, top, AN_TOP_RATIO, keep, other), w = 0;
-    an_group others = { UINT32_MAX, 0, 0, 0, INT64_MAX, INT64_MIN };
-    *sums = (an_group){ UINT32_MAX, 0, 0, 0, INT64_MAX, INT64_MIN };
-    for (size_t k = 0; k < ng; k++) {
-        if (!other[k]) {
+    an_group others;
+    an_fold_merge(g, ng, other, &others, sums);
+    for (size_t k = 0; k < ng; k++)
+        if (!other[k])
             g[w++] = g[k];
-            continue;
-        }
-        others.count += g[k].count;
-        others.sum_ns += g[k].sum_ns;
-        others.sumsq += g[k].sumsq;
-        others.min_ns = CP_MIN(others.min_ns, g[k].min_ns);
-        others.max_ns = CP_MAX(others.max_ns, g[k].max_ns);
-        int64_t tot = (int64_t)g[k].sum_ns;
-        sums->count++;
-        sums->sum_ns += g[k].sum_ns;
-        sums->sumsq += g[k].sum_ns * g[k].sum_ns;
-        sums->min_ns = CP_MIN(sums->min_ns, tot);
-        sums->max_ns = CP_MAX(sums->max_ns, tot);
-    }
     if (n_other)
         g[w++] = others; /* last: the kept names stay in total order */
     free(keep);

@@ -378,6 +378,10 @@ double an_group_std(const an_group *g);
  * linear quantile) or k >= top, unless keep[k] (keep may be NULL: HTA's
  * allowlist). Writes other[0..ng) and returns how many are folded. */
 size_t an_fold_others(const an_group *g, size_t ng, size_t top, double ratio, const bool *keep, bool *other);
+/* The folded groups (other[k]) as one: pooled, their events together (name
+ * UINT32_MAX); totals, their per-name totals as the samples HTA recomputes
+ * "others" from (count = names). */
+void an_fold_merge(const an_group *g, size_t ng, const bool *other, an_group *pooled, an_group *totals);
 
 /* Views of rank r (NULL if the view analyzer did not run). */
 const an_rank_views *an_views(const an_ctx *ctx, size_t r);
