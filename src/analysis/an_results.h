@@ -273,6 +273,22 @@ void an_counter_tracks_free(an_counter_track *t, size_t n);
 /* Both, queue tracks first (an_counters.c): what the Perfetto overlay writes. */
 size_t an_counter_tracks_of(const an_ctx *ctx, const an_view *v, an_counter_track **out);
 
+/* ---- frequent kernel sequences (an_kseq.c): the overlay's marks ----
+ * The exact view's top_k patterns of a rank (--kernel-seq-top) and, per
+ * event of the rank, the pattern whose root's subtree holds it: the Perfetto
+ * overlay writes them as args "Patterns" {pattern: count} (HTA's overlaid
+ * trace). */
+typedef struct an_kseq_mark_set {
+    size_t base, n_ev;          /* the rank's events [base, base + n_ev) of the timeline */
+    const int32_t *ev_row;      /* per event: its pattern (< n_rows), -1 none */
+    size_t n_rows;
+    const char **pattern;       /* n_rows each (allocated: an_kseq_marks_free) */
+    int64_t *count;
+} an_kseq_mark_set;
+/* False when --kernel-seq was not given or rank r has no pattern. */
+bool an_kseq_marks(const an_ctx *ctx, size_t r, an_kseq_mark_set *out);
+void an_kseq_marks_free(an_kseq_mark_set *m);
+
 /* ---- allocator memory (an_memory.c) ---- */
 typedef struct an_memory_result {
     void (*free)(void *self);

@@ -426,7 +426,17 @@ static int write_perfetto(const cli_ctx *ctx, const tl_timeline *tl, an_ctx *an,
     const rp_critpath *cp = critpath_spans(tl, an, &cpv, &cp_spans);
     an_counter_track **ctr_own;
     rp_counters *ctr = counter_tracks(tl, an, &ctr_own);
-    int rc = render_perfetto(tl, rep, tracks, cp, ctr, &b, &err) < 0 ? cli_fail(&err) : 0;
+    an_kseq_mark_set *kms = cp_xcalloc(tl->n_ranks + 1, sizeof *kms);
+    rp_marks *marks = cp_xcalloc(tl->n_ranks + 1, sizeof *marks);
+    for (size_t r = 0; r < tl->n_ranks; r++)
+        if (an_kseq_marks(an, r, &kms[r]))
+            marks[r] = (rp_marks){ kms[r].base, kms[r].n_ev, kms[r].ev_row, kms[r].pattern, kms[r].count };
+    rp_extra extra = { ctr, marks };
+    int rc = render_perfetto(tl, rep, tracks, cp, &extra, &b, &err) < 0 ? cli_fail(&err) : 0;
+    for (size_t r = 0; r < tl->n_ranks; r++)
+        an_kseq_marks_free(&kms[r]);
+    free(kms);
+    free(marks);
     free_counter_tracks(ctr, ctr_own, tl->n_ranks);
     free(cp_spans);
     for (size_t i = 0; i < n_out && !rc && i < CP_ARRAY_LEN(outs); i++) {

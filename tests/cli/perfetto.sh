@@ -9,7 +9,8 @@
 #      bandwidth per kind) as the report's counter_tracks describe them;
 #      --format perfetto on stdout is the same bytes as -o;
 #   2. a one-rank Kineto trace round trip: analyze of its overlay gives the
-#      trace's own report (every section but the input's path);
+#      trace's own report (every section but the input's path); with
+#      --kernel-seq the top patterns' events carry args "Patterns";
 #   3. refusals: an input as -o, perfetto from a command without traces;
 #   4. the critical-path track, on that job and on one whose straggler is
 #      rank 0 (there the path crosses to rank 2 and back in every step; with
@@ -106,6 +107,29 @@ for k in a:
     if k not in ("command", "inputs"):
         assert a[k] == b[k], k
 assert a["findings"] and a["layer_breakdown"][0]["host_pct"] > 0
+PY
+# 2b. frequent kernel patterns (--kernel-seq) marked on the trace's own events, as HTA's overlaid trace:
+# the exact view's rows within --kernel-seq-top, each root's subtree (root, nested ops, launches, kernels)
+"$CHAINPROF" analyze --no-history --json "$tmp/one/rank-0.json" --kernel-seq aten::linear --kernel-seq-min 1 \
+    -o "$tmp/ks.perfetto.json" > "$tmp/ks.json" || fail "analyze --kernel-seq"
+python3 - "$tmp/ks.perfetto.json" "$tmp/ks.json" <<'PY' || fail "pattern marks"
+import collections, json, sys
+o, a = (json.load(open(p)) for p in sys.argv[1:3])
+ks = a["ranks"][0]["exact"]["kernel_sequences"]
+rows = {r["pattern"]: r for r in ks["rows"][:ks["top_k"]]}
+assert rows, ks
+marked = [e for e in o["traceEvents"] if "Patterns" in e.get("args", {})]
+per = collections.Counter()
+for e in marked:
+    (p, c), = e["args"]["Patterns"].items()
+    assert p in rows and c == rows[p]["count"], (p, c)
+    per[(p, e["cat"], e["name"] == ks["operator"])] += 1
+for p, r in rows.items():
+    n_kernels = len(p.split("|")) - 1
+    assert per[(p, "cpu_op", True)] == r["count"], (p, per)        # the roots
+    gpu = sum(v for (q, cat, _), v in per.items() if q == p and cat in ("kernel", "gpu_memcpy", "gpu_memset"))
+    assert gpu == r["count"] * n_kernels, (p, gpu, r)               # their GPU events
+print("pattern marks: %d events, %d patterns" % (len(marked), len(rows)))
 PY
 # 3. refusals
 "$CHAINPROF" analyze --no-history "$tmp/one.perfetto.json" -o "$tmp/one.perfetto.json" 2>/dev/null
