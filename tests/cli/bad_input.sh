@@ -232,4 +232,22 @@ if [ -n "$nsys" ]; then
 else
     echo "bad_input: no Nsight Systems export under ../shared/data: cut-export check skipped"
 fi
+# 13. junk before a valid evidence file: a first line of 10 MiB, or 64 KiB of
+#     binary, no longer hides the log from the sniffers (it was "not
+#     recognised", exit 3); the skipped lines are counted
+dmon="$CP_FIXTURES/dmon/dcgmi-id-line-na-two-gpus.txt"
+nt="$CP_FIXTURES/nccl-tests/new-2node-allgather-wrong-na.txt"
+python3 - "$tmp" "$dmon" "$nt" <<'PY'
+import random, sys
+d, dmon, nt = sys.argv[1:]
+random.seed(21)
+junk = bytes(random.getrandbits(8) for _ in range(65536))
+open(d + "/bin-dmon.txt", "wb").write(junk + b"\n" + open(dmon, "rb").read())
+open(d + "/long-nt.txt", "wb").write(b"x" * (10 << 20) + b"\n" + open(nt, "rb").read())
+PY
+kinds() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["inputs"][0]["kind"], " ".join(sorted(c["code"] for c in d["diagnostics"]["codes"])))' "$1"; }
+A --json "$tmp/bin-dmon.txt" >"$tmp/o.json" 2>"$tmp/err" || fail "binary before dmon: exit $?: $(cat "$tmp/err")"
+case "$(kinds "$tmp/o.json")" in dmon*unparsed_line*) ;; *) fail "binary before dmon: $(kinds "$tmp/o.json")" ;; esac
+A --json "$tmp/long-nt.txt" >"$tmp/o.json" 2>"$tmp/err" || fail "10 MiB line before nccl-tests: exit $?: $(cat "$tmp/err")"
+case "$(kinds "$tmp/o.json")" in *nccl_tests*limit_reached*) ;; *) fail "10 MiB line before nccl-tests: $(kinds "$tmp/o.json")" ;; esac
 echo "bad_input: ok"
