@@ -452,6 +452,7 @@ int cmd_analyze(cli_ctx *ctx)
     }
     diag_set skipped;
     diag_init(&skipped);
+    cli_paths_diag(&paths, &skipped);
     ev_set evidence;
     ev_set_init(&evidence);
     rc = spool_pipes(inputs, paths.n, &skipped);
