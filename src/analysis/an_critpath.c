@@ -749,6 +749,7 @@ typedef struct step_path {
     size_t n_events;
     int64_t n_segments;
     bool truncated;            /* stopped at the hop cap (a zero-length cycle) */
+    bool no_path;              /* no event of the window has a predecessor: nothing to report */
     an_cp_path path;           /* the segments themselves, for the overlay */
     size_t cap_path;
 } step_path;
@@ -828,7 +829,8 @@ static void walk_step(void *ctx, size_t si)
                     }
                 }
         }
-        if (sink_r == SIZE_MAX) {
+        if (sink_r == SIZE_MAX) { /* only instants or bookkeeping: no path, not a path of length 0 at t = 0 */
+            p->no_path = true;
             free(clip);
             return;
         }
@@ -1055,7 +1057,8 @@ int an_critpath_run(an_ctx *ctx)
     res->paths = cp_xcalloc(n_ids ? n_ids : 1, sizeof *res->paths);
     for (size_t i = 0; i < n_ids; i++) {
         res->paths[i] = paths[i].path; /* the result owns the hops now */
-        put_step(ctx, arr, &paths[i]);
+        if (!paths[i].no_path)
+            put_step(ctx, arr, &paths[i]);
         res->length_ns += paths[i].length_ns;
         for (size_t r = 0; r < tl->n_ranks; r++)
             res->rank_ns[r] += paths[i].rank_ns[r];

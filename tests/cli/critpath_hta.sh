@@ -46,4 +46,13 @@ print("ok" if ok else "mismatch", sys.argv[3])
 sys.exit(0 if ok else 1)
 PY
 done
+# a rank of instant events only (a raw memory timeline): no path to report, and no
+# step with a start computed from nothing (it was -t0, a date in 1916)
+if [ -f "$D/../memory_analysis/memory_timeline.raw.gz" ]; then
+    "$CHAINPROF" analyze -o "$tmp/m.json" "$D/../memory_analysis" 2>"$tmp/err" || { echo "FAIL: analyze memory_analysis"; cat "$tmp/err"; fail=1; }
+    python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))["critical_path"]["steps"]
+sys.exit(0 if s == [] else "FAIL: memory_analysis: steps %s" % s)' "$tmp/m.json" || fail=1
+fi
 exit $fail
