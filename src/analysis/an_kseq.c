@@ -203,8 +203,8 @@ static int64_t root_of(const an_view *v, const graph *g, const int32_t *slot, si
     if (slot[k] >= 0) /* a GPU event that is a root itself (HTA view, MIN <= 1) */
         return slot[k];
     int32_t x = v->partner[k];
-    if (x < 0 || !g->cpu[x] || g->depth[x] < d)
-        return -1;
+    if (d < 0 || x < 0 || !g->cpu[x] || g->depth[x] < d)
+        return -1; /* d < 0: the roots hold no CPU subtree (HTA's depth -1 candidates) */
     while (g->depth[x] > d)
         x = g->parent[x];
     return slot[x];
@@ -324,7 +324,7 @@ static void mark_events(const an_ctx *ctx, const an_view *v, const graph *g, con
     out->ev_row = cp_xmalloc((v->n ? v->n : 1) * sizeof *out->ev_row);
     for (size_t i = 0; i < v->n; i++) {
         int64_t s = -1;
-        if (g->cpu[i] && g->depth[i] >= out->min_depth) {
+        if (g->cpu[i] && out->min_depth >= 0 && g->depth[i] >= out->min_depth) {
             int32_t x = (int32_t)i;
             while (g->depth[x] > out->min_depth)
                 x = g->parent[x];
