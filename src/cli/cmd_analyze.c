@@ -579,6 +579,7 @@ int cmd_analyze(cli_ctx *ctx)
     diag_set skipped, dropped; /* before reading (every process alike), while reading (mpirun: this process's) */
     diag_init(&skipped);
     diag_init(&dropped);
+    cli_paths_diag(&paths, &skipped);
     ev_set evidence;
     ev_set_init(&evidence);
     rc = spool_pipes(inputs, paths.n, &skipped);
