@@ -48,19 +48,7 @@ typedef struct aten_rank {
     int64_t ops;             /* ATen op instances that launched something */
 } aten_rank;
 
-/* ops sorted by (group, start, longest first, index); group = 0 in the
- * HTA view, the track in the exact view */
-typedef struct op_rec {
-    int64_t grp, t0, ndur;
-    size_t i;
-} op_rec;
-
-static uint64_t op_key(const void *rec, int k, const void *ctx)
-{
-    (void)ctx;
-    const op_rec *r = rec;
-    return k == 0 ? cp_key_i64(r->grp) : k == 1 ? cp_key_i64(r->t0) : k == 2 ? cp_key_i64(r->ndur) : r->i;
-}
+/* ops as an_ev_rec, group = 0 in the HTA view, the track in the exact view */
 
 /* Max-segment tree over ends: leaves at [size, 2 size). */
 typedef struct seg_tree {
@@ -68,7 +56,7 @@ typedef struct seg_tree {
     size_t size;
 } seg_tree;
 
-static void seg_build(seg_tree *s, const op_rec *ops, const int64_t *t1, size_t n)
+static void seg_build(seg_tree *s, const an_ev_rec *ops, const int64_t *t1, size_t n)
 {
     s->size = 1;
     while (s->size < n)
@@ -94,7 +82,7 @@ static size_t seg_rightmost(const seg_tree *s, size_t node, size_t nlo, size_t n
 }
 
 /* First op position with (grp, t0) >= (g, t). */
-static size_t op_lower(const op_rec *ops, size_t n, int64_t g, int64_t t)
+static size_t op_lower(const an_ev_rec *ops, size_t n, int64_t g, int64_t t)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
@@ -148,22 +136,22 @@ static int cmp_row(const void *pa, const void *pb)
     return (a->seq > b->seq) - (a->seq < b->seq);
 }
 
-static size_t collect_ops(const an_ctx *ctx, const an_view *v, op_rec **out)
+static size_t collect_ops(const an_ctx *ctx, const an_view *v, an_ev_rec **out)
 {
     const tl_timeline *tl = ctx->tl;
-    op_rec *ops = cp_xmalloc((v->n ? v->n : 1) * sizeof *ops);
+    an_ev_rec *ops = cp_xmalloc((v->n ? v->n : 1) * sizeof *ops);
     size_t n = 0;
     for (size_t i = 0; i < v->n; i++)
         if (v->mult[i] && v->stream[i] < 0 && an_name_is(ctx, tl->name[v->base + i], AN_NAME_ATEN))
-            ops[n++] = (op_rec){ v->exact ? (int64_t)tl->track[v->base + i] : 0, v->t0[i], v->t0[i] - v->t1[i], i };
+            ops[n++] = (an_ev_rec){ v->exact ? (int64_t)tl->track[v->base + i] : 0, v->t0[i], v->t0[i] - v->t1[i], i };
     if (!v->exact) /* the exact view's events are already in (track, start, longest first) order */
-        cp_sort_records(ops, n, sizeof *ops, 4, op_key, NULL);
+        an_ev_rec_sort(ops, n);
     *out = ops;
     return n;
 }
 
 /* The launches inside ops, each with its first GPU event. */
-static size_t collect_hits(const an_ctx *ctx, const an_view *v, const op_rec *ops, size_t nops, hit **out)
+static size_t collect_hits(const an_ctx *ctx, const an_view *v, const an_ev_rec *ops, size_t nops, hit **out)
 {
     const tl_timeline *tl = ctx->tl;
     size_t m = v->n ? v->n : 1;
@@ -209,7 +197,7 @@ static void aten_compute(const an_ctx *ctx, const an_view *v, void *outp)
     const tl_timeline *tl = ctx->tl;
     memset(out, 0, sizeof *out);
     cp_intern_init(&out->seqs);
-    op_rec *ops;
+    an_ev_rec *ops;
     size_t nops = collect_ops(ctx, v, &ops);
     hit *h;
     size_t nh = collect_hits(ctx, v, ops, nops, &h);

@@ -37,7 +37,6 @@
 #include "an_results.h"
 #include "../base/buf.h"
 #include "../base/intern.h"
-#include "../base/sort.h"
 #include "../base/util.h"
 
 #include <stdlib.h>
@@ -64,19 +63,6 @@ typedef struct kseq_rank {
     size_t n_ev;
 } kseq_rank;
 
-/* CPU thread events sorted by (track, start, longest first, index) */
-typedef struct ev_rec {
-    int64_t grp, t0, ndur;
-    size_t i;
-} ev_rec;
-
-static uint64_t ev_key(const void *rec, int k, const void *ctx)
-{
-    (void)ctx;
-    const ev_rec *r = rec;
-    return k == 0 ? cp_key_i64(r->grp) : k == 1 ? cp_key_i64(r->t0) : k == 2 ? cp_key_i64(r->ndur) : r->i;
-}
-
 typedef struct graph {
     int32_t *parent;         /* rank-local index, -1 top level (or not a CPU thread event) */
     int64_t *depth;          /* -1: not in the call graph */
@@ -91,16 +77,16 @@ static bool cpu_event(const tl_timeline *tl, const an_view *v, size_t i)
 }
 
 /* Nesting per thread; returns the sorted records (caller frees). */
-static ev_rec *nest_threads(const tl_timeline *tl, const an_view *v, graph *g, size_t *n_out)
+static an_ev_rec *nest_threads(const tl_timeline *tl, const an_view *v, graph *g, size_t *n_out)
 {
-    ev_rec *e = cp_xmalloc((v->n ? v->n : 1) * sizeof *e);
+    an_ev_rec *e = cp_xmalloc((v->n ? v->n : 1) * sizeof *e);
     size_t n = 0;
     for (size_t i = 0; i < v->n; i++)
         if (cpu_event(tl, v, i)) {
             g->cpu[i] = 1;
-            e[n++] = (ev_rec){ tl->track[v->base + i], v->t0[i], v->t0[i] - v->t1[i], i };
+            e[n++] = (an_ev_rec){ tl->track[v->base + i], v->t0[i], v->t0[i] - v->t1[i], i };
         }
-    cp_sort_records(e, n, sizeof *e, 4, ev_key, NULL);
+    an_ev_rec_sort(e, n); /* CPU thread events by (track, start, longest first) */
     size_t *open = cp_xmalloc((n ? n : 1) * sizeof *open), depth = 0;
     for (size_t k = 0; k < n; k++) {
         if (k && e[k].grp != e[k - 1].grp)
@@ -117,7 +103,7 @@ static ev_rec *nest_threads(const tl_timeline *tl, const an_view *v, graph *g, s
 }
 
 /* HTA's link of the backward thread under the main thread's annotations. */
-static void link_backward(const an_ctx *ctx, const an_view *v, graph *g, const ev_rec *e, size_t n)
+static void link_backward(const an_ctx *ctx, const an_view *v, graph *g, const an_ev_rec *e, size_t n)
 {
     const tl_timeline *tl = ctx->tl;
     int64_t main_grp = -1, bwd_grp = -1;
@@ -203,8 +189,8 @@ static int64_t root_of(const an_view *v, const graph *g, const int32_t *slot, si
     if (slot[k] >= 0) /* a GPU event that is a root itself (HTA view, MIN <= 1) */
         return slot[k];
     int32_t x = v->partner[k];
-    if (x < 0 || !g->cpu[x] || g->depth[x] < d)
-        return -1;
+    if (d < 0 || x < 0 || !g->cpu[x] || g->depth[x] < d)
+        return -1; /* d < 0: the roots hold no CPU subtree (HTA's depth -1 candidates) */
     while (g->depth[x] > d)
         x = g->parent[x];
     return slot[x];
@@ -324,7 +310,7 @@ static void mark_events(const an_ctx *ctx, const an_view *v, const graph *g, con
     out->ev_row = cp_xmalloc((v->n ? v->n : 1) * sizeof *out->ev_row);
     for (size_t i = 0; i < v->n; i++) {
         int64_t s = -1;
-        if (g->cpu[i] && g->depth[i] >= out->min_depth) {
+        if (g->cpu[i] && out->min_depth >= 0 && g->depth[i] >= out->min_depth) {
             int32_t x = (int32_t)i;
             while (g->depth[x] > out->min_depth)
                 x = g->parent[x];
@@ -349,7 +335,7 @@ static void kseq_compute(const an_ctx *ctx, const an_view *v, void *outp)
     for (size_t i = 0; i < v->n; i++)
         g.parent[i] = -1;
     size_t ne;
-    ev_rec *e = nest_threads(ctx->tl, v, &g, &ne);
+    an_ev_rec *e = nest_threads(ctx->tl, v, &g, &ne);
     link_backward(ctx, v, &g, e, ne);
     free(e);
     fill_depths(v, &g);

@@ -123,7 +123,7 @@ static void series_row(an_ctx *ctx, rep_node *t, const mt_rank *mr, size_t i)
 {
     rep_node *row = rep_row(ctx->rep, t);
     rep_cell_int(ctx->rep, row, (int64_t)i);
-    rep_cell_int(ctx->rep, row, mr->s[i].t_ns - ctx->tl->t0_ns);
+    rep_cell_int(ctx->rep, row, mr->s[i].t_ns - mr->s[0].t_ns);
     for (int c = 0; c < MT_CATS; c++)
         rep_cell_int(ctx->rep, row, mr->s[i].bytes[c]);
     rep_cell_int(ctx->rep, row, total_of(&mr->s[i]));
@@ -139,8 +139,9 @@ static void emit(an_ctx *ctx, rep_node *parent, const mt_rank *mr)
     for (int c = 1; c < MT_CATS; c++)
         top = p->bytes[c] > p->bytes[top] ? c : top;
     rep_int(ctx->rep, o, "peak_total_bytes", "largest total over the samples", total_of(p), "bytes");
-    rep_int(ctx->rep, o, "peak_ns", "time of the peak (from the earliest event of the inputs)", p->t_ns - ctx->tl->t0_ns,
-            "ns");
+    rep_int(ctx->rep, o, "start_ns", "time of the first sample (from the inputs' earliest event)",
+            mr->s[0].t_ns - ctx->tl->t0_ns, "ns");
+    rep_int(ctx->rep, o, "peak_ns", "time of the peak (from the first sample)", p->t_ns - mr->s[0].t_ns, "ns");
     rep_int(ctx->rep, o, "peak_sample", "sample of the peak", (int64_t)mr->peak, NULL);
     rep_str(ctx->rep, o, "peak_category", "the category holding most at the peak", cat_names[top]);
     static const rep_col ccols[] = {
@@ -159,7 +160,7 @@ static void emit(an_ctx *ctx, rep_node *parent, const mt_rank *mr)
     }
     rep_col scols[3 + MT_CATS];
     scols[0] = (rep_col){ "sample", "sample (HTA's index)", NULL, -1 };
-    scols[1] = (rep_col){ "t_ns", "time (from the earliest event of the inputs)", "ns", -1 };
+    scols[1] = (rep_col){ "t_ns", "time (from the first sample, as HTA's plot)", "ns", -1 };
     for (int c = 0; c < MT_CATS; c++)
         scols[2 + c] = (rep_col){ cat_keys[c], cat_names[c], "bytes", -1 };
     scols[2 + MT_CATS] = (rep_col){ "total_bytes", "total", "bytes", -1 };

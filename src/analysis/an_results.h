@@ -399,6 +399,15 @@ size_t an_fold_others(const an_group *g, size_t ng, size_t top, double ratio, co
  * "others" from (count = names). */
 void an_fold_merge(const an_group *g, size_t ng, const bool *other, an_group *pooled, an_group *totals);
 
+/* An event of a view as a record sorted by (grp, start, longest first,
+ * index): what an_aten's wrapping-op search and an_kseq's call nesting walk
+ * (grp: a track, or 0 for all). ndur = t0 - t1. */
+typedef struct an_ev_rec {
+    int64_t grp, t0, ndur;
+    size_t i;
+} an_ev_rec;
+void an_ev_rec_sort(an_ev_rec *v, size_t n);
+
 /* Views of rank r (NULL if the view analyzer did not run). */
 const an_rank_views *an_views(const an_ctx *ctx, size_t r);
 /* The per-rank report object of a view: rank_nodes[r] itself for HTA; for

@@ -736,6 +736,15 @@ size_t an_group_by_name(const uint32_t *names, const int64_t *durs, size_t n, an
     return ng;
 }
 
+static uint64_t ev_rec_key(const void *rec, int k, const void *ctx)
+{
+    (void)ctx;
+    const an_ev_rec *r = rec;
+    return k == 0 ? cp_key_i64(r->grp) : k == 1 ? cp_key_i64(r->t0) : k == 2 ? cp_key_i64(r->ndur) : r->i;
+}
+
+void an_ev_rec_sort(an_ev_rec *v, size_t n) { cp_sort_records(v, n, sizeof *v, 4, ev_rec_key, NULL); }
+
 size_t an_fold_others(const an_group *g, size_t ng, size_t top, double ratio, const bool *keep, bool *other)
 {
     memset(other, 0, ng * sizeof *other);

@@ -27,7 +27,7 @@ typedef struct call {
     int64_t k0, k1;
 } call;
 
-static tl_timeline *fixture(void)
+static tl_timeline *fixture_with(bool orphan)
 {
     tl_builder *b = tl_builder_new("kseq.json");
     tl_builder_meta(b)->rank = 0;
@@ -59,19 +59,25 @@ static tl_timeline *fixture(void)
         fx_add(b, L[i].stream == 7 ? g7 : g8, TL_CAT_KERNEL, L[i].k, L[i].k0 * US, (L[i].k1 - L[i].k0) * US,
                L[i].corr);
     }
+    if (orphan) /* a GPU event named like the op that no call launched (HTA: depth -1) */
+        fx_add(b, g8, TL_CAT_KERNEL, "my_op_orphan", 30 * US, US, -1);
     return fx_finish(b);
 }
 
-static void run(fx_run *r, const char *op, int64_t min_len)
+static tl_timeline *fixture(void) { return fixture_with(false); }
+
+static void run_on(fx_run *r, tl_timeline *tl, const char *op, int64_t min_len)
 {
     memset(r, 0, sizeof *r);
-    r->tl = fixture();
+    r->tl = tl;
     r->rep = rep_new("chainprof.analyze/1", 0, NULL);
     r->opts.nthreads = 2;
     r->opts.kseq_op = op;
     r->opts.kseq_min_len = min_len;
     assert_int_equal(an_run_all(&r->ctx, r->tl, r->rep, &r->opts, NULL), 0);
 }
+
+static void run(fx_run *r, const char *op, int64_t min_len) { run_on(r, fixture(), op, min_len); }
 
 static const char *str_at(const fx_run *r, const char *path)
 {
@@ -140,12 +146,32 @@ static void test_other_ops(void **state)
     fx_done(&r);
 }
 
+/* HTA's candidates include GPU events: one that no call launched has depth
+ * -1, the smallest, so HTA finds nothing (its one root has 1 GPU event); the
+ * exact view looks at CPU ops only. MIN 1 makes the orphan its own pattern. */
+static void test_orphan_gpu_candidate(void **state)
+{
+    (void)state;
+    fx_run r;
+    run_on(&r, fixture_with(true), "my_op", 0);
+    assert_int_equal(fx_num(&r, "ranks.0.kernel_sequences.candidates"), 6);
+    assert_true(fx_num(&r, "ranks.0.kernel_sequences.min_depth") == -1);
+    assert_int_equal(fx_num(&r, "ranks.0.kernel_sequences.patterns"), 0);
+    assert_int_equal(fx_num(&r, "ranks.0.exact.kernel_sequences.rows.0.count"), 3);
+    fx_done(&r);
+    run_on(&r, fixture_with(true), "my_op", 1);
+    assert_string_equal(str_at(&r, "ranks.0.kernel_sequences.rows.0.pattern"), "my_op_orphan|my_op_orphan");
+    assert_int_equal(fx_num(&r, "ranks.0.kernel_sequences.rows.0.gpu_kernel_time_ns"), US);
+    fx_done(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_min3),
         cmocka_unit_test(test_min2_order),
         cmocka_unit_test(test_other_ops),
+        cmocka_unit_test(test_orphan_gpu_candidate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -73,6 +73,8 @@ static void test_small(void **state)
     }
     assert_int_equal(fx_num(&r, "ranks.0.memory_timeline.peak_total_bytes"), 185);
     assert_int_equal(fx_num(&r, "ranks.0.memory_timeline.peak_sample"), 1);
+    assert_int_equal(fx_num(&r, "ranks.0.memory_timeline.peak_ns"), 0); /* sample 1 is at the first time */
+    assert_int_equal(fx_num(&r, "ranks.0.memory_timeline.start_ns"), 0);
     assert_string_equal(rep_path(r.rep, "ranks.0.memory_timeline.peak_category")->v.s, "Parameter");
     assert_int_equal(fx_num(&r, "ranks.0.memory_timeline.categories.4.peak_bytes"), 30);   /* Activation */
     assert_int_equal(fx_num(&r, "ranks.0.memory_timeline.categories.4.final_bytes"), 0);
