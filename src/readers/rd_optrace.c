@@ -22,7 +22,7 @@
  *   cut file keeps its complete events (truncated_file). A file with no
  *   worker-named op at all is not this format (CP_ERR_FORMAT, with offset).
  */
-#include "reader.h"
+#include "rd_optrace.h"
 #include "../base/jsontok.h"
 #include "../base/sort.h"
 #include "../base/src.h"
@@ -69,8 +69,9 @@ static uint32_t id_key(ot *r, const cp_jt_tok *t)
 static int32_t arg_int(const cp_jt_tok *t)
 {
     double d;
-    if (t->type != CP_JT_NUMBER || cp_jt_parse_double(t->s, t->n, &d) || d != (double)(int32_t)d)
-        return ARG_NONE; /* null, text or out of range: absent */
+    if (t->type != CP_JT_NUMBER || cp_jt_parse_double(t->s, t->n, &d) || !(d > INT32_MIN && d <= INT32_MAX) ||
+        d != (double)(int32_t)d)
+        return ARG_NONE; /* null, text, out of range or not whole: absent */
     return (int32_t)d;
 }
 
@@ -304,17 +305,13 @@ static size_t emit(ot *r, tl_builder *b)
     return added;
 }
 
-int rd_optrace_read(const char *path, tl_builder *b, const rd_opts *o, cp_error *err)
+int rd_optrace_read_src(cp_src *src, const char *name, tl_builder *b, cp_error *err)
 {
-    (void)o;
-    cp_src *src;
-    int rc = cp_src_open(&src, path, err);
-    if (rc < 0)
-        return rc;
+    const char *path = name ? name : cp_src_name(src);
     ot r = { .path = path, .str = tl_builder_strings(b), .diag = tl_builder_diag(b) };
     cp_jt_opts jo = { .name = path };
     r.jt = cp_jt_open_src(src, &jo);
-    rc = read_top(&r, err);
+    int rc = read_top(&r, err);
     if (rc >= 0 && !emit(&r, b))
         rc = cp_error_set(err, CP_ERR_FORMAT, path, 0, 0, cp_jt_offset(r.jt),
                           "not an op timeline: no X event of a worker (process 'DP rank [d]', thread "
@@ -327,10 +324,21 @@ int rd_optrace_read(const char *path, tl_builder *b, const rd_opts *o, cp_error 
         rc = 0;
     }
     cp_jt_close(r.jt);
-    cp_src_close(src);
     free(r.ev);
     free(r.pname);
     free(r.tname);
+    return rc;
+}
+
+int rd_optrace_read(const char *path, tl_builder *b, const rd_opts *o, cp_error *err)
+{
+    (void)o;
+    cp_src *src;
+    int rc = cp_src_open(&src, path, err);
+    if (rc < 0)
+        return rc;
+    rc = rd_optrace_read_src(src, path, b, err);
+    cp_src_close(src);
     return rc;
 }
 
