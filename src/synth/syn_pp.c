@@ -8,13 +8,19 @@
  *   forward runs chunk (k mod PV)/P of microbatch (k / PV)*P + k mod P, the
  *   k-th backward the mirrored chunk), then grads-reduce-scatter over its DP
  *   group, then the optimizer; the next step follows its optimizer.
- * - The dependency model: an op starts when the worker's previous op ends
- *   and, for a forward on virtual stage v = chunk*P + p > 0, when the same
- *   microbatch's forward on v-1 has ended plus the activation transfer
- *   (forward-send/recv); a backward on v < VP-1 waits for v+1's backward
- *   plus the gradient transfer. A grads-reduce-scatter starts its transfer
- *   when the last member of its DP group arrives; each member's span runs
- *   from its own arrival to the common end.
+ * - The dependency model (the OSDI'25 artifact's, Megatron's blocking p2p):
+ *   an op starts when the worker's previous op ends; a forward on virtual
+ *   stage v = chunk*P + p > 0 also needs the activation transfer
+ *   (forward-send/recv), which starts when both the same microbatch's
+ *   forward on v-1 has ended and this worker's previous op has (the recv
+ *   is posted after it), and the op starts when the transfer ends; a
+ *   backward on v < VP-1 likewise with v+1's backward (backward-send/recv).
+ *   A grads-reduce-scatter starts its transfer when the last member of its
+ *   DP group arrives; each member's span runs from its own arrival to the
+ *   common end. Steps are separated by a barrier (the global gradient-norm
+ *   all-reduce of Megatron's optimizer): no worker starts step s+1 before
+ *   every worker has ended step s, so each step's time depends on that step
+ *   alone, as in the artifact's per-step replay.
  * - Truth: the paper's what-if on this model. The ideal duration of an op
  *   type is the mean over all its instances (computation) or the median
  *   (communication); a scenario replays the model with some ops at ideal.
@@ -300,6 +306,11 @@ static double replay(const pp_job *j, const pp_sel *s, int64_t *st, int64_t *en)
     size_t *ptr = cp_xmalloc(nw * sizeof *ptr);
     int64_t *free_at = cp_xcalloc(nw, sizeof *free_at);
     uint8_t *done = cp_xcalloc(j->n_ops ? j->n_ops : 1, 1);
+    /* the step barrier: ops per step, those ended, and their latest end */
+    size_t *in_step = cp_xcalloc((size_t)j->S, sizeof *in_step), *ended = cp_xcalloc((size_t)j->S, sizeof *ended);
+    int64_t *step_end = cp_xcalloc((size_t)j->S, sizeof *step_end);
+    for (size_t k = 0; k < j->n_ops; k++)
+        in_step[j->ops[k].step]++;
     for (size_t w = 0; w < nw; w++)
         ptr[w] = j->ord_start[w];
     bool progress = true;
@@ -309,6 +320,11 @@ static double replay(const pp_job *j, const pp_sel *s, int64_t *st, int64_t *en)
             while (ptr[w] < j->ord_start[w + 1]) {
                 uint32_t k = j->order[ptr[w]];
                 const pop *o = &j->ops[k];
+                if (ptr[w] > j->ord_start[w] && j->ops[j->order[ptr[w] - 1]].step != o->step) {
+                    if (ended[o->step - 1] < in_step[o->step - 1])
+                        break; /* step s+1 waits for all of step s */
+                    free_at[w] = CP_MAX(free_at[w], step_end[o->step - 1]);
+                }
                 if (o->kind == PK_RS) { /* joins the DP group: every member must have arrived */
                     st[k] = free_at[w];
                     done[k] = 1;
@@ -331,6 +347,8 @@ static double replay(const pp_job *j, const pp_sel *s, int64_t *st, int64_t *en)
                         free_at[v] = e;
                         ptr[v]++;
                     }
+                    ended[o->step] += (size_t)j->D;
+                    step_end[o->step] = CP_MAX(step_end[o->step], e);
                     progress = true;
                     continue;
                 }
@@ -339,12 +357,14 @@ static double replay(const pp_job *j, const pp_sel *s, int64_t *st, int64_t *en)
                     if (!done[o->dep])
                         break;
                     int pt = o->kind == PK_F ? PT_FP2P : PT_BP2P; /* the edge belongs to the receiver */
-                    t0 = CP_MAX(t0, en[o->dep] + dur_of(j, s, w, pt, j->c->p2p_ns));
+                    t0 = CP_MAX(t0, en[o->dep]) + dur_of(j, s, w, pt, j->c->p2p_ns); /* blocking recv */
                 }
                 st[k] = t0;
                 en[k] = t0 + dur_of(j, s, w, op_type(o), o->dur_ns);
                 done[k] = 1;
                 free_at[w] = en[k];
+                ended[o->step]++;
+                step_end[o->step] = CP_MAX(step_end[o->step], en[k]);
                 ptr[w]++;
                 progress = true;
             }
@@ -362,6 +382,9 @@ static double replay(const pp_job *j, const pp_sel *s, int64_t *st, int64_t *en)
     free(ptr);
     free(free_at);
     free(done);
+    free(in_step);
+    free(ended);
+    free(step_end);
     return sum / j->S;
 }
 
@@ -391,10 +414,10 @@ static void write_trace(cp_buf *b, const pp_job *j, const int64_t *st, const int
             size_t seq = q - j->ord_start[w];
             put_op(b, j, w, o->kind == PK_RS ? 2 : 0, cname[o->kind], st[k], en[k], o, seq);
             ++*n_ops;
-            if (o->dep >= 0) { /* the transfer that fed it: send on the producer, recv here */
+            if (o->dep >= 0) { /* the transfer that fed it, just before it: send on the producer, recv here */
                 const char *sn = o->kind == PK_F ? "forward-send" : "backward-send";
                 const char *rn = o->kind == PK_F ? "forward-recv" : "backward-recv";
-                int64_t t0 = en[o->dep], t1 = t0 + j->c->p2p_ns;
+                int64_t t1 = st[k], t0 = t1 - j->c->p2p_ns;
                 put_op(b, j, j->ops[o->dep].w, 1, sn, t0, t1, o, seq);
                 put_op(b, j, w, 1, rn, t0, t1, o, seq);
                 *n_ops += 2;

@@ -8,7 +8,8 @@
 # truth comes from synth's own schedule replay (src/synth/syn_pp.c), not
 # from the analyzer. The same timeline rewritten as the artifact writes it
 # (object form, numeric pid/tid, "M" name events last, gzip) gives the
-# same answer; a Kineto trace is not taken for an op timeline; a cut file
+# same answer (its sends and recvs without mb_id / model_chunk, matched
+# by order as the artifact does); a Kineto trace is not taken for an op timeline; a cut file
 # and a damaged event are counted, not fatal; a JSON array without a
 # worker-named op is refused (exit 3). Skips (77) without python3.
 set -u
@@ -39,6 +40,8 @@ for e in ev:
     p, t, k = re.match(r"PP rank (\d+), TP rank (\d+), (.*)", e["tid"]).groups()
     tid = int(p) * len(kinds) + kinds.index(k)
     e = dict(e, pid=d, tid=tid)
+    if k == "pp-comm":  # the artifact does not say which microbatch a send/recv carries
+        e["args"] = dict(e["args"], mb_id=-1, model_chunk=-1)
     out.append(e)
     if (d, tid) not in seen:
         seen.add((d, tid))
