@@ -382,7 +382,7 @@ static size_t fixed_workers(const wi_model *m, const double *s_dp, const double 
     return n_fix;
 }
 
-void wi_report(rep_report *rp, rep_node *top, wi_model *m)
+double wi_report(rep_report *rp, rep_node *top, wi_model *m)
 {
     size_t nt = m->n_types, nd = m->n_dp, ns = m->n_stages;
     bool stages = ns > 1; /* one stage: its replay is the trace's, and it cannot be cut badly */
@@ -444,6 +444,7 @@ void wi_report(rep_report *rp, rep_node *top, wi_model *m)
     free(fix);
     free(fixed);
     free(sc);
+    return t_orig;
 }
 
 /* ---- the Kineto builder: an_critpath's graph ---- */

@@ -82,8 +82,9 @@ void wi_compact(wi_model *m, const wi_graph_src *gs);
 /* m->ideal per group: the mean of the ops' dur_ns, or the median for
  * communication (the op's comm flag). Fills m->n_groups from the ops. */
 void wi_ideals(wi_model *m);
-/* Run the scenarios and write t_original_ns .. by_stage under top. */
-void wi_report(rep_report *rp, rep_node *top, wi_model *m);
+/* Run the scenarios and write t_original_ns .. by_stage under top;
+ * returns T_original. */
+double wi_report(rep_report *rp, rep_node *top, wi_model *m);
 void wi_model_free(wi_model *m);
 
 /* The op-timeline builder (an_whatif_pp.c): the timeline rank index of the

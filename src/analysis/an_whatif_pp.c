@@ -43,6 +43,7 @@
 #include "../base/util.h"
 #include "../model/optrace.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,6 +106,7 @@ typedef struct pp_job {
     uint64_t *pstart, *pred;
     int64_t *lag;          /* per node: the lag from its first predecessor */
     int64_t *step_start;   /* per step: its first op's traced start */
+    double t_trace_ns;     /* the trace's mean step time */
     uint32_t *names;       /* distinct op names, sorted */
     size_t n_names;
     const char **tnames;
@@ -637,6 +639,27 @@ static void job_free(pp_job *j)
     free(j->tnames);
 }
 
+/* The trace's own mean step time (latest op end - earliest op start per
+ * step) and the launch delays' share: T_trace / T_original, where
+ * T_original is the replay without them (the artifact's launch_slowdown). */
+static void trace_time(rep_report *rp, rep_node *top, pp_job *j)
+{
+    const tl_timeline *tl = j->tl;
+    size_t ns = j->m.n_steps;
+    int64_t *hi = cp_xmalloc((ns ? ns : 1) * sizeof *hi);
+    for (size_t s = 0; s < ns; s++)
+        hi[s] = INT64_MIN;
+    for (size_t i = 0; i < j->n_main; i++)
+        hi[j->ops[i].step] = CP_MAX(hi[j->ops[i].step], tl_end_ns(tl, j->ops[i].ev));
+    double sum = 0;
+    for (size_t s = 0; s < ns; s++)
+        sum += (double)(hi[s] - j->step_start[s]);
+    free(hi);
+    double t = ns ? sum / (double)ns : 0;
+    rep_num(rp, top, "t_trace_ns", "mean step time as traced (launch delays included)", t, "ns");
+    j->t_trace_ns = t;
+}
+
 int an_whatif_pp_run(an_ctx *ctx, rep_node *top, size_t rank_index)
 {
     rep_report *rp = ctx->rep;
@@ -675,7 +698,13 @@ int an_whatif_pp_run(an_ctx *ctx, rep_node *top, size_t rank_index)
         rep_int(rp, top, "steps", "steps", (int64_t)j.m.n_steps, NULL);
         rep_int(rp, top, "stages", "pipeline stages", (int64_t)j.m.n_stages, NULL);
         rep_int(rp, top, "model_chunks", "model chunks per stage (interleaved schedule when > 1)", (int64_t)j.V, NULL);
-        wi_report(rp, top, &j.m);
+        trace_time(rp, top, &j);
+        double t_orig = wi_report(rp, top, &j.m);
+        if (t_orig > 0 && isfinite(t_orig))
+            rep_num(rp, top, "launch_slowdown", "T_trace / T_original: what the launch delays cost", j.t_trace_ns / t_orig,
+                    NULL);
+        else
+            rep_null(rp, top, "launch_slowdown", "T_trace / T_original: what the launch delays cost", NULL);
     }
     job_free(&j);
     return 0;

@@ -4,7 +4,8 @@
 # injection: S = 1; straggler; stage imbalance; sequence-length imbalance;
 # interleaved chunks; all at once) `analyze DIR/optrace.json` must give
 # synth.json's T_original, T_ideal, S, M_W, M_S, S_t per op type, S_w per
-# DP rank and per stage (relative 1e-9) and the same workers fixed. The
+# DP rank and per stage (relative 1e-9) and the same workers fixed, and
+# (no launch delays in synth) t_trace_ns = T_original, launch_slowdown 1. The
 # truth comes from synth's own schedule replay (src/synth/syn_pp.c), not
 # from the analyzer. The same timeline rewritten as the artifact writes it
 # (object form, numeric pid/tid, "M" name events last, gzip) gives the
@@ -86,6 +87,9 @@ def compare(name, out, truth):
         return
     for k in ("t_original_ns", "t_ideal_ns", "slowdown", "worker_metric", "stage_metric"):
         close(w.get(k), t.get(k), f"{name} {k}")
+    # synth has no launch delays: the trace is its own delay-free replay
+    close(w.get("t_trace_ns"), t["t_original_ns"], f"{name} t_trace_ns")
+    close(w.get("launch_slowdown"), 1.0, f"{name} launch_slowdown")
     got = {r["op"]: r["slowdown"] for r in w["by_op_type"]}
     for r in t["by_op_type"]:  # a type the trace lacks is one the truth cannot slow down
         close(got.pop(r["op"], 1.0), r["slowdown"], f"{name} S_t {r['op']}")
