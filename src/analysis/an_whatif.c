@@ -681,6 +681,10 @@ int an_whatif_run(an_ctx *ctx)
     int pp = an_whatif_pp_rank(tl);
     if (pp >= 0)
         return an_whatif_pp_run(ctx, top, (size_t)pp);
+    if (pp == -2) {
+        rep_str(rp, top, "skipped", NULL, "several op timelines: each is a job of its own, analyse them one at a time");
+        return 0;
+    }
     const an_critpath_result *cr = ctx->results[AN_critpath];
     const an_steps_result *sr = ctx->results[AN_steps];
     if (!cr || !cr->graph || !sr || !tl->n_ranks) {

@@ -88,7 +88,8 @@ double wi_report(rep_report *rp, rep_node *top, wi_model *m);
 void wi_model_free(wi_model *m);
 
 /* The op-timeline builder (an_whatif_pp.c): the timeline rank index of the
- * one op timeline in the job, -1 when there is none. */
+ * one op timeline in the job, -1 when there is none, -2 when there are
+ * several (each is a job of its own). */
 int an_whatif_pp_rank(const tl_timeline *tl);
 /* The what-if on that rank's pipeline, written under top. */
 int an_whatif_pp_run(an_ctx *ctx, rep_node *top, size_t rank_index);

@@ -119,7 +119,7 @@ int an_whatif_pp_rank(const tl_timeline *tl)
         uint32_t f = tl->ranks[r].meta.format;
         if (f && !strcmp(tl_str(tl, f), OPTRACE_FORMAT)) {
             if (found >= 0)
-                return -1; /* several op timelines: not one job */
+                return -2; /* several op timelines: not one job */
             found = (int)r;
         }
     }

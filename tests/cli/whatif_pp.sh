@@ -12,7 +12,7 @@
 # same answer (its sends and recvs without mb_id / model_chunk, matched
 # by order as the artifact does); a Kineto trace is not taken for an op timeline; a cut file
 # and a damaged event are counted, not fatal; a JSON array without a
-# worker-named op is refused (exit 3). Skips (77) without python3.
+# worker-named op is refused (exit 3); two op timelines are not mixed. Skips (77) without python3.
 set -u
 CHAINPROF=${CHAINPROF:?}
 command -v python3 >/dev/null || { echo "skip: python3 is absent"; exit 77; }
@@ -63,6 +63,10 @@ echo '[{"ph":"X","name":"forward-compute","pid":"DP rank [0]","tid":"nobody","ts
 rc=$?
 [ $rc -eq 3 ] || { echo "FAIL: no worker-named op: exit $rc, want 3"; fail=1; }
 grep -q "none.json" "$tmp/none.err" || { echo "FAIL: the error does not name the file: $(cat "$tmp/none.err")"; fail=1; }
+
+# two op timelines are two jobs: no what-if mixing them
+analyze_two() { "$CHAINPROF" analyze --format json -o "$tmp/two.json" "$tmp/plain/optrace.json" "$tmp/stage/optrace.json" >/dev/null 2>&1; }
+analyze_two || { echo "FAIL: analyze of two op timelines"; fail=1; }
 
 # a Kineto job stays Kineto
 "$CHAINPROF" synth --ranks 2 --steps 2 --out "$tmp/kin" >/dev/null || { echo "FAIL: synth kineto"; fail=1; }
@@ -127,6 +131,8 @@ if "whatif" not in json.load(open(f"{root}/cut.out.json")):
     bad.append("cut file: no whatif section")
 if diag("broken.out.json").get("damaged_json", 0) + diag("broken.out.json").get("bad_event", 0) != 1:
     bad.append(f"malformed event: {diag('broken.out.json')}")
+if "several op timelines" not in json.load(open(f"{root}/two.json"))["whatif"].get("skipped", ""):
+    bad.append("two op timelines were replayed as one job")
 kin = json.load(open(f"{root}/kin.json"))
 if kin["whatif"].get("method", "").startswith("op timeline") or "p2p_edges" in kin["whatif"]:
     bad.append("a Kineto job was read as an op timeline")
