@@ -164,6 +164,17 @@ void wi_compact(wi_model *m, const wi_graph_src *gs)
         if (m->op_start_q[k] == UINT32_MAX || m->op_end_q[k] == UINT32_MAX)
             m->ops[k].step = -1; /* on a cycle: not replayed, not timed */
     }
+    /* a replayed instant is at most the latest source plus every lag (an
+     * op's: the larger of traced and ideal) */
+    double bound = 0, lags = 0;
+    for (size_t q = 0; q < nq; q++) {
+        double l = fabs((double)m->lag0[q]);
+        if (m->pstart[q] == m->pstart[q + 1])
+            bound = CP_MAX(bound, l);
+        else
+            lags += m->opq[q] >= 0 ? CP_MAX(l, fabs((double)m->op_ideal[m->opq[q]])) : l;
+    }
+    m->out_of_range = bound + lags > 4e18;
     free(op_of);
     free(pos);
     free(m->order);
@@ -709,6 +720,11 @@ int an_whatif_run(an_ctx *ctx)
     wi_topo_order(&km.m, &gs);
     collect_ops(&km, sr);
     wi_compact(&km.m, &gs);
+    if (km.m.out_of_range) {
+        rep_str(rp, top, "skipped", NULL, "instants and durations too large for the replays (damaged input)");
+        kmodel_free(&km);
+        return 0;
+    }
     op_types(&km);
     rank_workers(&km, tl);
 

@@ -229,12 +229,12 @@ static void collect(pp_job *j, const tl_rank *rk, const uint64_t *wk)
                 continue; /* sends: the recv has what the model needs */
             int32_t s = arg_i32(tl, i, k_step);
             pev e = { i, w, (uint8_t)kind, dir, s < 0 ? 0 : s, arg_i32(tl, i, k_mb), arg_i32(tl, i, k_ch) };
-            steps[n_steps++] = (uint64_t)e.step;
             if (recv) {
                 cp_xgrow((void **)&j->recv, &rcap, j->n_recv + 1, sizeof *j->recv);
                 j->recv[j->n_recv++] = e;
                 continue;
             }
+            steps[n_steps++] = (uint64_t)e.step; /* steps are those with an op */
             names[n_names++] = tl->name[i];
             cp_xgrow((void **)&j->ops, &cap, j->n_main + 1, sizeof *j->ops);
             j->ops[j->n_main++] = e;
@@ -244,8 +244,15 @@ static void collect(pp_job *j, const tl_rank *rk, const uint64_t *wk)
     n_steps = uniq(steps, n_steps);
     for (size_t i = 0; i < j->n_main; i++)
         j->ops[i].step = (int32_t)find_u64(steps, n_steps, (uint64_t)j->ops[i].step);
-    for (size_t i = 0; i < j->n_recv; i++)
-        j->recv[i].step = (int32_t)find_u64(steps, n_steps, (uint64_t)j->recv[i].step);
+    size_t kept = 0; /* a recv in a step without ops feeds nothing */
+    for (size_t i = 0; i < j->n_recv; i++) {
+        size_t k = find_u64(steps, n_steps, (uint64_t)j->recv[i].step);
+        if (k < n_steps && steps[k] == (uint64_t)j->recv[i].step) {
+            j->recv[kept] = j->recv[i];
+            j->recv[kept++].step = (int32_t)k;
+        }
+    }
+    j->n_recv = kept;
     j->m.n_steps = n_steps;
     j->n_names = uniq(names, n_names);
     j->names = cp_xmalloc((j->n_names ? j->n_names : 1) * sizeof *j->names);
@@ -660,6 +667,41 @@ static void trace_time(rep_report *rp, rep_node *top, pp_job *j)
     j->t_trace_ns = t;
 }
 
+/* The replay model from the graph, then every scenario under top. */
+static void replay_report(rep_report *rp, rep_node *top, pp_job *j)
+{
+    replay_ops(j);
+    wi_graph_src gs = { j->n_nodes, j, g_preds, g_binding, g_lag0 };
+    wi_topo_order(&j->m, &gs);
+    wi_ideals(&j->m);
+    size_t on_cycle = j->n_nodes - j->m.n_order;
+    wi_compact(&j->m, &gs);
+    if (j->m.out_of_range) {
+        rep_str(rp, top, "skipped", NULL, "instants and durations too large for the replays (damaged input)");
+        return;
+    }
+    rep_str(rp, top, "method", NULL,
+            "op timeline (OSDI'25 artifact format): replay of the pipeline's dependency model without launch "
+            "delays; ideal = mean (computation) or median (communication) duration of each op type over "
+            "workers, steps and microbatches");
+    rep_int(rp, top, "ops", "ops replayed", (int64_t)j->n_main, NULL);
+    rep_int(rp, top, "p2p_edges", "pipeline transfers between stages", (int64_t)j->n_p2p, NULL);
+    rep_int(rp, top, "p2p_without_recv", "transfers without a matching recv op", (int64_t)j->no_recv, NULL);
+    rep_int(rp, top, "collective_groups", "DP and TP collectives, one per group", (int64_t)j->n_coll, NULL);
+    rep_int(rp, top, "cycle_nodes", "nodes on a dependency cycle (not replayed)", (int64_t)on_cycle, NULL);
+    rep_int(rp, top, "workers", "workers (DP rank, stage, TP rank)", (int64_t)j->m.n_workers, NULL);
+    rep_int(rp, top, "steps", "steps", (int64_t)j->m.n_steps, NULL);
+    rep_int(rp, top, "stages", "pipeline stages", (int64_t)j->m.n_stages, NULL);
+    rep_int(rp, top, "model_chunks", "model chunks per stage (interleaved schedule when > 1)", (int64_t)j->V, NULL);
+    trace_time(rp, top, j);
+    double t_orig = wi_report(rp, top, &j->m);
+    const char *title = "T_trace / T_original: what the launch delays cost";
+    if (t_orig > 0 && isfinite(t_orig))
+        rep_num(rp, top, "launch_slowdown", title, j->t_trace_ns / t_orig, NULL);
+    else
+        rep_null(rp, top, "launch_slowdown", title, NULL);
+}
+
 int an_whatif_pp_run(an_ctx *ctx, rep_node *top, size_t rank_index)
 {
     rep_report *rp = ctx->rep;
@@ -674,38 +716,12 @@ int an_whatif_pp_run(an_ctx *ctx, rep_node *top, size_t rank_index)
     collectives(&j);
     graph(&j);
     uint64_t n_sims = 4 + j.n_names + 2 + j.m.n_dp + j.m.n_stages;
-    if (!j.n_main || !j.m.n_steps) {
+    if (!j.n_main || !j.m.n_steps)
         rep_str(rp, top, "skipped", NULL, "no op in the op timeline");
-    } else if ((uint64_t)j.n_nodes * n_sims > AN_WI_MAX_VISITS || j.n_nodes >= UINT32_MAX) {
+    else if ((uint64_t)j.n_nodes * n_sims > AN_WI_MAX_VISITS || j.n_nodes >= UINT32_MAX)
         rep_str(rp, top, "skipped", NULL, "the job is too large for the replays (AN_WI_MAX_VISITS)");
-    } else {
-        replay_ops(&j);
-        wi_graph_src gs = { j.n_nodes, &j, g_preds, g_binding, g_lag0 };
-        wi_topo_order(&j.m, &gs);
-        wi_ideals(&j.m);
-        size_t on_cycle = j.n_nodes - j.m.n_order;
-        wi_compact(&j.m, &gs);
-        rep_str(rp, top, "method", NULL,
-                "op timeline (OSDI'25 artifact format): replay of the pipeline's dependency model without launch "
-                "delays; ideal = mean (computation) or median (communication) duration of each op type over "
-                "workers, steps and microbatches");
-        rep_int(rp, top, "ops", "ops replayed", (int64_t)j.n_main, NULL);
-        rep_int(rp, top, "p2p_edges", "pipeline transfers between stages", (int64_t)j.n_p2p, NULL);
-        rep_int(rp, top, "p2p_without_recv", "transfers without a matching recv op", (int64_t)j.no_recv, NULL);
-        rep_int(rp, top, "collective_groups", "DP and TP collectives, one per group", (int64_t)j.n_coll, NULL);
-        rep_int(rp, top, "cycle_nodes", "nodes on a dependency cycle (not replayed)", (int64_t)on_cycle, NULL);
-        rep_int(rp, top, "workers", "workers (DP rank, stage, TP rank)", (int64_t)j.m.n_workers, NULL);
-        rep_int(rp, top, "steps", "steps", (int64_t)j.m.n_steps, NULL);
-        rep_int(rp, top, "stages", "pipeline stages", (int64_t)j.m.n_stages, NULL);
-        rep_int(rp, top, "model_chunks", "model chunks per stage (interleaved schedule when > 1)", (int64_t)j.V, NULL);
-        trace_time(rp, top, &j);
-        double t_orig = wi_report(rp, top, &j.m);
-        if (t_orig > 0 && isfinite(t_orig))
-            rep_num(rp, top, "launch_slowdown", "T_trace / T_original: what the launch delays cost", j.t_trace_ns / t_orig,
-                    NULL);
-        else
-            rep_null(rp, top, "launch_slowdown", "T_trace / T_original: what the launch delays cost", NULL);
-    }
+    else
+        replay_report(rp, top, &j);
     job_free(&j);
     return 0;
 }

@@ -34,6 +34,7 @@
 #include <string.h>
 
 #define ARG_NONE INT32_MIN
+#define OT_MAX_NS ((int64_t)1 << 62) /* |ts| and dur beyond this (146 years) are damage: ts + dur must not overflow */
 enum { A_STEP, A_MB, A_CHUNK, A_SEQ, A_N };
 static const char *const arg_key[A_N] = { "step", "mb_id", "model_chunk", "seq_id" };
 
@@ -125,7 +126,7 @@ static int read_event(ot *r)
     for (int k = 0; k < A_N; k++)
         e.arg[k] = ARG_NONE;
     char ph = 0;
-    bool has_dur = false;
+    bool has_dur = false, bad_time = false;
     uint32_t mname = UINT32_MAX;
     int t;
     for (;;) {
@@ -156,9 +157,9 @@ static int read_event(ot *r)
         else if ((key == K_PID || key == K_TID) && scalar)
             *(key == K_PID ? &e.pid : &e.tid) = id_key(r, v);
         else if (key == K_TS && scalar)
-            cp_jt_parse_ns(v->s, v->n, &e.ts_ns);
+            bad_time |= cp_jt_parse_ns(v->s, v->n, &e.ts_ns) != 0;
         else if (key == K_DUR && scalar)
-            has_dur = cp_jt_parse_ns(v->s, v->n, &e.dur_ns) >= 0;
+            bad_time |= !(has_dur = cp_jt_parse_ns(v->s, v->n, &e.dur_ns) == 0);
         else if (key == K_ARGS && t == CP_JT_OBJ_BEGIN) {
             if ((t = read_args(r, &e, &mname)) < 0)
                 return t;
@@ -179,7 +180,8 @@ static int read_event(ot *r)
     }
     if (ph != 'X')
         return 1; /* other phases (counters, flows, instants) carry no op */
-    if (e.name == UINT32_MAX || e.ts_ns == INT64_MIN || e.pid == UINT32_MAX || e.tid == UINT32_MAX) {
+    if (e.name == UINT32_MAX || e.ts_ns == INT64_MIN || e.pid == UINT32_MAX || e.tid == UINT32_MAX || bad_time ||
+        e.ts_ns > OT_MAX_NS || e.ts_ns < -OT_MAX_NS || e.dur_ns > OT_MAX_NS) {
         diag_count(r->diag, DIAG_BAD_EVENT, r->path, e.offset);
         return 1;
     }
