@@ -10,12 +10,13 @@ import json
 import sys
 
 
-def walk(a, b, path, out):
+def walk(a, b, path, out, subset=False):
+    """Differences of b from a into out; subset: b may lack keys of a (the rest in a's order)."""
     if type(a) is not type(b):
         out.append(f"{path}: type {type(a).__name__} != {type(b).__name__}")
         return
     if isinstance(a, dict):
-        ka, kb = list(a.keys()), list(b.keys())
+        ka, kb = [k for k in a if not subset or k in b], list(b.keys())
         if ka != kb:
             sa, sb = set(ka), set(kb)
             if sa == sb:
@@ -28,12 +29,12 @@ def walk(a, b, path, out):
                     out.append(f"{path}.{k}: only in B")
         for k in ka:
             if k in b:
-                walk(a[k], b[k], f"{path}.{k}", out)
+                walk(a[k], b[k], f"{path}.{k}", out, subset)
     elif isinstance(a, list):
         if len(a) != len(b):
             out.append(f"{path}: {len(a)} items != {len(b)}")
         for i, (x, y) in enumerate(zip(a, b)):
-            walk(x, y, f"{path}[{i}]", out)
+            walk(x, y, f"{path}[{i}]", out, subset)
     elif a != b:
         out.append(f"{path}: {a!r} != {b!r}")
 

@@ -285,9 +285,9 @@ int an_event_group(const an_ctx *ctx, size_t ev, int32_t *out, int max)
             out[j] = j;
         return ws;
     }
-    for (size_t j = 0; j < tl->n_ranks && (int)j < max; j++)
-        out[j] = tl->ranks[j].meta.rank;
-    return (int)tl->n_ranks;
+    for (size_t j = 0; j < ctx->n_job && (int)j < max; j++)
+        out[j] = ctx->job[j].rank;
+    return (int)ctx->n_job;
 }
 
 bool an_event_inter(const an_ctx *ctx, const an_layers_result *lr, size_t ev)
@@ -328,22 +328,23 @@ void an_event_scope(const an_ctx *ctx, const an_layers_result *lr, size_t ev, in
         *c = (struct an_pgr_info){ *group_size, 1, *inter };
 }
 
+/* Nodes of the job's ranks (ctx->job: every traced rank, sorted by rank,
+ * also those other processes hold under mpirun). */
 static void build_node_map(const an_ctx *ctx, an_layers_result *lr)
 {
-    const tl_timeline *tl = ctx->tl;
-    bool all_hosts = tl->n_ranks > 0;
+    const an_job_rank *job = ctx->job;
+    size_t n = ctx->n_job;
+    bool all_hosts = n > 0;
     int max_dev = 0;
-    /* tl->ranks is sorted by rank number (timeline.h) */
-    lr->rank_nums = cp_xmalloc((tl->n_ranks + 1) * sizeof *lr->rank_nums);
-    lr->node_of_rank = cp_xmalloc((tl->n_ranks + 1) * sizeof *lr->node_of_rank);
-    lr->n_rank_nums = tl->n_ranks;
-    for (size_t i = 0; i < tl->n_ranks; i++) {
-        const tl_rank_meta *m = &tl->ranks[i].meta;
-        lr->rank_nums[i] = m->rank;
+    lr->rank_nums = cp_xmalloc((n + 1) * sizeof *lr->rank_nums);
+    lr->node_of_rank = cp_xmalloc((n + 1) * sizeof *lr->node_of_rank);
+    lr->n_rank_nums = n;
+    for (size_t i = 0; i < n; i++) {
+        lr->rank_nums[i] = job[i].rank;
         lr->node_of_rank[i] = -1;
-        if (!m->hostname)
+        if (!job[i].hostname)
             all_hosts = false;
-        max_dev = CP_MAX(max_dev, m->n_devices);
+        max_dev = CP_MAX(max_dev, job[i].n_devices);
     }
     if (ctx->opts && ctx->opts->gpus_per_node > 0) {
         lr->gpus_per_node = ctx->opts->gpus_per_node;
@@ -351,16 +352,15 @@ static void build_node_map(const an_ctx *ctx, an_layers_result *lr)
     } else if (all_hosts) {
         /* nodes numbered by first appearance in rank order; untraced ranks
          * fall back to rank / (most ranks seen on one host) */
-        uint32_t *hosts = cp_xcalloc(tl->n_ranks, sizeof *hosts);
-        int *per = cp_xcalloc(tl->n_ranks, sizeof *per);
+        const char **hosts = cp_xcalloc(n, sizeof *hosts);
+        int *per = cp_xcalloc(n, sizeof *per);
         size_t nh = 0;
-        for (size_t i = 0; i < tl->n_ranks; i++) {
-            uint32_t h = tl->ranks[i].meta.hostname;
+        for (size_t i = 0; i < n; i++) {
             size_t k = 0;
-            while (k < nh && hosts[k] != h)
+            while (k < nh && strcmp(hosts[k], job[i].hostname) != 0)
                 k++;
             if (k == nh)
-                hosts[nh++] = h;
+                hosts[nh++] = job[i].hostname;
             per[k]++;
             lr->node_of_rank[i] = (int32_t)k;
         }
@@ -379,8 +379,8 @@ static void build_node_map(const an_ctx *ctx, an_layers_result *lr)
         lr->node_source = "single node";
     }
     int32_t n_nodes = 0, last = -1;
-    for (size_t i = 0; i < tl->n_ranks; i++) { /* ranks are sorted, nodes non-decreasing in practice */
-        int32_t nd = an_node_of(lr, tl->ranks[i].meta.rank);
+    for (size_t i = 0; i < n; i++) { /* ranks are sorted, nodes non-decreasing in practice */
+        int32_t nd = an_node_of(lr, job[i].rank);
         if (nd != last)
             n_nodes++;
         last = nd;
@@ -712,13 +712,25 @@ static rep_node *find_step(rep_node *steps, int64_t id)
 static void slowest_step(sweep_env *env, const an_layers_result *lr)
 {
     rep_report *r = env->ctx->rep;
-    int64_t best_id = -2, best_dur = -1;
+    int64_t best_id = -2, best_dur = -1, best_rank = INT64_MAX;
     for (size_t i = 0; i < lr->n_ranks; i++)
         for (size_t s = 0; s < lr->ranks[i].n_steps; s++)
             if (lr->ranks[i].steps[s].dur_ns > best_dur) {
                 best_dur = lr->ranks[i].steps[s].dur_ns;
                 best_id = lr->ranks[i].steps[s].id;
+                best_rank = lr->ranks[i].rank;
             }
+    /* the job's longest step: the first in rank order among the longest,
+     * as the loop above finds it over all ranks, when other processes hold
+     * some of them (mpirun): the greatest (duration, -rank) wins */
+    const an_opts *opt = env->ctx->opts;
+    if (opt && opt->job_max) {
+        int64_t t[3] = { best_dur, best_rank == INT64_MAX ? INT64_MIN : -best_rank, best_id };
+        if (opt->job_max(opt->job_hook, t, 3) < 0)
+            return;
+        best_dur = t[0];
+        best_id = t[2];
+    }
     if (best_dur < 0)
         return;
     rep_node *o = rep_obj(r, r->root, "slowest_step", "slowest step");

@@ -21,6 +21,44 @@ static const an_analyzer table[] = {
 
 const an_analyzer *an_analyzers(void) { return table; }
 
+/* an_dist.def has one row per analyzer, in the same order: the enum of its
+ * names must be the analyzer enum (checked here, at compile time) */
+enum an_dist_row {
+#define D(name, cls) AN_DIST_ROW_##name,
+#include "an_dist.def"
+#undef D
+    AN_DIST_ROW__COUNT
+};
+#define X(name, summary) _Static_assert((int)AN_DIST_ROW_##name == (int)AN_##name, "an_dist.def: row of " #name " out of order");
+#include "analyzers.def"
+#undef X
+_Static_assert((int)AN_DIST_ROW__COUNT == (int)AN__COUNT, "an_dist.def: one row per analyzer");
+
+static const an_dist_class dist_table[] = {
+#define D(name, cls) cls,
+#include "an_dist.def"
+#undef D
+};
+
+an_dist_class an_dist(an_id id) { return id < AN__COUNT ? dist_table[id] : AN_DIST_JOB; }
+
+/* The job is the timeline's ranks unless the caller says more (mpirun). */
+static void job_ranks(an_ctx *ctx, const tl_timeline *tl, const an_opts *opts)
+{
+    if (opts && opts->job_ranks) {
+        ctx->job = opts->job_ranks;
+        ctx->n_job = opts->n_job_ranks;
+        return;
+    }
+    ctx->job_own = cp_xcalloc(tl->n_ranks ? tl->n_ranks : 1, sizeof *ctx->job_own);
+    for (size_t i = 0; i < tl->n_ranks; i++) {
+        const tl_rank_meta *m = &tl->ranks[i].meta;
+        ctx->job_own[i] = (an_job_rank){ m->rank, m->n_devices, m->hostname ? tl_str(tl, m->hostname) : NULL };
+    }
+    ctx->job = ctx->job_own;
+    ctx->n_job = tl->n_ranks;
+}
+
 static const char *vendor_name(tl_gpu_vendor v)
 {
     switch (v) {
@@ -37,6 +75,7 @@ int an_run_all(an_ctx *ctx, const tl_timeline *tl, rep_report *rep, const an_opt
     ctx->rep = rep;
     ctx->opts = opts;
     ctx->rank_nodes = cp_xcalloc(tl->n_ranks ? tl->n_ranks : 1, sizeof *ctx->rank_nodes);
+    job_ranks(ctx, tl, opts);
     rep_node *ranks = rep_arr(rep, rep->root, "ranks", "ranks");
     for (size_t i = 0; i < tl->n_ranks; i++) {
         const tl_rank *r = &tl->ranks[i];
@@ -49,6 +88,8 @@ int an_run_all(an_ctx *ctx, const tl_timeline *tl, rep_report *rep, const an_opt
         rep_str(rep, o, "gpu_vendor", "GPU vendor", vendor_name(r->meta.vendor));
     }
     for (const an_analyzer *a = table; a->name; a++) {
+        if (opts && opts->rank_analyzers_only && an_dist((an_id)(a - table)) != AN_DIST_RANK)
+            continue;
         clock_t c0 = clock(); /* process CPU time: where analyze spends it, at -vv */
         int rc = a->run(ctx);
         char what[64];
@@ -71,4 +112,5 @@ void an_ctx_free(an_ctx *ctx)
                 (*dtor)(ctx->results[i]);
         }
     free(ctx->rank_nodes);
+    free(ctx->job_own);
 }

@@ -33,6 +33,20 @@ typedef enum an_id {
 
 struct ev_set; /* src/model/evidence.h: the evidence files (owned by the caller) */
 
+/* How an analyzer runs when the ranks are shared out over processes
+ * (an_dist.def says which is which and why). */
+typedef enum an_dist_class { AN_DIST_RANK, AN_DIST_JOB } an_dist_class;
+an_dist_class an_dist(an_id id);
+
+/* One rank of the whole job, as every analyzer that needs the job's shape
+ * (node membership, the world of an unnamed process group) sees it: from
+ * the timeline in one process, from every process's timeline under mpirun. */
+typedef struct an_job_rank {
+    int32_t rank;
+    int32_t n_devices;
+    const char *hostname; /* NULL when the trace names none */
+} an_job_rank;
+
 typedef struct an_opts {
     int gpus_per_node;       /* 0 = from the trace's device count */
     int nthreads;
@@ -49,6 +63,23 @@ typedef struct an_opts {
      * a million rows in the report */
     bool launch_table;
     int64_t queue_max_length; /* launch queue length counted as full; 0 = 1024 (AN_QUEUE_MAX_DEFAULT) */
+    /* frequent kernel sequences (an_kseq.c, --kernel-seq): the operator
+     * name (a substring; NULL: the analysis does not run), the GPU events
+     * a root needs (0 = 3) and the patterns HTA calls top (0 = 5) */
+    const char *kseq_op;
+    int64_t kseq_min_len, kseq_top_k;
+    /* Sharded run (mpirun): every rank of the job sorted by rank (NULL: the
+     * timeline's own ranks are the job), and run only the AN_DIST_RANK
+     * analyzers, since this process holds some of the ranks */
+    const an_job_rank *job_ranks;
+    size_t n_job_ranks;
+    bool rank_analyzers_only;
+    /* Job-wide agreement in a sharded run: replaces v[0..n) by the
+     * lexicographically greatest tuple any process holds. A collective:
+     * every process's AN_DIST_RANK analyzers call it alike, whatever ranks
+     * they hold. NULL in one process. Returns 0 or a negative cp_status. */
+    int (*job_max)(void *hook, int64_t *v, size_t n);
+    void *job_hook;
 } an_opts;
 
 #define AN_LAUNCH_ROWS 1000
@@ -59,6 +90,9 @@ typedef struct an_ctx {
     rep_node **rank_nodes;   /* one report object per timeline rank, in ranks[] */
     const an_opts *opts;
     void *results[AN__COUNT + 1];
+    const an_job_rank *job; /* every rank of the job, sorted by rank (opts' or job_own) */
+    size_t n_job;
+    an_job_rank *job_own;
 } an_ctx;
 
 typedef struct an_analyzer {

@@ -9,6 +9,7 @@
  * whereas damaged records inside a recognised file are counted and skipped.
  */
 #include "cli.h"
+#include "analyze_dist.h"
 #include "../analysis/an_verdict.h"
 #include "../analysis/an_critpath.h"
 #include "../base/afile.h"
@@ -33,7 +34,7 @@
 #include <unistd.h>
 
 enum { O_GPUS_PER_NODE = 100, O_RANK_MAP, O_FAIL_ON, O_NIC_GBPS, O_NVLINK_GBPS, O_DETAIL, O_DB, O_NO_HISTORY,
-       O_LAUNCH_TABLE, O_CKPT_EVERY, O_QUEUE_MAX };
+       O_LAUNCH_TABLE, O_CKPT_EVERY, O_QUEUE_MAX, O_KSEQ, O_KSEQ_MIN, O_KSEQ_TOP };
 
 static const cli_opt opts[] = {
     { "gpus-per-node", 0, "N", O_GPUS_PER_NODE, 0,
@@ -46,6 +47,10 @@ static const cli_opt opts[] = {
       "list every kernel launch in launch_stats.by_correlation (default: outliers only, at most 1000)" },
     { "queue-max", 0, "N", O_QUEUE_MAX, 0,
       "launch queue length counted as full in queue_full (default 1024, CUDA's per stream)" },
+    { "kernel-seq", 0, "OP", O_KSEQ, 0,
+      "frequent GPU kernel sequences launched by the shallowest ops whose name contains OP (HTA's)" },
+    { "kernel-seq-min", 0, "N", O_KSEQ_MIN, 0, "GPU events an op needs for --kernel-seq (default 3)" },
+    { "kernel-seq-top", 0, "N", O_KSEQ_TOP, 0, "patterns counted as top for --kernel-seq (default 5)" },
     { "fail-on", 0, "SEVERITY", O_FAIL_ON, 0,
       "exit 4 when a finding at or above SEVERITY exists (info|low|medium|high|critical)" },
     { "nic-gbps", 0, "GBIT", O_NIC_GBPS, 0,
@@ -72,6 +77,7 @@ typedef struct input {
     uint64_t size_bytes;
     const char *compression;
     bool from_dir;               /* found in a directory or by a glob, not named */
+    bool remote;                 /* another process reads it (mpirun) */
     bool skipped;                /* from_dir and not a format we read */
     bool evidence;               /* not a trace: read into the evidence set */
     char kinds[96];              /* the evidence kinds found in it */
@@ -100,7 +106,7 @@ static void read_one(void *ctx, size_t i)
     input *in = &job->inputs[i];
     rd_opts ro = { .more = more_builder, .more_ctx = in, .rank_map = job->rank_map, .threads = job->threads_per_input };
     cp_error_clear(&in->err);
-    if (is_evidence(in))
+    if (is_evidence(in) || in->remote)
         return;
     in->builder = tl_builder_new(in->name);
     in->rc = in->reader->read(in->path, in->builder, &ro, &in->err);
@@ -409,6 +415,62 @@ static int parse_ckpt_every(const char *v, double *seconds, double *steps)
     return 0;
 }
 
+/* Under mpirun: what one process's run does that a sharded run cannot
+ * (yet), refused up front with the reason; pipes (each process would read
+ * a part), the Perfetto overlay (it draws every event) and --fail-on (the
+ * findings need every rank). Returns 0 or an exit code. */
+static int dist_refuse(const cli_ctx *ctx, const input *inputs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (inputs[i].path != inputs[i].name)
+            return cli_usage_error(ctx, "%s: a pipe cannot be shared out over mpirun's processes: give a file",
+                                   inputs[i].name);
+    const char *outs[64];
+    size_t n_out = cli_get_all(ctx, CLI_O_OUTPUT, outs, CP_ARRAY_LEN(outs));
+    const char *fmt = cli_get(ctx, CLI_O_FORMAT);
+    bool perfetto = fmt && !strcmp(fmt, "perfetto");
+    for (size_t i = 0; i < n_out && i < CP_ARRAY_LEN(outs); i++) {
+        const render_format *f = render_for_path(outs[i]);
+        perfetto |= f && !f->fn;
+    }
+    if (perfetto)
+        return cli_usage_error(ctx, "the Perfetto overlay needs every event in one process: run it without mpirun");
+    if (cli_get(ctx, O_FAIL_ON))
+        return cli_usage_error(ctx, "--fail-on needs the findings, which a run under mpirun does not compute yet");
+    return 0;
+}
+
+/* Bytes a trace will take to read: the file, ten times a compressed one
+ * (the estimate thp_pays makes). */
+static uint64_t read_estimate(const input *in)
+{
+    if (in->evidence || in->skipped)
+        return 0;
+    bool packed = in->compression && strcmp(in->compression, "plain") != 0;
+    return in->size_bytes * (packed ? 10 : 1);
+}
+
+/* The report's account of the sharded run: tool.processes always (1 in
+ * one process), and under mpirun the split and what was not computed. */
+static void dist_report(rep_report *rep, const ad_run *dr, size_t n_job)
+{
+    rep_node *tool = rep_child(rep->root, "tool");
+    rep_int(rep, tool, "processes", "processes", dr->size, NULL);
+    if (!ad_on(dr))
+        return;
+    rep_int(rep, tool, "summary_bytes", "report messages to rank 0", (int64_t)dr->summary_bytes, "bytes");
+    rep_node *lb = rep_arr(rep, tool, "read_bytes", "input bytes each process read (estimated)");
+    for (int p = 0; p < dr->size; p++)
+        rep_int(rep, lb, NULL, NULL, (int64_t)dr->load_bytes[p], "bytes");
+    rep_node *d = rep_obj(rep, rep->root, "distributed", "analysis shared out over MPI processes");
+    rep_int(rep, d, "ranks", "ranks", (int64_t)n_job, NULL);
+    rep_node *nc = rep_arr(rep, d, "not_computed", "analyses that need every rank at once (not yet under mpirun)");
+    const an_analyzer *t = an_analyzers();
+    for (size_t i = 0; t[i].name; i++)
+        if (an_dist((an_id)i) != AN_DIST_RANK)
+            rep_str(rep, nc, NULL, NULL, t[i].name);
+}
+
 int cmd_analyze(cli_ctx *ctx)
 {
     bool done;
@@ -417,11 +479,13 @@ int cmd_analyze(cli_ctx *ctx)
         return rc;
     if (ctx->args.n_pos == 0)
         return cli_usage_error(ctx, "no input: give trace files, directories or globs");
-    long gpn, queue_max;
+    long gpn, queue_max, kseq_min, kseq_top;
     int nthreads = cli_threads(ctx);
     double nic_gbit_s, nvlink_gbps;
     if (nthreads < 0 || cli_get_long(ctx, O_GPUS_PER_NODE, 0, 0, 4096, &gpn) < 0 ||
         cli_get_long(ctx, O_QUEUE_MAX, 0, 1, 1L << 30, &queue_max) < 0 ||
+        cli_get_long(ctx, O_KSEQ_MIN, 0, 1, 1L << 30, &kseq_min) < 0 ||
+        cli_get_long(ctx, O_KSEQ_TOP, 0, 1, 1L << 30, &kseq_top) < 0 ||
         cli_get_double(ctx, O_NIC_GBPS, 0, 0, 1e6, &nic_gbit_s) < 0 ||
         cli_get_double(ctx, O_NVLINK_GBPS, 0, 0, 1e6, &nvlink_gbps) < 0)
         return CLI_EXIT_USAGE;
@@ -442,6 +506,11 @@ int cmd_analyze(cli_ctx *ctx)
         return rc;
     if (thp_pays(&paths))
         cli_reexec_with_thp(ctx->argv);
+    ad_run dr;
+    if ((rc = ad_open(&dr, 300)) != 0) {
+        cp_paths_free(&paths);
+        return rc;
+    }
     cp_error err;
     cp_error_clear(&err);
     input *inputs = cp_xcalloc(paths.n, sizeof *inputs);
@@ -450,11 +519,14 @@ int cmd_analyze(cli_ctx *ctx)
         inputs[i].spool_fd = -1;
         inputs[i].from_dir = !named_file(ctx, paths.v[i]);
     }
-    diag_set skipped;
+    diag_set skipped, dropped; /* before reading (every process alike), while reading (mpirun: this process's) */
     diag_init(&skipped);
+    diag_init(&dropped);
     ev_set evidence;
     ev_set_init(&evidence);
     rc = spool_pipes(inputs, paths.n, &skipped);
+    if (!rc && ad_on(&dr))
+        rc = dist_refuse(ctx, inputs, paths.n);
     if (!rc)
         rc = detect_inputs(inputs, paths.n, &skipped);
     if (!rc)
@@ -463,11 +535,22 @@ int cmd_analyze(cli_ctx *ctx)
     for (size_t i = 0; i < paths.n; i++)
         if (!inputs[i].skipped)
             inputs[n_inputs++] = inputs[i];
-    rep_report *rep = NULL;
+    rep_report *rep = NULL, *local = NULL;
     tl_timeline *tl = NULL;
     an_ctx an = { 0 };
     if (!rc && n_inputs == 0)
         rc = cli_usage_error(ctx, "no trace or evidence file among the inputs");
+    if (ad_on(&dr)) /* every process checked the same inputs; agree anyway */
+        rc = ad_agree_rc(&dr, rc);
+    if (!rc && ad_on(&dr)) {
+        uint64_t *est = cp_xcalloc(n_inputs ? n_inputs : 1, sizeof *est);
+        for (size_t i = 0; i < n_inputs; i++)
+            est[i] = read_estimate(&inputs[i]);
+        rc = ad_share(&dr, est, n_inputs);
+        free(est);
+        for (size_t i = 0; !rc && i < n_inputs; i++)
+            inputs[i].remote = dr.owner[i] != dr.rank;
+    }
     if (rc)
         goto out;
 
@@ -475,7 +558,10 @@ int cmd_analyze(cli_ctx *ctx)
         fprintf(stderr, "chainprof: reading %zu file%s on %d thread%s...\r", n_inputs, n_inputs == 1 ? "" : "s",
                 nthreads, nthreads == 1 ? "" : "s");
     /* threads the files do not use split the large ones */
-    read_job job = { inputs, n_inputs, cli_get(ctx, O_RANK_MAP), (int)((size_t)nthreads / (n_inputs ? n_inputs : 1)) };
+    size_t n_mine = 0;
+    for (size_t i = 0; i < n_inputs; i++)
+        n_mine += !inputs[i].remote;
+    read_job job = { inputs, n_inputs, cli_get(ctx, O_RANK_MAP), (int)((size_t)nthreads / (n_mine ? n_mine : 1)) };
     clock_t c_read = clock(); /* phase CPU times for -vv: where analyze spends its time */
     cp_par_for(n_inputs, nthreads, read_one, &job);
     cp_log_phase("read", c_read);
@@ -484,7 +570,7 @@ int cmd_analyze(cli_ctx *ctx)
     size_t n_read = n_inputs;
     for (size_t i = 0; i < n_inputs && !rc; i++)
         if (inputs[i].rc < 0) {
-            rc = drop_input(&inputs[i], n_read, &inputs[i].err, &skipped);
+            rc = drop_input(&inputs[i], n_read, &inputs[i].err, ad_on(&dr) ? &dropped : &skipped);
             if (!rc) { /* its builders leave with it */
                 n_read--;
                 tl_builder_free(inputs[i].builder);
@@ -494,6 +580,17 @@ int cmd_analyze(cli_ctx *ctx)
                 inputs[i].n_extra = 0;
             }
         }
+    if (ad_on(&dr)) { /* one process's unreadable file stops or thins the job's run alike */
+        rc = ad_agree_rc(&dr, rc);
+        int64_t *sk = cp_xcalloc(n_inputs ? n_inputs : 1, sizeof *sk);
+        for (size_t i = 0; i < n_inputs; i++)
+            sk[i] = inputs[i].skipped;
+        if (!rc)
+            rc = ad_agree_flags(&dr, sk, n_inputs);
+        for (size_t i = 0; i < n_inputs; i++)
+            inputs[i].skipped = sk[i] != 0;
+        free(sk);
+    }
     size_t n_builders = 0;
     for (size_t i = 0; i < n_inputs; i++)
         n_builders += 1 + inputs[i].n_extra;
@@ -515,38 +612,69 @@ int cmd_analyze(cli_ctx *ctx)
     }
     tl_finish_opts fo = { .nthreads = nthreads };
     clock_t c_finish = clock();
-    if (tl_finish(bs, n_builders, &fo, &tl, &err) < 0) {
-        free(bs);
+    if (tl_finish(bs, n_builders, &fo, &tl, &err) < 0)
         rc = cli_fail(&err);
-        goto out;
-    }
-    cp_log_phase("timeline finish", c_finish);
     free(bs);
-    rep = rep_new("chainprof.analyze/1", ctx->argc, ctx->argv);
-    for (size_t i = 0; i < n_inputs; i++) {
+    int64_t t0_ns = 0;
+    if (ad_on(&dr) && (rc = ad_agree_rc(&dr, rc)) == 0 && (rc = ad_job(&dr, tl, &t0_ns)) == 0)
+        tl->t0_ns = t0_ns; /* the job's origin: every *_ns offset as one process has it */
+    if (rc)
+        goto out;
+    cp_log_phase("timeline finish", c_finish);
+    rep = dr.rank == 0 ? rep_new("chainprof.analyze/1", ctx->argc, ctx->argv) : NULL;
+    local = ad_on(&dr) ? rep_new("chainprof.analyze/1", ctx->argc, ctx->argv) : rep;
+    for (size_t i = 0; rep && i < n_inputs; i++) {
         if (inputs[i].skipped)
             continue; /* unreadable: in the diagnostics, not the inputs */
         rep_node *in = rep_input(rep, inputs[i].name, input_kind(&inputs[i]), inputs[i].size_bytes);
         rep_str(rep, in, "compression", "compression", inputs[i].compression);
     }
-    diag_merge(&tl->diag, &skipped);
-    ev_set_diag(&evidence, &tl->diag); /* every evidence reader's damage with the traces' */
-    rep_diagnostics(rep, &tl->diag);
+    if (!ad_on(&dr)) {
+        diag_merge(&tl->diag, &skipped);
+        ev_set_diag(&evidence, &tl->diag); /* every evidence reader's damage with the traces' */
+        rep_diagnostics(rep, &tl->diag);
+    }
     an_opts ao = { .gpus_per_node = (int)gpn, .nthreads = nthreads, .nic_gbit_s = nic_gbit_s,
                    .launch_table = cli_has(ctx, O_LAUNCH_TABLE), .queue_max_length = queue_max,
                    .nvlink_gbps = nvlink_gbps, .ckpt_every_s = ckpt_s, .ckpt_every_steps = ckpt_steps,
-                   .evidence = &evidence };
-    int arc = an_run_all(&an, tl, rep, &ao, &err);
-    if (arc < 0) {
-        rc = cli_fail(&err);
-        goto out;
+                   .evidence = &evidence, .kseq_op = cli_get(ctx, O_KSEQ), .kseq_min_len = kseq_min,
+                   .kseq_top_k = kseq_top };
+    if (ad_on(&dr)) {
+        ao.job_ranks = dr.job;
+        ao.n_job_ranks = dr.n_job;
+        ao.rank_analyzers_only = true;
+        ao.job_max = ad_job_max;
+        ao.job_hook = &dr;
     }
+    int arc = an_run_all(&an, tl, local, &ao, &err);
+    if (arc < 0)
+        rc = cli_fail(&err);
+    else if (dr.failed)
+        rc = cli_fail(&dr.err);
+    if (ad_on(&dr) && (rc = ad_agree_rc(&dr, rc)) == 0) {
+        diag_set mine = tl->diag, all; /* this process's damage, then the job's at rank 0 */
+        diag_merge(&mine, &dropped);
+        diag_init(&all);
+        rc = ad_gather(&dr, local, &mine, rep, &all);
+        if (!rc && rep) {
+            diag_merge(&all, &skipped);
+            ev_set_diag(&evidence, &all);
+            rep_diagnostics(rep, &all);
+            rep_move_after(rep->root, "diagnostics", rep_child(rep->root, "inputs") ? "inputs" : "command");
+        }
+        rc = ad_agree_rc(&dr, rc);
+    }
+    if (rc)
+        goto out;
+    if (!rep) /* not rank 0: its part is in rank 0's report */
+        goto out;
+    dist_report(rep, &dr, ad_on(&dr) ? dr.n_job : tl->n_ranks);
     if (tl->diag.count[DIAG_TRUNCATED_FILE])
         cp_log_warn("%s: truncated trace; events up to the last complete one were used",
                     tl->diag.first[DIAG_TRUNCATED_FILE]);
     order_for_people(rep, cli_has(ctx, O_DETAIL));
     clock_t c_emit = clock();
-    rc = write_perfetto(ctx, tl, &an, rep, paths.v, paths.n);
+    rc = ad_on(&dr) ? 0 : write_perfetto(ctx, tl, &an, rep, paths.v, paths.n);
     if (!rc)
         rc = cli_emit(ctx, rep, paths.v, paths.n);
     cp_log_phase("output", c_emit);
@@ -565,6 +693,8 @@ int cmd_analyze(cli_ctx *ctx)
     }
 out:
     an_ctx_free(&an);
+    if (local != rep)
+        rep_free(local);
     rep_free(rep);
     tl_free(tl);
     for (size_t i = 0; i < n_inputs; i++) {
@@ -578,5 +708,6 @@ out:
     free(inputs);
     ev_set_free(&evidence);
     cp_paths_free(&paths);
+    ad_close(&dr);
     return rc;
 }

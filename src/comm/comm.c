@@ -9,6 +9,7 @@
 
 #include "../base/util.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +147,67 @@ int comm_sendrecv(comm *c, const void *send, size_t send_bytes, int dst, void *r
     if (rc == 0)
         rc = check_peer(c, src, "sendrecv", err);
     return rc < 0 ? rc : c->ops->sendrecv(c, send, send_bytes, dst, recv, recv_bytes, src, tag, err);
+}
+
+/* Every rank's byte count (allgather), then MPI-style int counts and
+ * displacements; fails on every rank alike when the total passes INT_MAX. */
+static int vsizes(comm *c, size_t send_bytes, size_t *sizes, int *counts, int *displs, size_t *total,
+                  cp_error *err)
+{
+    int64_t *all = cp_xcalloc((size_t)c->size, sizeof *all);
+    all[c->rank] = (int64_t)send_bytes;
+    int rc = c->ops->allgather(c, NULL, all, 1, COMM_DT_I64, err);
+    *total = 0;
+    for (int r = 0; rc == 0 && r < c->size; r++) {
+        if (all[r] < 0 || (uint64_t)all[r] > (uint64_t)INT_MAX - *total) {
+            rc = cp_error_set(err, CP_ERR_NOMEM, NULL, 0, 0, -1,
+                              "gather: %d ranks send more than %d bytes in all (MPI's int count)", c->size, INT_MAX);
+            break;
+        }
+        displs[r] = (int)*total;
+        counts[r] = (int)all[r];
+        sizes[r] = (size_t)all[r];
+        *total += (size_t)all[r];
+    }
+    free(all);
+    return rc;
+}
+
+static int gather_any(comm *c, const void *send, size_t send_bytes, int root, void **out, size_t *sizes,
+                      cp_error *err)
+{
+    *out = NULL;
+    size_t *tmp = cp_xcalloc((size_t)c->size, sizeof *tmp), total = 0;
+    int *counts = cp_xcalloc((size_t)c->size, sizeof *counts), *displs = cp_xcalloc((size_t)c->size, sizeof *displs);
+    int rc = vsizes(c, send_bytes, tmp, counts, displs, &total, err);
+    bool here = root < 0 || root == c->rank; /* root < 0: all-gather */
+    void *recv = rc == 0 && here ? cp_xmalloc(total ? total : 1) : NULL;
+    if (rc == 0)
+        rc = root < 0 ? c->ops->allgatherv(c, send, send_bytes, recv, counts, displs, err)
+                      : c->ops->gatherv(c, send, send_bytes, recv, counts, displs, root, err);
+    if (rc == 0 && here) {
+        memcpy(sizes, tmp, (size_t)c->size * sizeof *sizes);
+        *out = recv;
+    } else {
+        free(recv);
+    }
+    free(tmp);
+    free(counts);
+    free(displs);
+    return rc;
+}
+
+int comm_gatherv(comm *c, const void *send, size_t send_bytes, int root, void **out, size_t *sizes,
+                 cp_error *err)
+{
+    if (root < 0 || root >= c->size)
+        return cp_error_set(err, CP_ERR_USAGE, NULL, 0, 0, -1, "gather: root %d out of range", root);
+    return gather_any(c, send, send_bytes, root, out, sizes, err);
+}
+
+int comm_allgatherv(comm *c, const void *send, size_t send_bytes, void **out, size_t *sizes, cp_error *err)
+{
+    return gather_any(c, send, send_bytes, -1, out, sizes, err);
 }
 
 int comm_allreduce_f64(comm *c, double *v, size_t n, comm_redop op, cp_error *err)

@@ -88,6 +88,17 @@ int comm_recv(comm *c, void *buf, size_t bytes, int peer, int tag, cp_error *err
 int comm_sendrecv(comm *c, const void *send, size_t send_bytes, int dst, void *recv,
                   size_t recv_bytes, int src, int tag, cp_error *err);
 
+/* Variable-size gathers of bytes (MPI_Gatherv / MPI_Allgatherv): every
+ * rank sends send_bytes (which may differ per rank, 0 included). The sizes
+ * are exchanged first, so callers need not know them: *out (malloc'd, the
+ * caller frees it) receives every rank's bytes concatenated in rank order
+ * and sizes[size] each rank's count. comm_gatherv fills them at root only
+ * (elsewhere *out is NULL and sizes untouched). The total must fit MPI's
+ * int count (2 GiB): larger is CP_ERR_NOMEM (a cap), said before anything moves. */
+int comm_gatherv(comm *c, const void *send, size_t send_bytes, int root, void **out, size_t *sizes,
+                 cp_error *err);
+int comm_allgatherv(comm *c, const void *send, size_t send_bytes, void **out, size_t *sizes, cp_error *err);
+
 /* Convenience reductions of small arrays in place. */
 int comm_allreduce_f64(comm *c, double *v, size_t n, comm_redop op, cp_error *err);
 int comm_allreduce_i64(comm *c, int64_t *v, size_t n, comm_redop op, cp_error *err);
@@ -115,6 +126,11 @@ typedef struct comm_ops {
                           comm_redop op, cp_error *err);
     int (*alltoall)(comm *c, const void *send, void *recv, size_t count, comm_dtype dt,
                     cp_error *err);
+    /* bytes; counts[size] and displs[size] as MPI's; recv NULL off root */
+    int (*gatherv)(comm *c, const void *send, size_t send_bytes, void *recv, const int *counts,
+                   const int *displs, int root, cp_error *err);
+    int (*allgatherv)(comm *c, const void *send, size_t send_bytes, void *recv, const int *counts,
+                      const int *displs, cp_error *err);
     int (*send)(comm *c, const void *buf, size_t bytes, int peer, int tag, cp_error *err);
     int (*recv)(comm *c, void *buf, size_t bytes, int peer, int tag, cp_error *err);
     int (*sendrecv)(comm *c, const void *send, size_t send_bytes, int dst, void *recv,

@@ -52,6 +52,20 @@ static int local_alltoall(comm *c, const void *send, void *recv, size_t count, c
     return 0;
 }
 
+static int local_gatherv(comm *c, const void *send, size_t send_bytes, void *recv, const int *counts,
+                         const int *displs, int root, cp_error *err)
+{
+    (void)c, (void)counts, (void)displs, (void)root, (void)err;
+    copy_in(send, recv, send_bytes);
+    return 0;
+}
+
+static int local_allgatherv(comm *c, const void *send, size_t send_bytes, void *recv, const int *counts,
+                            const int *displs, cp_error *err)
+{
+    return local_gatherv(c, send, send_bytes, recv, counts, displs, 0, err);
+}
+
 static int local_p2p(comm *c, const void *buf, size_t bytes, int peer, int tag, cp_error *err)
 {
     (void)c, (void)buf, (void)bytes, (void)tag;
@@ -84,6 +98,8 @@ const comm_ops comm_local_ops = {
     .allreduce = local_allreduce,
     .reduce_scatter = local_allreduce, /* one rank: block 0 is the whole input */
     .alltoall = local_alltoall,
+    .gatherv = local_gatherv,
+    .allgatherv = local_allgatherv,
     .send = local_p2p,
     .recv = local_recv,
     .sendrecv = local_sendrecv,

@@ -128,6 +128,22 @@ static int m_alltoall(comm *c, const void *send, void *recv, size_t count, comm_
     return wait_req(c, &r, mrc, "all-to-all", err);
 }
 
+static int m_gatherv(comm *c, const void *send, size_t send_bytes, void *recv, const int *counts,
+                     const int *displs, int root, cp_error *err)
+{
+    MPI_Request r;
+    int mrc = MPI_Igatherv(send, (int)send_bytes, MPI_BYTE, recv, counts, displs, MPI_BYTE, root, MPI_COMM_WORLD, &r);
+    return wait_req(c, &r, mrc, "gather", err);
+}
+
+static int m_allgatherv(comm *c, const void *send, size_t send_bytes, void *recv, const int *counts,
+                        const int *displs, cp_error *err)
+{
+    MPI_Request r;
+    int mrc = MPI_Iallgatherv(send, (int)send_bytes, MPI_BYTE, recv, counts, displs, MPI_BYTE, MPI_COMM_WORLD, &r);
+    return wait_req(c, &r, mrc, "all-gather (variable)", err);
+}
+
 static int m_send(comm *c, const void *buf, size_t bytes, int peer, int tag, cp_error *err)
 {
     MPI_Request r;
@@ -179,6 +195,8 @@ static const comm_ops mpi_ops = {
     .allreduce = m_allreduce,
     .reduce_scatter = m_reduce_scatter,
     .alltoall = m_alltoall,
+    .gatherv = m_gatherv,
+    .allgatherv = m_allgatherv,
     .send = m_send,
     .recv = m_recv,
     .sendrecv = m_sendrecv,

@@ -135,6 +135,10 @@ uint32_t cpr_gpu_track(cpr *r, int32_t device, uint64_t stream, bool cupti_strea
 size_t cpr_event(cpr *r, uint32_t track, int64_t t_ns, int64_t dur_ns, uint32_t name, tl_cat cat, int64_t corr,
                  uint32_t flags)
 {
+    /* an end before the start or past int64 is damage (counted); the event
+     * stays, clamped, because the caller attaches its args to it */
+    if (dur_ns < 0 || t_ns > INT64_MAX - dur_ns)
+        diag_count(r->dg, DIAG_BAD_EVENT, r->path, -1);
     tl_ev e = { cp_sat_add_i64(t_ns, r->shift), dur_ns < 0 ? 0 : dur_ns, name, 0, cat, track, corr, -1, flags };
     return tl_builder_add(r->b, &e);
 }
@@ -343,8 +347,26 @@ static void comm_record(cpr *r, const cpt_rec *x)
                      (uint32_t)x->dur_ns };
 }
 
+/* Records that are a span [t_ns, t_ns + dur_ns): their ends are computed
+ * (NCALL call ends, STEP ends, the events' ends), so a negative duration or an
+ * end past int64 is a damaged record, counted and dropped here once
+ * (fuzz_cptrace: signed overflow in call_record's t_ns + dur_ns). */
+static bool span_ok(cpr *r, const cpt_rec *x)
+{
+    switch (x->kind) {
+    case CPT_K_CUDA: case CPT_K_NCALL: case CPT_K_IO: case CPT_K_STEP: case CPT_K_REGION: case CPT_K_GPU: break;
+    default: return true;
+    }
+    if (x->dur_ns >= 0 && x->t_ns <= INT64_MAX - x->dur_ns)
+        return true;
+    diag_count(r->dg, DIAG_BAD_EVENT, r->path, -1);
+    return false;
+}
+
 static void one_record(cpr *r, uint32_t tid, const cpt_rec *x)
 {
+    if (!span_ok(r, x))
+        return;
     switch (x->kind) {
     case CPT_K_THREAD: {
         uint32_t tr = cpr_cpu_track(r, tid);
