@@ -16,11 +16,11 @@
  *   from mb's forward on v - 1 (same DP and TP rank, same step), a backward
  *   on v < V*P - 1 for the gradient transfer from v + 1. The transfer is an
  *   op of its own (type forward-send/recv or backward-send/recv) owned by
- *   the receiving worker; the recv is blocking (Megatron posts it after its
- *   previous compute), so the transfer starts when both the producer and
- *   the receiver's previous compute of the step have ended. Its traced
- *   value is the matching recv's end minus the later of its start and the
- *   producer's end; recvs match by (step, mb_id, model_chunk) when they
+ *   the receiving worker; it starts when the producer ends (the recv is
+ *   posted ahead: the artifact's recv also waits for the previous compute
+ *   of its own type, which the schedule already orders before it, so the
+ *   two differ by at most one transfer). Its traced value is the matching
+ *   recv's end minus the later of its start and the producer's end; recvs match by (step, mb_id, model_chunk) when they
  *   have them (synth), else by order within the worker's step (the
  *   artifact's traces write -1 there), as the artifact pairs them.
  * - Collectives (the artifact's comm groups): optimizer-clip-main-grad
@@ -99,7 +99,7 @@ typedef struct pp_job {
     size_t P, V;           /* stages, model chunks */
     /* graph: 2 nodes per main op, 2 per transfer, 1 per collective group */
     size_t n_p2p, n_coll, n_nodes;
-    struct p2p { size_t prod, cons, prevc; int64_t ns; } *p2p; /* per transfer: main ops (prevc SIZE_MAX none) */
+    struct p2p { size_t prod, cons; int64_t ns; } *p2p; /* per transfer: producer and consumer main op */
     uint32_t *coll_of;     /* per main op: its group, UINT32_MAX none */
     int64_t *coll_start;   /* per group: the last member's arrival */
     size_t no_recv;
@@ -386,8 +386,9 @@ static void match_recvs(pp_job *j, const size_t *prod, size_t *recv_of)
     free(cv);
 }
 
-/* The pipeline edges: producer, consumer, the consumer's previous compute
- * in the step (a blocking recv is posted after it) and the traced transfer. */
+/* The pipeline edges: producer, consumer and the traced transfer (without a
+ * recv: the wait the model does not otherwise explain, after the producer
+ * and the consumer's previous compute of the step). */
 static void p2p_edges(pp_job *j)
 {
     const tl_timeline *tl = j->tl;
@@ -414,7 +415,7 @@ static void p2p_edges(pp_job *j)
                 j->no_recv++;
             }
             cp_xgrow((void **)&j->p2p, &cap, j->n_p2p + 1, sizeof *j->p2p);
-            j->p2p[j->n_p2p++] = (struct p2p){ prod[i], i, prevc, CP_MAX(x, 0) };
+            j->p2p[j->n_p2p++] = (struct p2p){ prod[i], i, CP_MAX(x, 0) };
         }
         prevc = i;
     }
@@ -529,8 +530,6 @@ static void graph(pp_job *j)
     }
     for (size_t e = 0; e < j->n_p2p; e++) {
         EDGE(n_p2p(j, e), n_end(j->p2p[e].prod));
-        if (j->p2p[e].prevc != SIZE_MAX)
-            EDGE(n_p2p(j, e), n_end(j->p2p[e].prevc));
         EDGE(n_p2p(j, e) + 1, n_p2p(j, e));
         EDGE(n_start(j->p2p[e].cons), n_p2p(j, e) + 1);
         j->lag[n_p2p(j, e) + 1] = j->p2p[e].ns;

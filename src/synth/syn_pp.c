@@ -10,13 +10,13 @@
  *   backward pass (the artifact's op types): layernorm-grads-all-reduce,
  *   embedding-grads-all-reduce (first and last stage only),
  *   grads-reduce-scatter, optimizer-clip-main-grad, optimizer.
- * - The dependency model (the OSDI'25 artifact's, Megatron's blocking p2p):
- *   an op starts when the worker's previous op ends; a forward on virtual
- *   stage v = chunk*P + p > 0 also needs the activation transfer
- *   (forward-send/recv), which starts when both the same microbatch's
- *   forward on v-1 has ended and this worker's previous op has (the recv
- *   is posted after it), and the op starts when the transfer ends; a
- *   backward on v < VP-1 likewise with v+1's backward (backward-send/recv).
+ * - The dependency model: an op starts when the worker's previous op ends
+ *   and, for a forward on virtual stage v = chunk*P + p > 0, when the same
+ *   microbatch's forward on v-1 has ended plus the activation transfer
+ *   (forward-send/recv: the recv is posted ahead, as irecv and the Kineto
+ *   writer syn_ppk.c have it, so the transfer starts with the producer's
+ *   end); a backward on v < VP-1 waits for v+1's backward plus the
+ *   gradient transfer (backward-send/recv).
  *   Collectives: grads-reduce-scatter over the stage's DP group,
  *   embedding-grads-all-reduce over a DP rank's first and last stage,
  *   optimizer-clip-main-grad (the gradient norm) over the whole job; the
@@ -393,7 +393,7 @@ static double replay(const pp_job *j, const pp_sel *s, int64_t *st, int64_t *en)
                     if (!done[o->dep])
                         break;
                     int pt = o->kind == PK_F ? PT_FP2P : PT_BP2P; /* the edge belongs to the receiver */
-                    t0 = CP_MAX(t0, en[o->dep]) + dur_of(j, s, w, pt, j->c->p2p_ns); /* blocking recv */
+                    t0 = CP_MAX(t0, en[o->dep] + dur_of(j, s, w, pt, j->c->p2p_ns)); /* a pre-posted recv */
                 }
                 st[k] = t0;
                 en[k] = t0 + dur_of(j, s, w, op_type(o), o->dur_ns);
@@ -451,10 +451,10 @@ static void write_trace(cp_buf *b, const pp_job *j, const int64_t *st, const int
             size_t seq = q - j->ord_start[w];
             put_op(b, j, w, pk_thread[o->kind], pk_name[o->kind], st[k], en[k], o, seq);
             ++*n_ops;
-            if (o->dep >= 0) { /* the transfer that fed it, just before it: send on the producer, recv here */
+            if (o->dep >= 0) { /* the transfer that fed it: send on the producer, recv here */
                 const char *sn = o->kind == PK_F ? "forward-send" : "backward-send";
                 const char *rn = o->kind == PK_F ? "forward-recv" : "backward-recv";
-                int64_t t1 = st[k], t0 = t1 - j->c->p2p_ns;
+                int64_t t0 = en[o->dep], t1 = t0 + j->c->p2p_ns;
                 put_op(b, j, j->ops[o->dep].w, 1, sn, t0, t1, o, seq);
                 put_op(b, j, w, 1, rn, t0, t1, o, seq);
                 *n_ops += 2;
