@@ -26,10 +26,12 @@
  * one) and events of no CPU thread (depth -1), so one such event makes the
  * smallest depth -1 and the result empty; replayed. Exact view: candidates
  * are CPU thread events only (the analysis is about CPU operators), exact
- * ns, and the GPU events are real GPU work. Both views: an event ending at
+ * ns, and the GPU events are real GPU work. Both views: no instant events
+ * (HTA's frame has none); an event ending at
  * the instant a zero-length one starts does not contain it (HTA's event
  * order is not a total order for that case). The TOP rows (default 5) are
- * HTA's top_k, which it draws and overlays; every row is in the report
+ * HTA's top_k, which it draws and overlays (an_kseq_marks: the exact view's
+ * occurrences, for the Perfetto overlay's args "Patterns"); every row is in the report
  * (at most AN_LAUNCH_ROWS unless --launch-table).
  */
 #include "an_results.h"
@@ -57,6 +59,9 @@ typedef struct kseq_rank {
     int64_t candidates;      /* events whose name contains OP */
     int64_t min_depth;       /* depth of the shallowest candidates; INT64_MIN when none */
     int64_t roots;           /* candidates at min_depth with >= MIN GPU events */
+    int32_t *ev_row;         /* exact view: per rank-local event, the row (< top_k) of the root whose
+                              * subtree holds it, -1 none: what the overlay marks (HTA's "Patterns") */
+    size_t n_ev;
 } kseq_rank;
 
 /* CPU thread events sorted by (track, start, longest first, index) */
@@ -78,9 +83,11 @@ typedef struct graph {
     uint8_t *cpu;            /* 1: a CPU thread event of the view */
 } graph;
 
+/* A CPU thread event with a duration (HTA's frame has no instants). */
 static bool cpu_event(const tl_timeline *tl, const an_view *v, size_t i)
 {
-    return v->mult[i] && v->stream[i] < 0 && tl->tracks[tl->track[v->base + i]].key.kind == TL_TRACK_CPU;
+    return v->mult[i] && v->stream[i] < 0 && !(tl->flags[v->base + i] & TL_F_INSTANT) &&
+           tl->tracks[tl->track[v->base + i]].key.kind == TL_TRACK_CPU;
 }
 
 /* Nesting per thread; returns the sorted records (caller frees). */
@@ -238,7 +245,7 @@ static size_t find_candidates(const an_ctx *ctx, const an_view *v, const graph *
 
 /* Pattern of each root, aggregated into rows. */
 static void build_rows(const an_ctx *ctx, const an_view *v, const graph *g, const size_t *roots, size_t nr,
-                       const int32_t *slot, int64_t min_len, kseq_rank *out)
+                       const int32_t *slot, int64_t min_len, uint32_t *root_pat, kseq_rank *out)
 {
     const tl_timeline *tl = ctx->tl;
     size_t *cnt = cp_xcalloc(nr + 1, sizeof *cnt), *kern = cp_xmalloc((v->n_gpu ? v->n_gpu : 1) * sizeof *kern);
@@ -265,6 +272,7 @@ static void build_rows(const an_ctx *ctx, const an_view *v, const graph *g, cons
     int64_t *row_of = NULL; /* pattern id -> row */
     cp_buf b = CP_BUF_INIT;
     for (size_t s = 0; s < nr; s++) {
+        root_pat[s] = UINT32_MAX;
         if ((int64_t)(cnt[s + 1] - cnt[s]) < min_len)
             continue; /* HTA's num_kernels filter */
         out->roots++;
@@ -274,7 +282,7 @@ static void build_rows(const an_ctx *ctx, const an_view *v, const graph *g, cons
             cp_buf_puts(&b, "|");
             cp_buf_puts(&b, tl_str(tl, tl->name[v->base + kern[k]]));
         }
-        uint32_t id = cp_intern_s(&out->pats, cp_buf_str(&b));
+        uint32_t id = root_pat[s] = cp_intern_s(&out->pats, cp_buf_str(&b));
         if (id >= np) {
             row_of = cp_xrealloc(row_of, (id + 1) * sizeof *row_of);
             for (; np <= id; np++)
@@ -297,6 +305,36 @@ static void build_rows(const an_ctx *ctx, const an_view *v, const graph *g, cons
     free(gpu_ns);
     if (out->n > 1)
         qsort_r(out->rows, out->n, sizeof *out->rows, cmp_row, &out->pats);
+}
+
+/* The exact view's marks for the overlay: every event of a top_k row's
+ * roots' subtrees (the root, its CPU descendants, their GPU events; HTA's
+ * pattern_occurrences) gets the row. */
+static void mark_events(const an_ctx *ctx, const an_view *v, const graph *g, const int32_t *slot,
+                        const uint32_t *root_pat, kseq_rank *out)
+{
+    size_t top = ctx->opts->kseq_top_k > 0 ? (size_t)ctx->opts->kseq_top_k : KSEQ_TOP_DEFAULT;
+    size_t np = cp_intern_count(&out->pats);
+    int32_t *row_of_pat = cp_xmalloc((np ? np : 1) * sizeof *row_of_pat);
+    for (size_t p = 0; p < np; p++)
+        row_of_pat[p] = -1;
+    for (size_t k = 0; k < out->n && k < top; k++)
+        row_of_pat[out->rows[k].pat] = (int32_t)k;
+    out->n_ev = v->n;
+    out->ev_row = cp_xmalloc((v->n ? v->n : 1) * sizeof *out->ev_row);
+    for (size_t i = 0; i < v->n; i++) {
+        int64_t s = -1;
+        if (g->cpu[i] && g->depth[i] >= out->min_depth) {
+            int32_t x = (int32_t)i;
+            while (g->depth[x] > out->min_depth)
+                x = g->parent[x];
+            s = slot[x];
+        } else if (!g->cpu[i] && v->mult[i] && v->stream[i] >= 0) {
+            s = root_of(v, g, slot, i, out->min_depth);
+        }
+        out->ev_row[i] = s >= 0 && root_pat[s] != UINT32_MAX ? row_of_pat[root_pat[s]] : -1;
+    }
+    free(row_of_pat);
 }
 
 static void kseq_compute(const an_ctx *ctx, const an_view *v, void *outp)
@@ -327,8 +365,12 @@ static void kseq_compute(const an_ctx *ctx, const an_view *v, void *outp)
     for (size_t k = 0; k < nr; k++)
         slot[cand[k]] = (int32_t)k;
     int64_t min_len = ctx->opts->kseq_min_len > 0 ? ctx->opts->kseq_min_len : KSEQ_MIN_LEN_DEFAULT;
+    uint32_t *root_pat = cp_xmalloc((nr ? nr : 1) * sizeof *root_pat);
     if (nr)
-        build_rows(ctx, v, &g, cand, nr, slot, min_len, out);
+        build_rows(ctx, v, &g, cand, nr, slot, min_len, root_pat, out);
+    if (nr && v->exact)
+        mark_events(ctx, v, &g, slot, root_pat, out);
+    free(root_pat);
     free(slot);
     free(cand);
     free(g.parent);
@@ -372,9 +414,33 @@ static void emit(an_ctx *ctx, rep_node *parent, const void *outp)
     }
 }
 
+bool an_kseq_marks(const an_ctx *ctx, size_t r, an_kseq_mark_set *out)
+{
+    const kseq_rank *kr = an_dual_get(ctx, AN_kseq, r, true);
+    if (!kr || !kr->ev_row)
+        return false;
+    const an_rank_views *rv = an_views(ctx, r);
+    size_t top = ctx->opts->kseq_top_k > 0 ? (size_t)ctx->opts->kseq_top_k : KSEQ_TOP_DEFAULT;
+    *out = (an_kseq_mark_set){ rv->exact.base, kr->n_ev, kr->ev_row, CP_MIN(top, kr->n), NULL, NULL };
+    out->pattern = cp_xcalloc(out->n_rows + 1, sizeof *out->pattern);
+    out->count = cp_xcalloc(out->n_rows + 1, sizeof *out->count);
+    for (size_t k = 0; k < out->n_rows; k++) {
+        out->pattern[k] = cp_intern_str(&kr->pats, kr->rows[k].pat);
+        out->count[k] = kr->rows[k].count;
+    }
+    return true;
+}
+
+void an_kseq_marks_free(an_kseq_mark_set *m)
+{
+    free(m->pattern);
+    free(m->count);
+}
+
 static void free_rank(void *outp)
 {
     kseq_rank *kr = outp;
+    free(kr->ev_row);
     free(kr->rows);
     cp_intern_free(&kr->pats);
 }

@@ -68,6 +68,12 @@ typedef struct an_opts {
      * a root needs (0 = 3) and the patterns HTA calls top (0 = 5) */
     const char *kseq_op;
     int64_t kseq_min_len, kseq_top_k;
+    /* user annotation breakdown (an_annotations.c): names kept before the
+     * rest fold into "others" (0 = AN_ANNOT_TOP_DEFAULT, HTA's 1000), and
+     * HTA's allowlist: names containing one of these strings never fold */
+    int64_t annot_top;
+    const char *const *annot_keep;
+    size_t n_annot_keep;
     /* Sharded run (mpirun): every rank of the job sorted by rank (NULL: the
      * timeline's own ranks are the job), and run only the AN_DIST_RANK
      * analyzers, since this process holds some of the ranks */

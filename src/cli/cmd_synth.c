@@ -63,6 +63,9 @@ static int synth_pp(cli_ctx *ctx, const char *dir)
     if (cli_has(ctx, O_SEED))
         c.seed = strtoull(cli_get(ctx, O_SEED), NULL, 0);
     c.force = cli_has(ctx, O_FORCE);
+    if (cli_has(ctx, O_GZIP) && cli_has(ctx, O_ZSTD))
+        return cli_usage_error(ctx, "--gzip and --zstd are exclusive");
+    c.compress = cli_has(ctx, O_GZIP) ? SYN_GZIP : cli_has(ctx, O_ZSTD) ? SYN_ZSTD : SYN_PLAIN;
     const char *inj[64];
     size_t n_inj = cli_get_all(ctx, O_INJECT, inj, CP_ARRAY_LEN(inj));
     cp_error err;

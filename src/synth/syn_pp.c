@@ -559,7 +559,7 @@ static void write_truth(cp_buf *b, const pp_job *j, const pp_truth *t)
     cp_jw_arr_begin(&w);
     for (int r = 0; r < c->pp * c->dp; r++) {
         char name[64];
-        snprintf(name, sizeof name, "rank-%d.json", r);
+        snprintf(name, sizeof name, "rank-%d.json%s", r, syn_pp_ext(c));
         cp_jw_str(&w, name);
     }
     cp_jw_arr_end(&w);

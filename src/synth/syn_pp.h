@@ -36,6 +36,7 @@ typedef struct syn_pp_config {
     int gpus_per_node;
     int64_t p2p_bytes;      /* one activation / gradient message (bf16) */
     int64_t dp_bytes;       /* grads-reduce-scatter input per rank (bf16) */
+    int compress;           /* syn_compress of the rank files (synth.h) */
     /* injections (0 = none) */
     int imb_stage;          /* stage-imbalance: this stage's compute x imb_factor */
     double imb_factor;

@@ -8,6 +8,7 @@
 #define CP_SYNTH_SYN_PP_INT_H
 
 #include "syn_pp.h"
+#include "synth.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -47,7 +48,13 @@ typedef struct pp_job {
  * SYN_ORIGIN_NS: the host's turnaround between steps (syn_ppk.c). */
 #define SYN_PPK_STEP_GAP_NS 100000
 
-/* Write DIR/rank-<r>.json, one Kineto trace per global rank r = stage * dp
+/* ".gz", ".zst" or "" for the rank files */
+static inline const char *syn_pp_ext(const syn_pp_config *c)
+{
+    return c->compress == SYN_GZIP ? ".gz" : c->compress == SYN_ZSTD ? ".zst" : "";
+}
+
+/* Write DIR/rank-<r>.json[.gz|.zst], one Kineto trace per global rank r = stage * dp
  * + dp rank (Megatron's order with TP 1: the DP groups are consecutive
  * ranks), from the schedule replayed into st/en (ns per op). */
 int syn_ppk_write(const pp_job *j, const int64_t *st, const int64_t *en, const char *dir, cp_error *err);

@@ -367,8 +367,8 @@ static int write_rank(const ppk_job *k, int g, const char *dir, int64_t *violati
     r.dp_pg = &k->dp_pgs[r.stage];
     r.pp_pg = &k->pp_pgs[r.dprank];
     char path[4096];
-    snprintf(path, sizeof path, "%s/rank-%d.json", dir, g);
-    int rc = syn_out_open(&r.out, path, SYN_PLAIN, j->c->force, err);
+    snprintf(path, sizeof path, "%s/rank-%d.json%s", dir, g, syn_pp_ext(j->c));
+    int rc = syn_out_open(&r.out, path, (syn_compress)j->c->compress, j->c->force, err);
     if (rc)
         return rc;
     const pg_info *pgs[3] = { &k->world, r.dp_pg, r.pp_pg };
@@ -386,7 +386,7 @@ static int write_rank(const ppk_job *k, int g, const char *dir, int64_t *violati
     int64_t end = put_rank(k, &r);
     for (int s = 0; s < ST__COUNT; s++)
         end = CP_MAX(end, r.free_ns[s]);
-    snprintf(path, sizeof path, "rank-%d.json", g);
+    snprintf(path, sizeof path, "rank-%d.json", g); /* the JSON's own name, whatever the compression */
     syn_put_footer_ex(&r.out, end + 10000, path);
     *violations += r.violations;
     bool ok = !r.out.err.code && !*violations;

@@ -12,7 +12,8 @@
 #    recv end together; every message is p2p_bytes in the pipeline group;
 #  - one reduce-scatter of dp_bytes per rank and step over its DP group;
 #  - analyze reads the set with no edge going back in time (no kernel
-#    before its launch); same arguments give the same bytes.
+#    before its launch); same arguments give the same bytes; --gzip writes
+#    rank-R.json.gz that analyze reads to the same critical path.
 # Skips (77) without python3.
 set -u
 CHAINPROF=${CHAINPROF:?}
@@ -23,12 +24,13 @@ fail=0
 run() { # NAME -- SYNTH ARGS
     local name=$1; shift 2
     "$CHAINPROF" synth --out "$tmp/$name" --steps 2 "$@" >/dev/null || { echo "FAIL: synth $*"; fail=1; return; }
-    "$CHAINPROF" analyze -o "$tmp/$name.json" "$tmp/$name"/rank-*.json 2>"$tmp/$name.err" ||
+    "$CHAINPROF" analyze -o "$tmp/$name.json" "$tmp/$name"/rank-*.json* 2>"$tmp/$name.err" ||
         { echo "FAIL: $name: analyze"; cat "$tmp/$name.err"; fail=1; }
 }
 run plain -- --pp 4 --dp 2
 run inter -- --pp 4 --dp 2 --chunks 2 --microbatches 8
 run slow -- --pp 3 --dp 3 --gpus-per-node 4 --inject straggler=1.2:1.5
+run gz -- --pp 4 --dp 2 --gzip
 "$CHAINPROF" synth --out "$tmp/plain2" --steps 2 --pp 4 --dp 2 >/dev/null
 cmp -s "$tmp/plain/rank-5.json" "$tmp/plain2/rank-5.json" || { echo "FAIL: Kineto output not deterministic"; fail=1; }
 python3 - "$tmp" <<'PY' || fail=1
@@ -93,6 +95,11 @@ for name in ("plain", "inter", "slow"):
     g = json.load(open(f"{root}/{name}.json"))["critical_path"]["graph"]
     if g["dropped_backward_edges"]:
         bad.append(f"{name}: {g['dropped_backward_edges']} edges back in time")
+gz = json.load(open(f"{root}/gz/synth.json"))["kineto"]["files"]
+if gz != [f"rank-{r}.json.gz" for r in range(8)]:
+    bad.append(f"gz: files {gz}")
+if json.load(open(f"{root}/gz.json"))["critical_path"]["steps"] != json.load(open(f"{root}/plain.json"))["critical_path"]["steps"]:
+    bad.append("gz: critical path differs from the plain files'")
 for b in bad:
     print("FAIL:", b)
 print("ok" if not bad else "mismatch")

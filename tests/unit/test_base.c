@@ -342,6 +342,7 @@ static void test_paths(void **state)
     assert_int_equal(cp_paths_add(&q, d, NULL, NULL, NULL), 0);
     assert_int_equal(q.n, 5);
     assert_int_equal(q.n_unreadable, 1);
+    assert_string_equal(q.first_skipped, l); /* what the report's unreadable_file names */
     cp_paths_free(&q);
 }
 
