@@ -164,6 +164,17 @@ void wi_compact(wi_model *m, const wi_graph_src *gs)
         if (m->op_start_q[k] == UINT32_MAX || m->op_end_q[k] == UINT32_MAX)
             m->ops[k].step = -1; /* on a cycle: not replayed, not timed */
     }
+    /* a replayed instant is at most the latest source plus every lag (an
+     * op's: the larger of traced and ideal) */
+    double bound = 0, lags = 0;
+    for (size_t q = 0; q < nq; q++) {
+        double l = fabs((double)m->lag0[q]);
+        if (m->pstart[q] == m->pstart[q + 1])
+            bound = CP_MAX(bound, l);
+        else
+            lags += m->opq[q] >= 0 ? CP_MAX(l, fabs((double)m->op_ideal[m->opq[q]])) : l;
+    }
+    m->out_of_range = bound + lags > 4e18;
     free(op_of);
     free(pos);
     free(m->order);
@@ -382,7 +393,7 @@ static size_t fixed_workers(const wi_model *m, const double *s_dp, const double 
     return n_fix;
 }
 
-void wi_report(rep_report *rp, rep_node *top, wi_model *m)
+double wi_report(rep_report *rp, rep_node *top, wi_model *m)
 {
     size_t nt = m->n_types, nd = m->n_dp, ns = m->n_stages;
     bool stages = ns > 1; /* one stage: its replay is the trace's, and it cannot be cut badly */
@@ -444,6 +455,7 @@ void wi_report(rep_report *rp, rep_node *top, wi_model *m)
     free(fix);
     free(fixed);
     free(sc);
+    return t_orig;
 }
 
 /* ---- the Kineto builder: an_critpath's graph ---- */
@@ -680,6 +692,10 @@ int an_whatif_run(an_ctx *ctx)
     int pp = an_whatif_pp_rank(tl);
     if (pp >= 0)
         return an_whatif_pp_run(ctx, top, (size_t)pp);
+    if (pp == -2) {
+        rep_str(rp, top, "skipped", NULL, "several op timelines: each is a job of its own, analyse them one at a time");
+        return 0;
+    }
     const an_critpath_result *cr = ctx->results[AN_critpath];
     const an_steps_result *sr = ctx->results[AN_steps];
     if (!cr || !cr->graph || !sr || !tl->n_ranks) {
@@ -704,6 +720,11 @@ int an_whatif_run(an_ctx *ctx)
     wi_topo_order(&km.m, &gs);
     collect_ops(&km, sr);
     wi_compact(&km.m, &gs);
+    if (km.m.out_of_range) {
+        rep_str(rp, top, "skipped", NULL, "instants and durations too large for the replays (damaged input)");
+        kmodel_free(&km);
+        return 0;
+    }
     op_types(&km);
     rank_workers(&km, tl);
 

@@ -59,6 +59,7 @@ typedef struct wi_model {
     uint32_t *op_start_q, *op_end_q;
     int64_t *op_ideal;     /* per op: its group's ideal duration */
     size_t n_sources;      /* nodes without a predecessor: replayed at their instant */
+    bool out_of_range;     /* instants plus lags could overflow int64: not replayed */
     wi_op *ops;
     size_t n_ops;
     int64_t *ideal;        /* per group */
@@ -77,17 +78,21 @@ typedef struct wi_model {
 /* Topological order of gs's nodes (Kahn); nodes on a cycle are left out. */
 void wi_topo_order(wi_model *m, const wi_graph_src *gs);
 /* The compact arrays from gs and m->order (then freed); ops whose span is
- * on a cycle get step -1. Needs m->ideal and each op's group. */
+ * on a cycle get step -1. Needs m->ideal and each op's group. Sets
+ * out_of_range when the latest source plus every lag and ideal could pass
+ * the int64 range (a damaged input): the caller then skips the replays. */
 void wi_compact(wi_model *m, const wi_graph_src *gs);
 /* m->ideal per group: the mean of the ops' dur_ns, or the median for
  * communication (the op's comm flag). Fills m->n_groups from the ops. */
 void wi_ideals(wi_model *m);
-/* Run the scenarios and write t_original_ns .. by_stage under top. */
-void wi_report(rep_report *rp, rep_node *top, wi_model *m);
+/* Run the scenarios and write t_original_ns .. by_stage under top;
+ * returns T_original. */
+double wi_report(rep_report *rp, rep_node *top, wi_model *m);
 void wi_model_free(wi_model *m);
 
 /* The op-timeline builder (an_whatif_pp.c): the timeline rank index of the
- * one op timeline in the job, -1 when there is none. */
+ * one op timeline in the job, -1 when there is none, -2 when there are
+ * several (each is a job of its own). */
 int an_whatif_pp_rank(const tl_timeline *tl);
 /* The what-if on that rank's pipeline, written under top. */
 int an_whatif_pp_run(an_ctx *ctx, rep_node *top, size_t rank_index);

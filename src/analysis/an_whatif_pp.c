@@ -3,28 +3,32 @@
  * pipeline-parallel (1F1B or interleaved) plus data-parallel job's own
  * dependency model, replayed by an_whatif.c's shared code.
  *
- * Design
- * - Workers are (DP rank d, stage p, TP rank t). A worker's ops (every
- *   thread but pp-comm) run in their traced start order: each starts when
- *   the one before it ends. Launch delays (a gap the model does not
- *   explain) are dropped, as the artifact's "no delay" baseline drops them:
- *   T_original is the replay of the traced durations without gaps, and the
- *   ops without a predecessor (the job's first) start at the trace's
- *   first instant.
+ * Design (docs/METRICS.md "Pipeline what-if on op timelines")
+ * - Workers are (DP rank d, stage p, TP rank t). Within a step a worker's
+ *   ops (every thread but pp-comm) run in their traced start order, each
+ *   after the one before it ends. Steps are replayed independently, as the
+ *   artifact does: a step's first op on a worker, with nothing else to wait
+ *   for, starts at the step's traced start. Launch delays (gaps the model
+ *   does not explain) are dropped, as in the artifact's "no delay"
+ *   baseline: T_original is the replay of the traced durations.
  * - Pipeline edges: the forward of microbatch mb on virtual stage v =
- *   model_chunk * P + p (P stages) > 0 also waits for the forward of mb on
- *   v - 1 (same DP and TP rank, same step) plus the activation transfer; a
- *   backward on v < V*P - 1 for the backward on v + 1 plus the gradient
- *   transfer. The transfer is an op of its own (type forward-send/recv or
- *   backward-send/recv) owned by the receiving worker: its traced value is
- *   the matching recv's (same step, mb_id, model_chunk, direction, on the
- *   receiver) end minus the later of its start and the producer's end. A
- *   consumer without a recv gets the wait its own thread does not explain
- *   (counted in p2p_without_recv).
- * - Collectives: ops on dp-comm threads synchronise the DP group (same
- *   stage and TP rank), ops on tp-comm threads the TP group (same DP rank
- *   and stage); members match by (step, name, k-th such op of the worker in
- *   the step). The transfer starts when the last member arrives; a
+ *   model_chunk * P + p > 0 (P stages) waits for the activation transfer
+ *   from mb's forward on v - 1 (same DP and TP rank, same step), a backward
+ *   on v < V*P - 1 for the gradient transfer from v + 1. The transfer is an
+ *   op of its own (type forward-send/recv or backward-send/recv) owned by
+ *   the receiving worker; it starts when the producer ends (the recv is
+ *   posted ahead: the artifact's recv also waits for the previous compute
+ *   of its own type, which the schedule already orders before it, so the
+ *   two differ by at most one transfer). Its traced value is the matching
+ *   recv's end minus the later of its start and the producer's end; recvs match by (step, mb_id, model_chunk) when they
+ *   have them (synth), else by order within the worker's step (the
+ *   artifact's traces write -1 there), as the artifact pairs them.
+ * - Collectives (the artifact's comm groups): optimizer-clip-main-grad
+ *   synchronises the whole job, embedding-grads-all-reduce the first and
+ *   last stage of a DP rank, other dp-comm ops the DP group (same stage and
+ *   TP rank), tp-comm ops the TP group; layernorm-grads-all-reduce is not
+ *   synchronised. Members match by (step, name, k-th such op of the worker
+ *   in the step). The transfer starts when the last member arrives; a
  *   member's traced transfer is its end minus that arrival (the artifact's
  *   transfer_duration), its span runs from its own arrival.
  * - Ideal: per op type (the op's name; the two transfer types) the mean
@@ -39,6 +43,7 @@
 #include "../base/util.h"
 #include "../model/optrace.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,7 +105,8 @@ typedef struct pp_job {
     size_t no_recv;
     uint64_t *pstart, *pred;
     int64_t *lag;          /* per node: the lag from its first predecessor */
-    int64_t anchor;
+    int64_t *step_start;   /* per step: its first op's traced start */
+    double t_trace_ns;     /* the trace's mean step time */
     uint32_t *names;       /* distinct op names, sorted */
     size_t n_names;
     const char **tnames;
@@ -113,7 +119,7 @@ int an_whatif_pp_rank(const tl_timeline *tl)
         uint32_t f = tl->ranks[r].meta.format;
         if (f && !strcmp(tl_str(tl, f), OPTRACE_FORMAT)) {
             if (found >= 0)
-                return -1; /* several op timelines: not one job */
+                return -2; /* several op timelines: not one job */
             found = (int)r;
         }
     }
@@ -223,12 +229,12 @@ static void collect(pp_job *j, const tl_rank *rk, const uint64_t *wk)
                 continue; /* sends: the recv has what the model needs */
             int32_t s = arg_i32(tl, i, k_step);
             pev e = { i, w, (uint8_t)kind, dir, s < 0 ? 0 : s, arg_i32(tl, i, k_mb), arg_i32(tl, i, k_ch) };
-            steps[n_steps++] = (uint64_t)e.step;
             if (recv) {
                 cp_xgrow((void **)&j->recv, &rcap, j->n_recv + 1, sizeof *j->recv);
                 j->recv[j->n_recv++] = e;
                 continue;
             }
+            steps[n_steps++] = (uint64_t)e.step; /* steps are those with an op */
             names[n_names++] = tl->name[i];
             cp_xgrow((void **)&j->ops, &cap, j->n_main + 1, sizeof *j->ops);
             j->ops[j->n_main++] = e;
@@ -238,8 +244,15 @@ static void collect(pp_job *j, const tl_rank *rk, const uint64_t *wk)
     n_steps = uniq(steps, n_steps);
     for (size_t i = 0; i < j->n_main; i++)
         j->ops[i].step = (int32_t)find_u64(steps, n_steps, (uint64_t)j->ops[i].step);
-    for (size_t i = 0; i < j->n_recv; i++)
-        j->recv[i].step = (int32_t)find_u64(steps, n_steps, (uint64_t)j->recv[i].step);
+    size_t kept = 0; /* a recv in a step without ops feeds nothing */
+    for (size_t i = 0; i < j->n_recv; i++) {
+        size_t k = find_u64(steps, n_steps, (uint64_t)j->recv[i].step);
+        if (k < n_steps && steps[k] == (uint64_t)j->recv[i].step) {
+            j->recv[kept] = j->recv[i];
+            j->recv[kept++].step = (int32_t)k;
+        }
+    }
+    j->n_recv = kept;
     j->m.n_steps = n_steps;
     j->n_names = uniq(names, n_names);
     j->names = cp_xmalloc((j->n_names ? j->n_names : 1) * sizeof *j->names);
@@ -266,56 +279,167 @@ static uint64_t vstage(const pp_job *j, const pev *e)
     return (uint64_t)(e->chunk < 0 ? 0 : e->chunk) * j->P + j->m.w_stage[e->w];
 }
 
-/* The pipeline edges: producer, consumer and traced transfer of each. */
-static void p2p_edges(pp_job *j)
+/* Each compute's producer (the same microbatch on the neighbouring virtual
+ * stage), SIZE_MAX none; into prod[]. */
+static void producers(pp_job *j, size_t *prod)
 {
-    const tl_timeline *tl = j->tl;
     const wi_model *m = &j->m;
-    size_t n = j->n_main;
-    rec3 *cv = cp_xmalloc((n ? n : 1) * sizeof *cv), *rv = cp_xmalloc((j->n_recv ? j->n_recv : 1) * sizeof *rv);
-    size_t nc = 0;
+    size_t n = j->n_main, nc = 0, last_v = j->P * j->V - 1;
+    rec3 *cv = cp_xmalloc((n ? n : 1) * sizeof *cv);
     for (size_t i = 0; i < n; i++) {
         const pev *e = &j->ops[i];
+        prod[i] = SIZE_MAX;
         if (e->dir >= 0 && e->mb >= 0)
             cv[nc++] = (rec3){ { (uint64_t)e->step << 1 | (uint64_t)e->dir,
                                  (uint64_t)m->w_dp[e->w] << 40 | (uint64_t)m->w_tp[e->w] << 20 | vstage(j, e),
                                  (uint64_t)e->mb }, i };
     }
-    for (size_t i = 0; i < j->n_recv; i++) {
-        const pev *e = &j->recv[i];
-        rv[i] = (rec3){ { (uint64_t)e->step << 1 | (uint64_t)e->dir, e->w, (uint64_t)(uint32_t)e->mb << 32 | (uint32_t)e->chunk }, i };
-    }
     cp_sort_records(cv, nc, sizeof *cv, 3, rec_key, NULL);
-    cp_sort_records(rv, j->n_recv, sizeof *rv, 3, rec_key, NULL);
-    size_t cap = 0, last_v = j->P * j->V - 1;
     for (size_t c = 0; c < nc; c++) {
         const pev *e = &j->ops[cv[c].i];
         uint64_t v = vstage(j, e);
         if ((e->dir == 0 && v == 0) || (e->dir == 1 && v == last_v))
             continue;
         uint64_t k[3] = { cv[c].k[0], (cv[c].k[1] & ~(uint64_t)0xfffff) | (e->dir == 0 ? v - 1 : v + 1), cv[c].k[2] };
-        size_t prod = rec_find(cv, nc, k);
-        if (prod == SIZE_MAX)
-            continue; /* the producer is not in the trace: nothing to wait for */
-        int64_t pend = tl_end_ns(tl, j->ops[prod].ev), cts = tl->ts_ns[e->ev];
-        uint64_t rk[3] = { cv[c].k[0], e->w, (uint64_t)(uint32_t)e->mb << 32 | (uint32_t)e->chunk };
-        size_t r = rec_find(rv, j->n_recv, rk);
-        int64_t x;
-        if (r != SIZE_MAX) {
-            size_t rev = j->recv[r].ev;
-            x = tl_end_ns(tl, rev) - CP_MAX(tl->ts_ns[rev], pend);
-        } else {
-            size_t i = cv[c].i; /* the wait its own thread does not explain */
-            bool after_prev = i > 0 && j->ops[i - 1].w == e->w;
-            int64_t prev_end = after_prev ? tl_end_ns(tl, j->ops[i - 1].ev) : INT64_MIN;
-            x = cts > prev_end ? cts - pend : 0;
-            j->no_recv++;
-        }
-        cp_xgrow((void **)&j->p2p, &cap, j->n_p2p + 1, sizeof *j->p2p);
-        j->p2p[j->n_p2p++] = (struct p2p){ prod, cv[c].i, CP_MAX(x, 0) };
+        prod[cv[c].i] = rec_find(cv, nc, k); /* none: not in the trace, nothing to wait for */
     }
     free(cv);
+}
+
+/* (worker, step and direction, start) of recv r or compute i. */
+static rec3 order_rec(const pp_job *j, const pev *e, size_t i)
+{
+    return (rec3){ { e->w, (uint64_t)e->step << 1 | (uint64_t)e->dir, cp_key_i64(j->tl->ts_ns[e->ev]) }, i };
+}
+
+/* Pair one (worker, step, direction)'s recvs rv[0..nr) with its computes
+ * cv[0..nc) in order: recvs that start after the last compute are the
+ * artifact's no-ops; all computes when the counts agree, else those with
+ * a producer, else both aligned on the last. */
+static void pair_group(const pp_job *j, const rec3 *rv, size_t nr, const rec3 *cv, size_t nc, const size_t *prod,
+                       size_t *recv_of)
+{
+    int64_t last = j->tl->ts_ns[j->ops[cv[nc - 1].i].ev];
+    while (nr && j->tl->ts_ns[j->recv[rv[nr - 1].i].ev] > last)
+        nr--;
+    size_t n_cons = 0;
+    for (size_t k = 0; k < nc; k++)
+        n_cons += prod[cv[k].i] != SIZE_MAX;
+    if (nr == n_cons && nr != nc) {
+        for (size_t k = 0, r = 0; k < nc; k++)
+            if (prod[cv[k].i] != SIZE_MAX)
+                recv_of[cv[k].i] = rv[r++].i;
+        return;
+    }
+    for (size_t k = 0; k < CP_MIN(nr, nc); k++)
+        recv_of[cv[nc - 1 - k].i] = rv[nr - 1 - k].i;
+}
+
+/* The recv that fed each compute (recv_of[], SIZE_MAX none): by (step,
+ * mb_id, model_chunk) when every recv has them (synth), else by order
+ * within the worker's step (the artifact writes -1 for both). */
+static void match_recvs(pp_job *j, const size_t *prod, size_t *recv_of)
+{
+    size_t n = j->n_main, nr = j->n_recv;
+    bool by_args = true;
+    for (size_t r = 0; r < nr && by_args; r++)
+        by_args = j->recv[r].mb >= 0 && j->recv[r].chunk >= 0;
+    rec3 *rv = cp_xmalloc((nr ? nr : 1) * sizeof *rv), *cv = cp_xmalloc((n ? n : 1) * sizeof *cv);
+    size_t nc = 0;
+    for (size_t r = 0; r < nr; r++) {
+        const pev *e = &j->recv[r];
+        rv[r] = by_args ? (rec3){ { (uint64_t)e->step << 1 | (uint64_t)e->dir, e->w,
+                                    (uint64_t)(uint32_t)e->mb << 32 | (uint32_t)e->chunk }, r }
+                        : order_rec(j, e, r);
+    }
+    for (size_t i = 0; i < n; i++) {
+        recv_of[i] = SIZE_MAX;
+        if (j->ops[i].dir >= 0)
+            cv[nc++] = order_rec(j, &j->ops[i], i);
+    }
+    cp_sort_records(rv, nr, sizeof *rv, 3, rec_key, NULL);
+    if (by_args) {
+        for (size_t i = 0; i < n; i++) {
+            const pev *e = &j->ops[i];
+            uint64_t k[3] = { (uint64_t)e->step << 1 | (uint64_t)e->dir, e->w,
+                              (uint64_t)(uint32_t)e->mb << 32 | (uint32_t)e->chunk };
+            if (e->dir >= 0 && prod[i] != SIZE_MAX)
+                recv_of[i] = rec_find(rv, nr, k);
+        }
+    } else {
+        cp_sort_records(cv, nc, sizeof *cv, 3, rec_key, NULL);
+        for (size_t a = 0, c = 0; a < nr;) { /* both sorted by (worker, step and direction, start) */
+            size_t b = a;
+            while (b < nr && rv[b].k[0] == rv[a].k[0] && rv[b].k[1] == rv[a].k[1])
+                b++;
+            while (c < nc && (cv[c].k[0] < rv[a].k[0] || (cv[c].k[0] == rv[a].k[0] && cv[c].k[1] < rv[a].k[1])))
+                c++;
+            size_t d = c;
+            while (d < nc && cv[d].k[0] == rv[a].k[0] && cv[d].k[1] == rv[a].k[1])
+                d++;
+            if (d > c)
+                pair_group(j, rv + a, b - a, cv + c, d - c, prod, recv_of);
+            a = b;
+        }
+    }
     free(rv);
+    free(cv);
+}
+
+/* The pipeline edges: producer, consumer and the traced transfer (without a
+ * recv: the wait the model does not otherwise explain, after the producer
+ * and the consumer's previous compute of the step). */
+static void p2p_edges(pp_job *j)
+{
+    const tl_timeline *tl = j->tl;
+    size_t n = j->n_main;
+    size_t *prod = cp_xmalloc((n ? n : 1) * sizeof *prod), *recv_of = cp_xmalloc((n ? n : 1) * sizeof *recv_of);
+    producers(j, prod);
+    match_recvs(j, prod, recv_of);
+    size_t cap = 0, prevc = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        const pev *e = &j->ops[i];
+        if (i && (j->ops[i - 1].w != e->w || j->ops[i - 1].step != e->step))
+            prevc = SIZE_MAX;
+        if (e->dir < 0)
+            continue;
+        if (prod[i] != SIZE_MAX) {
+            int64_t ready = tl_end_ns(tl, j->ops[prod[i]].ev), x;
+            if (prevc != SIZE_MAX)
+                ready = CP_MAX(ready, tl_end_ns(tl, j->ops[prevc].ev));
+            if (recv_of[i] != SIZE_MAX) {
+                size_t rev = j->recv[recv_of[i]].ev;
+                x = tl_end_ns(tl, rev) - CP_MAX(tl->ts_ns[rev], tl_end_ns(tl, j->ops[prod[i]].ev));
+            } else { /* the wait the model does not otherwise explain */
+                x = tl->ts_ns[e->ev] - ready;
+                j->no_recv++;
+            }
+            cp_xgrow((void **)&j->p2p, &cap, j->n_p2p + 1, sizeof *j->p2p);
+            j->p2p[j->n_p2p++] = (struct p2p){ prod[i], i, CP_MAX(x, 0) };
+        }
+        prevc = i;
+    }
+    free(prod);
+    free(recv_of);
+}
+
+/* What a collective's members share (the artifact's comm groups): the
+ * whole job for optimizer-clip-main-grad (the gradient norm), the first and
+ * last stage of a DP rank for embedding-grads-all-reduce, the DP group (same
+ * stage) for other dp-comm ops, the TP group for tp-comm ops; UINT64_MAX:
+ * not synchronised (layernorm-grads-all-reduce, as in the artifact). */
+static uint64_t group_key(const pp_job *j, const pev *e)
+{
+    const wi_model *m = &j->m;
+    const char *nm = tl_str(j->tl, j->tl->name[e->ev]);
+    uint64_t tp = m->w_tp[e->w], d = m->w_dp[e->w], p = m->w_stage[e->w];
+    if (!strcmp(nm, "layernorm-grads-all-reduce"))
+        return UINT64_MAX;
+    if (!strcmp(nm, "optimizer-clip-main-grad"))
+        return (uint64_t)1 << 60 | tp;
+    if (!strcmp(nm, "embedding-grads-all-reduce"))
+        return (uint64_t)2 << 60 | d << 32 | tp;
+    return e->kind == OPT_DP_COMM ? (uint64_t)3 << 60 | p << 32 | tp : (uint64_t)4 << 60 | p << 32 | d;
 }
 
 /* Collective groups: members by (step, name, group key, k-th such op of
@@ -323,7 +447,6 @@ static void p2p_edges(pp_job *j)
 static void collectives(pp_job *j)
 {
     const tl_timeline *tl = j->tl;
-    const wi_model *m = &j->m;
     size_t n = j->n_main;
     j->coll_of = cp_xmalloc((n ? n : 1) * sizeof *j->coll_of);
     rec3 *v = cp_xmalloc((n ? n : 1) * sizeof *v);
@@ -331,15 +454,13 @@ static void collectives(pp_job *j)
     for (size_t i = 0; i < n; i++) {
         j->coll_of[i] = UINT32_MAX;
         const pev *e = &j->ops[i];
-        if (e->kind == OPT_DP_COMM || e->kind == OPT_TP_COMM)
+        if ((e->kind == OPT_DP_COMM || e->kind == OPT_TP_COMM) && group_key(j, e) != UINT64_MAX)
             v[nc++] = (rec3){ { e->w, (uint64_t)e->step << 32 | tl->name[e->ev], cp_key_i64(tl->ts_ns[e->ev]) }, i };
     }
     cp_sort_records(v, nc, sizeof *v, 3, rec_key, NULL);
     for (size_t c = 0, k = 0; c < nc; c++) { /* k: the occurrence; then the group key */
         k = c && v[c].k[0] == v[c - 1].k[0] && v[c].k[1] == v[c - 1].k[1] ? k + 1 : 0;
-        const pev *e = &j->ops[v[c].i];
-        uint64_t peer = e->kind == OPT_DP_COMM ? m->w_tp[e->w] : m->w_dp[e->w]; /* what the group shares */
-        v[c].k[0] = (uint64_t)e->kind << 60 | (uint64_t)m->w_stage[e->w] << 32 | peer;
+        v[c].k[0] = group_key(j, &j->ops[v[c].i]);
         v[c].k[2] = k;
     }
     cp_sort_records(v, nc, sizeof *v, 3, rec_key, NULL);
@@ -388,11 +509,14 @@ static void graph(pp_job *j)
         cp_xgrow((void **)&ed, &cap, ne + 1, sizeof *ed);              \
         ed[ne++] = (edge){ (d), (s) };                                 \
     } while (0)
-    j->anchor = INT64_MAX;
+    j->step_start = cp_xmalloc((j->m.n_steps ? j->m.n_steps : 1) * sizeof *j->step_start);
+    for (size_t s = 0; s < j->m.n_steps; s++)
+        j->step_start[s] = INT64_MAX;
     for (size_t i = 0; i < n; i++) {
         size_t ev = j->ops[i].ev;
-        j->anchor = CP_MIN(j->anchor, tl->ts_ns[ev]);
-        if (i && j->ops[i - 1].w == j->ops[i].w)
+        int32_t s = j->ops[i].step;
+        j->step_start[s] = CP_MIN(j->step_start[s], tl->ts_ns[ev]);
+        if (i && j->ops[i - 1].w == j->ops[i].w && j->ops[i - 1].step == s)
             EDGE(n_start(i), n_end(i - 1));
         uint32_t g = j->coll_of[i];
         if (g == UINT32_MAX) {
@@ -439,12 +563,15 @@ static size_t g_binding(const void *ctx, uint64_t v, const uint64_t *src, size_t
     return np ? 0 : SIZE_MAX;
 }
 
-/* no launch delays: a node's lag is an op's duration or 0; sources at the trace's start */
+/* no launch delays: a node's lag is an op's duration or 0; a source (a
+ * step's first op on a worker, nothing to wait for) at its step's start */
 static int64_t g_lag0(const void *ctx, uint64_t v, const uint64_t *src, size_t b)
 {
     (void)src;
     const pp_job *j = ctx;
-    return b == SIZE_MAX ? j->anchor : j->lag[v];
+    if (b != SIZE_MAX)
+        return j->lag[v];
+    return v < 2 * (uint64_t)j->n_main ? j->step_start[j->ops[v / 2].step] : 0; /* only main ops' starts can be sources */
 }
 
 /* ---- ops and types for the replay ---- */
@@ -513,8 +640,65 @@ static void job_free(pp_job *j)
     free(j->pstart);
     free(j->pred);
     free(j->lag);
+    free(j->step_start);
     free(j->names);
     free(j->tnames);
+}
+
+/* The trace's own mean step time (latest op end - earliest op start per
+ * step) and the launch delays' share: T_trace / T_original, where
+ * T_original is the replay without them (the artifact's launch_slowdown). */
+static void trace_time(rep_report *rp, rep_node *top, pp_job *j)
+{
+    const tl_timeline *tl = j->tl;
+    size_t ns = j->m.n_steps;
+    int64_t *hi = cp_xmalloc((ns ? ns : 1) * sizeof *hi);
+    for (size_t s = 0; s < ns; s++)
+        hi[s] = INT64_MIN;
+    for (size_t i = 0; i < j->n_main; i++)
+        hi[j->ops[i].step] = CP_MAX(hi[j->ops[i].step], tl_end_ns(tl, j->ops[i].ev));
+    double sum = 0;
+    for (size_t s = 0; s < ns; s++)
+        sum += (double)(hi[s] - j->step_start[s]);
+    free(hi);
+    double t = ns ? sum / (double)ns : 0;
+    rep_num(rp, top, "t_trace_ns", "mean step time as traced (launch delays included)", t, "ns");
+    j->t_trace_ns = t;
+}
+
+/* The replay model from the graph, then every scenario under top. */
+static void replay_report(rep_report *rp, rep_node *top, pp_job *j)
+{
+    replay_ops(j);
+    wi_graph_src gs = { j->n_nodes, j, g_preds, g_binding, g_lag0 };
+    wi_topo_order(&j->m, &gs);
+    wi_ideals(&j->m);
+    size_t on_cycle = j->n_nodes - j->m.n_order;
+    wi_compact(&j->m, &gs);
+    if (j->m.out_of_range) {
+        rep_str(rp, top, "skipped", NULL, "instants and durations too large for the replays (damaged input)");
+        return;
+    }
+    rep_str(rp, top, "method", NULL,
+            "op timeline (OSDI'25 artifact format): replay of the pipeline's dependency model without launch "
+            "delays; ideal = mean (computation) or median (communication) duration of each op type over "
+            "workers, steps and microbatches");
+    rep_int(rp, top, "ops", "ops replayed", (int64_t)j->n_main, NULL);
+    rep_int(rp, top, "p2p_edges", "pipeline transfers between stages", (int64_t)j->n_p2p, NULL);
+    rep_int(rp, top, "p2p_without_recv", "transfers without a matching recv op", (int64_t)j->no_recv, NULL);
+    rep_int(rp, top, "collective_groups", "DP and TP collectives, one per group", (int64_t)j->n_coll, NULL);
+    rep_int(rp, top, "cycle_nodes", "nodes on a dependency cycle (not replayed)", (int64_t)on_cycle, NULL);
+    rep_int(rp, top, "workers", "workers (DP rank, stage, TP rank)", (int64_t)j->m.n_workers, NULL);
+    rep_int(rp, top, "steps", "steps", (int64_t)j->m.n_steps, NULL);
+    rep_int(rp, top, "stages", "pipeline stages", (int64_t)j->m.n_stages, NULL);
+    rep_int(rp, top, "model_chunks", "model chunks per stage (interleaved schedule when > 1)", (int64_t)j->V, NULL);
+    trace_time(rp, top, j);
+    double t_orig = wi_report(rp, top, &j->m);
+    const char *title = "T_trace / T_original: what the launch delays cost";
+    if (t_orig > 0 && isfinite(t_orig))
+        rep_num(rp, top, "launch_slowdown", title, j->t_trace_ns / t_orig, NULL);
+    else
+        rep_null(rp, top, "launch_slowdown", title, NULL);
 }
 
 int an_whatif_pp_run(an_ctx *ctx, rep_node *top, size_t rank_index)
@@ -531,32 +715,12 @@ int an_whatif_pp_run(an_ctx *ctx, rep_node *top, size_t rank_index)
     collectives(&j);
     graph(&j);
     uint64_t n_sims = 4 + j.n_names + 2 + j.m.n_dp + j.m.n_stages;
-    if (!j.n_main || !j.m.n_steps) {
+    if (!j.n_main || !j.m.n_steps)
         rep_str(rp, top, "skipped", NULL, "no op in the op timeline");
-    } else if ((uint64_t)j.n_nodes * n_sims > AN_WI_MAX_VISITS || j.n_nodes >= UINT32_MAX) {
+    else if ((uint64_t)j.n_nodes * n_sims > AN_WI_MAX_VISITS || j.n_nodes >= UINT32_MAX)
         rep_str(rp, top, "skipped", NULL, "the job is too large for the replays (AN_WI_MAX_VISITS)");
-    } else {
-        replay_ops(&j);
-        wi_graph_src gs = { j.n_nodes, &j, g_preds, g_binding, g_lag0 };
-        wi_topo_order(&j.m, &gs);
-        wi_ideals(&j.m);
-        size_t on_cycle = j.n_nodes - j.m.n_order;
-        wi_compact(&j.m, &gs);
-        rep_str(rp, top, "method", NULL,
-                "op timeline (OSDI'25 artifact format): replay of the pipeline's dependency model without launch "
-                "delays; ideal = mean (computation) or median (communication) duration of each op type over "
-                "workers, steps and microbatches");
-        rep_int(rp, top, "ops", "ops replayed", (int64_t)j.n_main, NULL);
-        rep_int(rp, top, "p2p_edges", "pipeline transfers between stages", (int64_t)j.n_p2p, NULL);
-        rep_int(rp, top, "p2p_without_recv", "transfers without a matching recv op", (int64_t)j.no_recv, NULL);
-        rep_int(rp, top, "collective_groups", "DP and TP collectives, one per group", (int64_t)j.n_coll, NULL);
-        rep_int(rp, top, "cycle_nodes", "nodes on a dependency cycle (not replayed)", (int64_t)on_cycle, NULL);
-        rep_int(rp, top, "workers", "workers (DP rank, stage, TP rank)", (int64_t)j.m.n_workers, NULL);
-        rep_int(rp, top, "steps", "steps", (int64_t)j.m.n_steps, NULL);
-        rep_int(rp, top, "stages", "pipeline stages", (int64_t)j.m.n_stages, NULL);
-        rep_int(rp, top, "model_chunks", "model chunks per stage (interleaved schedule when > 1)", (int64_t)j.V, NULL);
-        wi_report(rp, top, &j.m);
-    }
+    else
+        replay_report(rp, top, &j);
     job_free(&j);
     return 0;
 }

@@ -22,7 +22,7 @@
  *   cut file keeps its complete events (truncated_file). A file with no
  *   worker-named op at all is not this format (CP_ERR_FORMAT, with offset).
  */
-#include "reader.h"
+#include "rd_optrace.h"
 #include "../base/jsontok.h"
 #include "../base/sort.h"
 #include "../base/src.h"
@@ -34,6 +34,7 @@
 #include <string.h>
 
 #define ARG_NONE INT32_MIN
+#define OT_MAX_NS ((int64_t)1 << 62) /* |ts| and dur beyond this (146 years) are damage: ts + dur must not overflow */
 enum { A_STEP, A_MB, A_CHUNK, A_SEQ, A_N };
 static const char *const arg_key[A_N] = { "step", "mb_id", "model_chunk", "seq_id" };
 
@@ -69,8 +70,9 @@ static uint32_t id_key(ot *r, const cp_jt_tok *t)
 static int32_t arg_int(const cp_jt_tok *t)
 {
     double d;
-    if (t->type != CP_JT_NUMBER || cp_jt_parse_double(t->s, t->n, &d) || d != (double)(int32_t)d)
-        return ARG_NONE; /* null, text or out of range: absent */
+    if (t->type != CP_JT_NUMBER || cp_jt_parse_double(t->s, t->n, &d) || !(d > INT32_MIN && d <= INT32_MAX) ||
+        d != (double)(int32_t)d)
+        return ARG_NONE; /* null, text, out of range or not whole: absent */
     return (int32_t)d;
 }
 
@@ -124,7 +126,7 @@ static int read_event(ot *r)
     for (int k = 0; k < A_N; k++)
         e.arg[k] = ARG_NONE;
     char ph = 0;
-    bool has_dur = false;
+    bool has_dur = false, bad_time = false;
     uint32_t mname = UINT32_MAX;
     int t;
     for (;;) {
@@ -155,9 +157,9 @@ static int read_event(ot *r)
         else if ((key == K_PID || key == K_TID) && scalar)
             *(key == K_PID ? &e.pid : &e.tid) = id_key(r, v);
         else if (key == K_TS && scalar)
-            cp_jt_parse_ns(v->s, v->n, &e.ts_ns);
+            bad_time |= cp_jt_parse_ns(v->s, v->n, &e.ts_ns) != 0;
         else if (key == K_DUR && scalar)
-            has_dur = cp_jt_parse_ns(v->s, v->n, &e.dur_ns) >= 0;
+            bad_time |= !(has_dur = cp_jt_parse_ns(v->s, v->n, &e.dur_ns) == 0);
         else if (key == K_ARGS && t == CP_JT_OBJ_BEGIN) {
             if ((t = read_args(r, &e, &mname)) < 0)
                 return t;
@@ -178,7 +180,8 @@ static int read_event(ot *r)
     }
     if (ph != 'X')
         return 1; /* other phases (counters, flows, instants) carry no op */
-    if (e.name == UINT32_MAX || e.ts_ns == INT64_MIN || e.pid == UINT32_MAX || e.tid == UINT32_MAX) {
+    if (e.name == UINT32_MAX || e.ts_ns == INT64_MIN || e.pid == UINT32_MAX || e.tid == UINT32_MAX || bad_time ||
+        e.ts_ns > OT_MAX_NS || e.ts_ns < -OT_MAX_NS || e.dur_ns > OT_MAX_NS) {
         diag_count(r->diag, DIAG_BAD_EVENT, r->path, e.offset);
         return 1;
     }
@@ -304,17 +307,13 @@ static size_t emit(ot *r, tl_builder *b)
     return added;
 }
 
-int rd_optrace_read(const char *path, tl_builder *b, const rd_opts *o, cp_error *err)
+int rd_optrace_read_src(cp_src *src, const char *name, tl_builder *b, cp_error *err)
 {
-    (void)o;
-    cp_src *src;
-    int rc = cp_src_open(&src, path, err);
-    if (rc < 0)
-        return rc;
+    const char *path = name ? name : cp_src_name(src);
     ot r = { .path = path, .str = tl_builder_strings(b), .diag = tl_builder_diag(b) };
     cp_jt_opts jo = { .name = path };
     r.jt = cp_jt_open_src(src, &jo);
-    rc = read_top(&r, err);
+    int rc = read_top(&r, err);
     if (rc >= 0 && !emit(&r, b))
         rc = cp_error_set(err, CP_ERR_FORMAT, path, 0, 0, cp_jt_offset(r.jt),
                           "not an op timeline: no X event of a worker (process 'DP rank [d]', thread "
@@ -327,10 +326,21 @@ int rd_optrace_read(const char *path, tl_builder *b, const rd_opts *o, cp_error 
         rc = 0;
     }
     cp_jt_close(r.jt);
-    cp_src_close(src);
     free(r.ev);
     free(r.pname);
     free(r.tname);
+    return rc;
+}
+
+int rd_optrace_read(const char *path, tl_builder *b, const rd_opts *o, cp_error *err)
+{
+    (void)o;
+    cp_src *src;
+    int rc = cp_src_open(&src, path, err);
+    if (rc < 0)
+        return rc;
+    rc = rd_optrace_read_src(src, path, b, err);
+    cp_src_close(src);
     return rc;
 }
 

@@ -6,15 +6,26 @@
  *   forwards, then forward/backward pairs, then the remaining backwards) or
  *   the interleaved one (chunks V > 1: warm-up (P-p-1)*2 + (V-1)*P, the k-th
  *   forward runs chunk (k mod PV)/P of microbatch (k / PV)*P + k mod P, the
- *   k-th backward the mirrored chunk), then grads-reduce-scatter over its DP
- *   group, then the optimizer; the next step follows its optimizer.
+ *   k-th backward the mirrored chunk), then what Megatron runs after the
+ *   backward pass (the artifact's op types): layernorm-grads-all-reduce,
+ *   embedding-grads-all-reduce (first and last stage only),
+ *   grads-reduce-scatter, optimizer-clip-main-grad, optimizer.
  * - The dependency model: an op starts when the worker's previous op ends
  *   and, for a forward on virtual stage v = chunk*P + p > 0, when the same
  *   microbatch's forward on v-1 has ended plus the activation transfer
- *   (forward-send/recv); a backward on v < VP-1 waits for v+1's backward
- *   plus the gradient transfer. A grads-reduce-scatter starts its transfer
- *   when the last member of its DP group arrives; each member's span runs
- *   from its own arrival to the common end.
+ *   (forward-send/recv: the recv is posted ahead, as irecv and the Kineto
+ *   writer syn_ppk.c have it, so the transfer starts with the producer's
+ *   end); a backward on v < VP-1 waits for v+1's backward plus the
+ *   gradient transfer (backward-send/recv).
+ *   Collectives: grads-reduce-scatter over the stage's DP group,
+ *   embedding-grads-all-reduce over a DP rank's first and last stage,
+ *   optimizer-clip-main-grad (the gradient norm) over the whole job; the
+ *   transfer starts when the group's last member arrives, each member's
+ *   span runs from its own arrival to the common end. The layernorm
+ *   all-reduce synchronises nothing (as in the artifact's model). Steps are separated by a barrier (the global gradient-norm
+ *   all-reduce of Megatron's optimizer): no worker starts step s+1 before
+ *   every worker has ended step s, so each step's time depends on that step
+ *   alone, as in the artifact's per-step replay.
  * - Truth: the paper's what-if on this model. The ideal duration of an op
  *   type is the mean over all its instances (computation) or the median
  *   (communication); a scenario replays the model with some ops at ideal.
@@ -39,8 +50,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const char *const pk_name[PK_N] = { "forward-compute", "backward-compute", "layernorm-grads-all-reduce",
+                                           "embedding-grads-all-reduce", "grads-reduce-scatter",
+                                           "optimizer-clip-main-grad", "optimizer" };
 static const char *const pt_name[PT_N] = { "forward-compute", "backward-compute", "optimizer",
-                                           "grads-reduce-scatter", "forward-send/recv", "backward-send/recv" };
+                                           "grads-reduce-scatter", "forward-send/recv", "backward-send/recv",
+                                           "layernorm-grads-all-reduce", "embedding-grads-all-reduce",
+                                           "optimizer-clip-main-grad" };
+static const int pk_type[PK_N] = { PT_F, PT_B, PT_LN, PT_EMB, PT_RS, PT_CLIP, PT_OPT };
 
 static uint64_t mix64(uint64_t x)
 {
@@ -63,6 +80,9 @@ void syn_pp_default(syn_pp_config *c)
     c->p2p_ns = 100000;
     c->dp_ns = 3000000;
     c->opt_ns = 1000000;
+    c->ln_ns = 50000;
+    c->emb_ns = 200000;
+    c->clip_ns = 100000;
     c->gpus_per_node = 8;
     c->p2p_bytes = 2097152; /* 1024 tokens x 1024 wide, bf16: ~21 GB/s over p2p_ns */
     c->dp_bytes = 67108864;
@@ -164,7 +184,7 @@ static void sched_op(const pp_job *j, int k, bool bwd, int *chunk, int *mb)
 static uint32_t add_op(pp_job *j, size_t *cap, int kind, int s, uint32_t w, int chunk, int mb, int64_t dur)
 {
     cp_xgrow((void **)&j->ops, cap, j->n_ops + 1, sizeof *j->ops);
-    j->ops[j->n_ops] = (pop){ (uint8_t)kind, (int16_t)chunk, mb, s, w, -1, dur };
+    j->ops[j->n_ops] = (pop){ (uint8_t)kind, (int16_t)chunk, mb, s, w, -1, -1, dur };
     return (uint32_t)j->n_ops++;
 }
 
@@ -175,7 +195,7 @@ static void build(pp_job *j)
     size_t nfb = fb_index(j, j->S, 0, 0, 0);
     uint32_t *fidx = cp_xmalloc((nfb ? nfb : 1) * sizeof *fidx), *bidx = cp_xmalloc((nfb ? nfb : 1) * sizeof *bidx);
     j->ord_start = cp_xcalloc(j->n_w + 1, sizeof *j->ord_start);
-    size_t per_w = (size_t)j->S * (2 * total + 2);
+    size_t per_w = (size_t)j->S * (2 * total + 5);
     j->order = cp_xmalloc(j->n_w * per_w * sizeof *j->order);
     for (uint32_t w = 0; w < j->n_w; w++) {
         int d = (int)w / j->P, p = (int)w % j->P;
@@ -199,8 +219,12 @@ static void build(pp_job *j)
                 ord[n++] = o;
                 fwd ? nf++ : nb++;
             }
+            ord[n++] = add_op(j, &cap, PK_LN, s, w, -1, -1, c->ln_ns);
+            if (p == 0 || p == j->P - 1)
+                ord[n++] = add_op(j, &cap, PK_EMB, s, w, -1, -1, c->emb_ns);
             ord[n++] = add_op(j, &cap, PK_RS, s, w, 0, -1, c->dp_ns);
-            ord[n++] = add_op(j, &cap, PK_OPT, s, w, 0, -1, llround((double)c->opt_ns * compute_factor(j, s, d, p, -1)));
+            ord[n++] = add_op(j, &cap, PK_CLIP, s, w, -1, -1, c->clip_ns);
+            ord[n++] = add_op(j, &cap, PK_OPT, s, w, -1, -1, llround((double)c->opt_ns * compute_factor(j, s, d, p, -1)));
         }
         j->ord_start[w + 1] = j->ord_start[w] + n;
     }
@@ -222,9 +246,45 @@ static void build(pp_job *j)
     free(bidx);
 }
 
+/* The collective groups: a step's reduce-scatter of one stage over its DP
+ * group, embedding all-reduce of one DP rank over its first and last
+ * stage, gradient-norm all-reduce over the whole job. */
+static void groups(pp_job *j)
+{
+    size_t S = (size_t)j->S, P = (size_t)j->P, D = (size_t)j->D;
+    j->n_grp = S * P + S * D + S;
+    j->gstart = cp_xcalloc(j->n_grp + 1, sizeof *j->gstart);
+    for (size_t k = 0; k < j->n_ops; k++) {
+        pop *o = &j->ops[k];
+        size_t s = (size_t)o->step, d = o->w / P, p = o->w % P;
+        if (o->kind == PK_RS)
+            o->grp = (int32_t)(s * P + p);
+        else if (o->kind == PK_EMB)
+            o->grp = (int32_t)(S * P + s * D + d);
+        else if (o->kind == PK_CLIP)
+            o->grp = (int32_t)(S * P + S * D + s);
+        if (o->grp >= 0)
+            j->gstart[o->grp + 1]++;
+    }
+    for (size_t g = 0; g < j->n_grp; g++)
+        j->gstart[g + 1] += j->gstart[g];
+    j->gmem = cp_xmalloc((j->gstart[j->n_grp] ? j->gstart[j->n_grp] : 1) * sizeof *j->gmem);
+    size_t *fill = cp_xmalloc((j->n_grp ? j->n_grp : 1) * sizeof *fill);
+    memcpy(fill, j->gstart, j->n_grp * sizeof *fill);
+    for (size_t k = 0; k < j->n_ops; k++)
+        if (j->ops[k].grp >= 0)
+            j->gmem[fill[j->ops[k].grp]++] = (uint32_t)k;
+    free(fill);
+}
+
 static int op_type(const pop *o)
 {
-    return o->kind == PK_F ? PT_F : o->kind == PK_B ? PT_B : o->kind == PK_OPT ? PT_OPT : PT_RS;
+    return pk_type[o->kind];
+}
+
+static bool comm_type(int t)
+{
+    return t == PT_RS || t == PT_LN || t == PT_EMB || t == PT_CLIP;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -237,22 +297,25 @@ static void ideals(pp_job *j)
 {
     double sum[PT_N] = { 0 };
     size_t cnt[PT_N] = { 0 };
-    int64_t *rs = cp_xmalloc((j->n_ops ? j->n_ops : 1) * sizeof *rs);
-    size_t nrs = 0;
+    int64_t *v = cp_xmalloc((j->n_ops ? j->n_ops : 1) * sizeof *v);
     for (size_t k = 0; k < j->n_ops; k++) {
         int t = op_type(&j->ops[k]);
-        if (t == PT_RS)
-            rs[nrs++] = j->ops[k].dur_ns;
         sum[t] += (double)j->ops[k].dur_ns;
         cnt[t]++;
     }
-    for (int t = 0; t < PT_N; t++)
+    for (int t = 0; t < PT_N; t++) {
         j->ideal[t] = cnt[t] ? llround(sum[t] / (double)cnt[t]) : 0;
-    qsort(rs, nrs, sizeof *rs, cmp_i64); /* communication: the median */
-    if (nrs)
-        j->ideal[PT_RS] = nrs % 2 ? rs[nrs / 2] : (rs[nrs / 2 - 1] + rs[nrs / 2]) / 2;
+        if (!comm_type(t) || !cnt[t])
+            continue;
+        size_t n = 0; /* communication: the median */
+        for (size_t k = 0; k < j->n_ops; k++)
+            if (op_type(&j->ops[k]) == t)
+                v[n++] = j->ops[k].dur_ns;
+        qsort(v, n, sizeof *v, cmp_i64);
+        j->ideal[t] = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    }
     j->ideal[PT_FP2P] = j->ideal[PT_BP2P] = j->c->p2p_ns; /* every transfer is p2p_ns */
-    free(rs);
+    free(v);
 }
 
 /* ---- replay ---- */
@@ -281,6 +344,12 @@ static double replay(const pp_job *j, const pp_sel *s, int64_t *st, int64_t *en)
     size_t *ptr = cp_xmalloc(nw * sizeof *ptr);
     int64_t *free_at = cp_xcalloc(nw, sizeof *free_at);
     uint8_t *done = cp_xcalloc(j->n_ops ? j->n_ops : 1, 1);
+    /* the step barrier: ops per step, those ended, and their latest end */
+    size_t *in_step = cp_xcalloc((size_t)j->S, sizeof *in_step), *ended = cp_xcalloc((size_t)j->S, sizeof *ended);
+    int64_t *step_end = cp_xcalloc((size_t)j->S, sizeof *step_end);
+    size_t *arrived = cp_xcalloc(j->n_grp ? j->n_grp : 1, sizeof *arrived);
+    for (size_t k = 0; k < j->n_ops; k++)
+        in_step[j->ops[k].step]++;
     for (size_t w = 0; w < nw; w++)
         ptr[w] = j->ord_start[w];
     bool progress = true;
@@ -290,28 +359,32 @@ static double replay(const pp_job *j, const pp_sel *s, int64_t *st, int64_t *en)
             while (ptr[w] < j->ord_start[w + 1]) {
                 uint32_t k = j->order[ptr[w]];
                 const pop *o = &j->ops[k];
-                if (o->kind == PK_RS) { /* joins the DP group: every member must have arrived */
-                    st[k] = free_at[w];
-                    done[k] = 1;
-                    int64_t last = INT64_MIN;
-                    bool all = true;
-                    size_t pos = ptr[w] - j->ord_start[w];
-                    for (int d = 0; d < j->D && all; d++) {
-                        uint32_t v = (uint32_t)(d * j->P) + w % (uint32_t)j->P;
-                        uint32_t kv = j->order[j->ord_start[v] + pos]; /* same position: same schedule */
-                        all = done[kv] && ptr[v] == j->ord_start[v] + pos;
-                        if (all)
-                            last = CP_MAX(last, st[kv]);
+                if (ptr[w] > j->ord_start[w] && j->ops[j->order[ptr[w] - 1]].step != o->step) {
+                    if (ended[o->step - 1] < in_step[o->step - 1])
+                        break; /* step s+1 waits for all of step s */
+                    free_at[w] = CP_MAX(free_at[w], step_end[o->step - 1]);
+                }
+                if (o->grp >= 0) { /* a collective: every member of its group must have arrived */
+                    if (!done[k]) {
+                        st[k] = free_at[w];
+                        done[k] = 1;
+                        arrived[o->grp]++;
                     }
-                    if (!all)
+                    size_t g0 = j->gstart[o->grp], g1 = j->gstart[o->grp + 1];
+                    if (arrived[o->grp] < g1 - g0)
                         break;
-                    int64_t e = last + dur_of(j, s, w, PT_RS, o->dur_ns);
-                    for (int d = 0; d < j->D; d++) {
-                        uint32_t v = (uint32_t)(d * j->P) + w % (uint32_t)j->P;
-                        en[j->order[j->ord_start[v] + pos]] = e;
+                    int64_t last = INT64_MIN;
+                    for (size_t g = g0; g < g1; g++)
+                        last = CP_MAX(last, st[j->gmem[g]]);
+                    int64_t e = last + dur_of(j, s, w, op_type(o), o->dur_ns);
+                    for (size_t g = g0; g < g1; g++) { /* each member sits at this op until now */
+                        uint32_t m = j->gmem[g], v = j->ops[m].w;
+                        en[m] = e;
                         free_at[v] = e;
                         ptr[v]++;
                     }
+                    ended[o->step] += g1 - g0;
+                    step_end[o->step] = CP_MAX(step_end[o->step], e);
                     progress = true;
                     continue;
                 }
@@ -320,12 +393,14 @@ static double replay(const pp_job *j, const pp_sel *s, int64_t *st, int64_t *en)
                     if (!done[o->dep])
                         break;
                     int pt = o->kind == PK_F ? PT_FP2P : PT_BP2P; /* the edge belongs to the receiver */
-                    t0 = CP_MAX(t0, en[o->dep] + dur_of(j, s, w, pt, j->c->p2p_ns));
+                    t0 = CP_MAX(t0, en[o->dep] + dur_of(j, s, w, pt, j->c->p2p_ns)); /* a pre-posted recv */
                 }
                 st[k] = t0;
                 en[k] = t0 + dur_of(j, s, w, op_type(o), o->dur_ns);
                 done[k] = 1;
                 free_at[w] = en[k];
+                ended[o->step]++;
+                step_end[o->step] = CP_MAX(step_end[o->step], en[k]);
                 ptr[w]++;
                 progress = true;
             }
@@ -343,12 +418,17 @@ static double replay(const pp_job *j, const pp_sel *s, int64_t *st, int64_t *en)
     free(ptr);
     free(free_at);
     free(done);
+    free(in_step);
+    free(ended);
+    free(step_end);
+    free(arrived);
     return sum / j->S;
 }
 
 /* ---- output ---- */
 
 static const char *const thread_kind[] = { "compute", "pp-comm", "dp-comm" };
+static const int pk_thread[PK_N] = { 0, 0, 2, 2, 2, 2, 0 };
 
 static void put_op(cp_buf *b, const pp_job *j, uint32_t w, int thr, const char *name, int64_t t0, int64_t t1,
                    const pop *o, size_t seq)
@@ -364,13 +444,12 @@ static void write_trace(cp_buf *b, const pp_job *j, const int64_t *st, const int
 {
     cp_buf_puts(b, "[\n{\"ph\":\"M\",\"name\":\"chainprof.synth\",\"pid\":\"synth\",\"args\":{}}");
     *n_ops = 0;
-    static const char *const cname[] = { "forward-compute", "backward-compute", "grads-reduce-scatter", "optimizer" };
     for (uint32_t w = 0; w < j->n_w; w++)
         for (size_t q = j->ord_start[w]; q < j->ord_start[w + 1]; q++) {
             uint32_t k = j->order[q];
             const pop *o = &j->ops[k];
             size_t seq = q - j->ord_start[w];
-            put_op(b, j, w, o->kind == PK_RS ? 2 : 0, cname[o->kind], st[k], en[k], o, seq);
+            put_op(b, j, w, pk_thread[o->kind], pk_name[o->kind], st[k], en[k], o, seq);
             ++*n_ops;
             if (o->dep >= 0) { /* the transfer that fed it: send on the producer, recv here */
                 const char *sn = o->kind == PK_F ? "forward-send" : "backward-send";
@@ -458,6 +537,9 @@ static void write_truth(cp_buf *b, const pp_job *j, const pp_truth *t)
     jw_kv_i(&w, "p2p_ns", c->p2p_ns);
     jw_kv_i(&w, "dp_ns", c->dp_ns);
     jw_kv_i(&w, "opt_ns", c->opt_ns);
+    jw_kv_i(&w, "ln_ns", c->ln_ns);
+    jw_kv_i(&w, "emb_ns", c->emb_ns);
+    jw_kv_i(&w, "clip_ns", c->clip_ns);
     jw_kv_i(&w, "imbalanced_stage", c->imb_stage);
     jw_kv_d(&w, "imbalance_factor", c->imb_stage >= 0 ? c->imb_factor : NAN);
     jw_kv_d(&w, "seqlen_spread", c->seq_spread);
@@ -537,6 +619,7 @@ int syn_pp_write(const syn_pp_config *c, const char *dir, uint64_t *n_ops, doubl
     pp_job j = { .c = c, .P = c->pp, .D = c->dp, .M = c->microbatches, .V = c->chunks, .S = c->steps };
     j.n_w = (size_t)c->pp * (size_t)c->dp;
     build(&j);
+    groups(&j);
     ideals(&j);
     int64_t *st = cp_xmalloc(j.n_ops * sizeof *st), *en = cp_xmalloc(j.n_ops * sizeof *en);
     pp_truth t = { 0 };
@@ -560,5 +643,7 @@ int syn_pp_write(const syn_pp_config *c, const char *dir, uint64_t *n_ops, doubl
     free(j.ops);
     free(j.order);
     free(j.ord_start);
+    free(j.gstart);
+    free(j.gmem);
     return rc;
 }

@@ -30,6 +30,8 @@ typedef struct syn_pp_config {
     int64_t p2p_ns;         /* activation / gradient transfer between neighbouring stages */
     int64_t dp_ns;          /* grads-reduce-scatter transfer */
     int64_t opt_ns;         /* optimizer step */
+    int64_t ln_ns, emb_ns;  /* layernorm-grads all-reduce, embedding-grads all-reduce (first and last stage) */
+    int64_t clip_ns;        /* optimizer-clip-main-grad: the gradient norm's all-reduce over the job */
     /* the Kineto traces (syn_ppk.c) */
     int gpus_per_node;
     int64_t p2p_bytes;      /* one activation / gradient message (bf16) */

@@ -13,9 +13,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { PK_F, PK_B, PK_RS, PK_OPT };
+/* op kinds in a step's order after the schedule's computes: layernorm
+ * all-reduce, embedding all-reduce (first and last stage), grads
+ * reduce-scatter, gradient-norm all-reduce, optimizer */
+enum { PK_F, PK_B, PK_LN, PK_EMB, PK_RS, PK_CLIP, PK_OPT, PK_N };
 /* op types of the truth; the p2p edges are types of their own */
-enum { PT_F, PT_B, PT_OPT, PT_RS, PT_FP2P, PT_BP2P, PT_N };
+enum { PT_F, PT_B, PT_OPT, PT_RS, PT_FP2P, PT_BP2P, PT_LN, PT_EMB, PT_CLIP, PT_N };
 
 typedef struct pop {
     uint8_t kind;
@@ -23,6 +26,7 @@ typedef struct pop {
     int32_t mb, step;
     uint32_t w;            /* d * P + p */
     int32_t dep;           /* op this one waits for across stages, -1 */
+    int32_t grp;           /* collective group (its members wait for each other), -1 */
     int64_t dur_ns;        /* traced: compute duration or transfer */
 } pop;
 
@@ -34,6 +38,9 @@ typedef struct pp_job {
     size_t n_ops;
     uint32_t *order;       /* per worker its ops in execution order: ord_start[w] .. ord_start[w+1] */
     size_t *ord_start;
+    size_t n_grp;          /* collective groups: members gmem[gstart[g] .. gstart[g+1]) */
+    size_t *gstart;
+    uint32_t *gmem;
     int64_t ideal[PT_N];
 } pp_job;
 

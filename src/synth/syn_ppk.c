@@ -16,6 +16,8 @@
  *   launches), so every dependency of the model still holds and no kernel
  *   starts before its launch. Compute ops are one kernel each on the
  *   compute stream, inside a user_annotation named as the artifact's op.
+ *   The op timeline's post-backward all-reduces (layernorm, embedding,
+ *   gradient norm) are not written: their time is a gap on the streams.
  * - Point-to-point, as recent PyTorch writes it: record_param_comms with
  *   "Collective name" send / recv, the pipeline group's name, description
  *   and ranks, "Rank" (the peer's rank in the group) and "Dst Rank" (send) /
@@ -220,7 +222,8 @@ static int64_t post_compute(ppk_rank *r, int64_t *h, const char *op, const char 
     return launch;
 }
 
-static const char *const op_name[] = { "forward-compute", "backward-compute", "grads-reduce-scatter", "optimizer" };
+static const char *const op_name[PK_N] = { [PK_F] = "forward-compute", [PK_B] = "backward-compute",
+                                           [PK_RS] = "grads-reduce-scatter", [PK_OPT] = "optimizer" };
 
 /* The p2p args of a transfer between the ops' workers, seen from `self`. */
 static comm_args p2p_args(const ppk_job *k, const ppk_rank *r, uint32_t peer_w, bool send)
@@ -239,6 +242,9 @@ static void put_op(const ppk_job *k, ppk_rank *r, uint32_t o, int64_t *h)
     const pop *op = &j->ops[o];
     int s = op->step;
     int64_t corr, ext, launch;
+    if (op->kind == PK_LN || op->kind == PK_EMB || op->kind == PK_CLIP)
+        return; /* the post-backward all-reduces of the op timeline are not written as kernels (with TP 1 the
+                 * layernorm one launches none); their time is a gap on the rank's streams */
     if (op->dep >= 0 && j->ops[op->dep].w != op->w) { /* its input from another stage */
         comm_args a = p2p_args(k, r, j->ops[op->dep].w, false);
         launch = post_comm(r, h, &a, &corr, &ext);

@@ -4,13 +4,15 @@
 # injection: S = 1; straggler; stage imbalance; sequence-length imbalance;
 # interleaved chunks; all at once) `analyze DIR/optrace.json` must give
 # synth.json's T_original, T_ideal, S, M_W, M_S, S_t per op type, S_w per
-# DP rank and per stage (relative 1e-9) and the same workers fixed. The
+# DP rank and per stage (relative 1e-9) and the same workers fixed, and
+# (no launch delays in synth) t_trace_ns = T_original, launch_slowdown 1. The
 # truth comes from synth's own schedule replay (src/synth/syn_pp.c), not
 # from the analyzer. The same timeline rewritten as the artifact writes it
 # (object form, numeric pid/tid, "M" name events last, gzip) gives the
-# same answer; a Kineto trace is not taken for an op timeline; a cut file
+# same answer (its sends and recvs without mb_id / model_chunk, matched
+# by order as the artifact does); a Kineto trace is not taken for an op timeline; a cut file
 # and a damaged event are counted, not fatal; a JSON array without a
-# worker-named op is refused (exit 3). Skips (77) without python3.
+# worker-named op is refused (exit 3); two op timelines are not mixed. Skips (77) without python3.
 set -u
 CHAINPROF=${CHAINPROF:?}
 command -v python3 >/dev/null || { echo "skip: python3 is absent"; exit 77; }
@@ -39,6 +41,8 @@ for e in ev:
     p, t, k = re.match(r"PP rank (\d+), TP rank (\d+), (.*)", e["tid"]).groups()
     tid = int(p) * len(kinds) + kinds.index(k)
     e = dict(e, pid=d, tid=tid)
+    if k == "pp-comm":  # the artifact does not say which microbatch a send/recv carries
+        e["args"] = dict(e["args"], mb_id=-1, model_chunk=-1)
     out.append(e)
     if (d, tid) not in seen:
         seen.add((d, tid))
@@ -59,6 +63,10 @@ echo '[{"ph":"X","name":"forward-compute","pid":"DP rank [0]","tid":"nobody","ts
 rc=$?
 [ $rc -eq 3 ] || { echo "FAIL: no worker-named op: exit $rc, want 3"; fail=1; }
 grep -q "none.json" "$tmp/none.err" || { echo "FAIL: the error does not name the file: $(cat "$tmp/none.err")"; fail=1; }
+
+# two op timelines are two jobs: no what-if mixing them
+analyze_two() { "$CHAINPROF" analyze --format json -o "$tmp/two.json" "$tmp/plain/optrace.json" "$tmp/stage/optrace.json" >/dev/null 2>&1; }
+analyze_two || { echo "FAIL: analyze of two op timelines"; fail=1; }
 
 # a Kineto job stays Kineto
 "$CHAINPROF" synth --ranks 2 --steps 2 --out "$tmp/kin" >/dev/null || { echo "FAIL: synth kineto"; fail=1; }
@@ -83,6 +91,9 @@ def compare(name, out, truth):
         return
     for k in ("t_original_ns", "t_ideal_ns", "slowdown", "worker_metric", "stage_metric"):
         close(w.get(k), t.get(k), f"{name} {k}")
+    # synth has no launch delays: the trace is its own delay-free replay
+    close(w.get("t_trace_ns"), t["t_original_ns"], f"{name} t_trace_ns")
+    close(w.get("launch_slowdown"), 1.0, f"{name} launch_slowdown")
     got = {r["op"]: r["slowdown"] for r in w["by_op_type"]}
     for r in t["by_op_type"]:  # a type the trace lacks is one the truth cannot slow down
         close(got.pop(r["op"], 1.0), r["slowdown"], f"{name} S_t {r['op']}")
@@ -120,6 +131,8 @@ if "whatif" not in json.load(open(f"{root}/cut.out.json")):
     bad.append("cut file: no whatif section")
 if diag("broken.out.json").get("damaged_json", 0) + diag("broken.out.json").get("bad_event", 0) != 1:
     bad.append(f"malformed event: {diag('broken.out.json')}")
+if "several op timelines" not in json.load(open(f"{root}/two.json"))["whatif"].get("skipped", ""):
+    bad.append("two op timelines were replayed as one job")
 kin = json.load(open(f"{root}/kin.json"))
 if kin["whatif"].get("method", "").startswith("op timeline") or "p2p_edges" in kin["whatif"]:
     bad.append("a Kineto job was read as an op timeline")
