@@ -383,6 +383,10 @@ static void one_record(cpr *r, uint32_t tid, const cpt_rec *x)
         tl_builder_arg_int(r->b, r->k.kind, (int64_t)x->a);
         break;
     case CPT_K_CPU:
+        if ((int64_t)x->b < 0) { /* a thread's CPU time is never negative */
+            diag_count(r->dg, DIAG_BAD_EVENT, r->path, -1);
+            break;
+        }
         cp_xgrow((void **)&r->cpu, &r->cap_cpu, r->n_cpu + 1, sizeof *r->cpu);
         r->cpu[r->n_cpu++] = (cpr_cpu){ (uint32_t)x->a, x->t_ns, (int64_t)x->b };
         break;
@@ -474,15 +478,17 @@ static void emit_steps(cpr *r)
         if (c0 >= 0 && c1 >= c0)
             tl_builder_arg_int(r->b, r->k.cpu_ns, c1 - c0);
         int64_t proc = 0;
-        bool any = false;
-        for (size_t i = cpu_first(r, st->t); i < r->n_cpu && r->cpu[i].t == st->t; i++) {
+        bool any = false, over = false;
+        for (size_t i = cpu_first(r, st->t); i < r->n_cpu && r->cpu[i].t == st->t && !over; i++) {
             int64_t e = cpu_at(r, r->cpu[i].tid, t1);
-            if (e >= r->cpu[i].cpu) {
-                proc += e - r->cpu[i].cpu;
+            if (e >= r->cpu[i].cpu) { /* both >= 0 (CPU records): the difference fits, the sum may not */
+                over = __builtin_add_overflow(proc, e - r->cpu[i].cpu, &proc);
                 any = true;
             }
         }
-        if (any)
+        if (over) /* damaged CPU times (fuzz_cptrace: two threads' deltas near INT64_MAX) */
+            diag_count(r->dg, DIAG_BAD_EVENT, r->path, -1);
+        else if (any)
             tl_builder_arg_int(r->b, r->k.proc_cpu_ns, proc);
         cpr_event(r, tr, st->t, st->dur, host_name, TL_CAT_CPU_OP, -1, 0);
     }

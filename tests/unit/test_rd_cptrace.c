@@ -302,6 +302,32 @@ static void test_span_overflow(void **state)
     free(m.p);
 }
 
+/* A step's process CPU time sums the threads' CPU deltas: damaged CPU times
+ * whose sum does not fit int64 drop that arg (counted), a negative CPU time is
+ * a damaged record (fuzz_cptrace: signed overflow in emit_steps). */
+static void test_cpu_overflow(void **state)
+{
+    (void)state;
+    img m = start(0, "h0");
+    chunk(&m, 1);
+    const int64_t t0 = 2000000000, t1 = 2010000000, big = INT64_MAX / 2 + 10;
+    rec(&m, (cpt_rec){ .kind = CPT_K_STEP, .u32 = 1, .t_ns = t0, .dur_ns = t1 - t0, .a = 0 });
+    for (uint64_t tid = 1; tid <= 2; tid++) {
+        rec(&m, (cpt_rec){ .kind = CPT_K_CPU, .t_ns = t0, .a = tid, .b = 0 });
+        rec(&m, (cpt_rec){ .kind = CPT_K_CPU, .t_ns = t1, .a = tid, .b = (uint64_t)big });
+    }
+    rec(&m, (cpt_rec){ .kind = CPT_K_CPU, .t_ns = t1, .a = 3, .b = (uint64_t)-5 });
+    end(&m);
+    tl_timeline *tl = read_img(&m, 0);
+    size_t st = find(tl, "ProfilerStep#0");
+    int64_t v;
+    assert_true(tl_arg_int(tl, st, "cpu_ns", &v) && v == big); /* the step thread's own delta fits */
+    assert_false(tl_arg_int(tl, st, "process_cpu_ns", &v));
+    assert_int_equal(diag_of(tl, DIAG_BAD_EVENT), 2);
+    tl_free(tl);
+    free(m.p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -310,6 +336,7 @@ int main(void)
         cmocka_unit_test(test_kernel_channels),
         cmocka_unit_test(test_damage),
         cmocka_unit_test(test_span_overflow),
+        cmocka_unit_test(test_cpu_overflow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
