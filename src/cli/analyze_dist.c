@@ -30,6 +30,7 @@
 #include "../comm/comm_shard.h"
 #include "../model/rep_wire.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,17 +254,21 @@ static const rep_node *after_envelope(const rep_report *r)
     return c ? c->next : r->root->first;
 }
 
-static void encode(cp_buf *b, const rep_report *local, const diag_set *dg)
+void ad_encode(const rep_report *local, const diag_set *diag, cp_buf *msg)
 {
-    put_diag(b, dg);
+    put_diag(msg, diag);
     uint32_t n = 0;
     for (const rep_node *c = after_envelope(local); c; c = c->next)
         n++;
-    cp_buf_append(b, &n, sizeof n);
+    cp_buf_append(msg, &n, sizeof n);
+    rep_wire_enc e;
+    rep_wire_enc_init(&e, msg);
     for (const rep_node *c = after_envelope(local); c; c = c->next)
-        rep_wire_put(b, c);
+        rep_wire_put(&e, c);
+    rep_wire_enc_free(&e);
 }
 
+/* One process's message into out (merged by key into the root). */
 static int decode(const unsigned char *p, size_t len, rep_report *out, diag_set *merged, cp_error *err)
 {
     size_t pos = 0;
@@ -274,44 +279,55 @@ static int decode(const unsigned char *p, size_t len, rep_report *out, diag_set 
         return cp_error_set(err, CP_ERR_FORMAT, NULL, 0, 0, (long long)pos, "report message: no node count");
     memcpy(&n, p + pos, sizeof n);
     pos += sizeof n;
-    for (uint32_t i = 0; i < n; i++) {
-        rep_node *node;
-        if (rep_wire_get(out, NULL, p, len, &pos, &node, err) < 0)
-            return CP_ERR_FORMAT;
-        rep_node *holder = rep_obj(out, NULL, NULL, NULL); /* detached: merge by key into the root */
-        node->parent = holder;
-        holder->first = holder->last = node;
-        holder->n_children = 1;
-        rep_wire_merge(out->root, holder);
+    rep_wire_dec d;
+    rep_wire_dec_init(&d, p + pos, len - pos);
+    int rc = 0;
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        rep_node *holder = rep_obj(out, NULL, NULL, NULL); /* detached: merged by key into the root */
+        if ((rc = rep_wire_get(out, holder, &d, NULL, err)) == 0)
+            rep_wire_merge(out->root, holder);
     }
-    if (pos != len)
-        return cp_error_set(err, CP_ERR_FORMAT, NULL, 0, 0, (long long)pos, "report message: %zu bytes left over",
-                            len - pos);
-    return 0;
+    if (rc == 0 && d.pos != d.len)
+        rc = cp_error_set(err, CP_ERR_FORMAT, NULL, 0, 0, (long long)(pos + d.pos),
+                          "report message: %zu bytes left over", d.len - d.pos);
+    rep_wire_dec_free(&d);
+    return rc;
 }
 
-int ad_gather(ad_run *d, const rep_report *local, const diag_set *diag, rep_report *out, diag_set *merged_diag)
+#define AD_TAG_REPORT 19
+
+/* Rank 0 takes the messages one process at a time (its own first), so it
+ * holds the merged report and one message, never all of them at once. */
+int ad_gather(ad_run *d, cp_buf *msg, rep_report *out, diag_set *merged_diag)
 {
     cp_error err;
     cp_error_clear(&err);
-    cp_buf b = CP_BUF_INIT;
-    encode(&b, local, diag);
-    void *all = NULL;
-    size_t *sizes = cp_xcalloc((size_t)d->size, sizeof *sizes);
-    int rc = comm_gatherv(d->cm, b.data, b.len, 0, &all, sizes, &err);
-    cp_buf_free(&b);
-    const unsigned char *p = all;
+    int64_t *sizes = cp_xcalloc((size_t)d->size, sizeof *sizes);
+    sizes[d->rank] = msg->len > INT_MAX ? -1 : (int64_t)msg->len; /* MPI counts are int */
+    int rc = comm_allgather(d->cm, NULL, sizes, 1, COMM_DT_I64, &err);
+    for (int q = 0; rc == 0 && q < d->size; q++)
+        if (sizes[q] < 0)
+            rc = cp_error_set(&err, CP_ERR_NOMEM, NULL, 0, 0, -1,
+                              "the report of process %d is over %d bytes, MPI's limit: use more processes", q, INT_MAX);
+    if (rc == 0 && d->rank != 0)
+        rc = comm_send(d->cm, msg->data, msg->len, 0, AD_TAG_REPORT, &err);
     for (int q = 0; rc == 0 && d->rank == 0 && q < d->size; q++) {
-        if (decode(p, sizes[q], out, merged_diag, &err) < 0) {
+        unsigned char *p = q == 0 ? (unsigned char *)msg->data : cp_xmalloc((size_t)sizes[q] + 1);
+        if (q > 0)
+            rc = comm_recv(d->cm, p, (size_t)sizes[q], q, AD_TAG_REPORT, &err);
+        if (rc == 0 && decode(p, (size_t)sizes[q], out, merged_diag, &err) < 0) {
             cp_log_error("the report of process %d:", q);
             rc = CP_ERR_FORMAT;
         }
-        p += sizes[q];
-        d->summary_bytes += sizes[q];
+        d->summary_bytes += (size_t)sizes[q];
+        if (q == 0)
+            cp_buf_free(msg);
+        else
+            free(p);
     }
+    cp_buf_free(msg);
+    free(sizes);
     if (rc == 0 && d->rank == 0) /* arrays with elements from two processes, in rank order */
         rep_sort_merged(out->root, "rank");
-    free(all);
-    free(sizes);
     return rc < 0 ? fail(d, &err) : 0;
 }

@@ -5,6 +5,7 @@
 #define CP_CLI_ANALYZE_DIST_H
 
 #include "../analysis/analysis.h"
+#include "../base/buf.h"
 #include "../base/error.h"
 #include "../comm/comm.h"
 #include "../model/diag.h"
@@ -55,11 +56,14 @@ int ad_job(ad_run *d, const tl_timeline *tl, int64_t *t0_ns);
 /* The an_opts.job_max hook (hook = the ad_run). */
 int ad_job_max(void *hook, int64_t *v, size_t n);
 
-/* Send this process's report nodes (every child of local's root after the
- * envelope) and its diagnostics to rank 0. At rank 0, *merged_diag gets
- * every process's diagnostics in process order and the nodes are merged
- * into out's root: objects by key, arrays of ranks and rows concatenated
- * and ordered by `rank`. Returns 0 or an exit code. */
-int ad_gather(ad_run *d, const rep_report *local, const diag_set *diag, rep_report *out, diag_set *merged_diag);
+/* This process's report message: its diagnostics and every child of
+ * local's root after the envelope, as rep_wire bytes appended to msg. */
+void ad_encode(const rep_report *local, const diag_set *diag, cp_buf *msg);
+
+/* Send msg to rank 0 (msg is freed). At rank 0 every process's message in
+ * process order: *merged_diag gets their diagnostics and the nodes are
+ * merged into out's root: objects by key, arrays with elements from two
+ * processes ordered by `rank`. Returns 0 or an exit code. */
+int ad_gather(ad_run *d, cp_buf *msg, rep_report *out, diag_set *merged_diag);
 
 #endif

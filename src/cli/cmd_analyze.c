@@ -648,7 +648,22 @@ int cmd_analyze(cli_ctx *ctx)
         diag_set mine = tl->diag, all; /* this process's damage, then the job's at rank 0 */
         diag_merge(&mine, &dropped);
         diag_init(&all);
-        rc = ad_gather(&dr, local, &mine, rep, &all);
+        if (tl->diag.count[DIAG_TRUNCATED_FILE])
+            cp_log_warn("%s: truncated trace; events up to the last complete one were used",
+                        tl->diag.first[DIAG_TRUNCATED_FILE]);
+        cp_buf msg = CP_BUF_INIT;
+        ad_encode(local, &mine, &msg);
+        /* the ranks' timeline and analyses are in msg: rank 0 merges the
+         * job's report without them */
+        an_ctx_free(&an);
+        memset(&an, 0, sizeof an);
+        rep_free(local);
+        local = NULL;
+        tl_free(tl);
+        tl = NULL;
+        clock_t c_gather = clock();
+        rc = ad_gather(&dr, &msg, rep, &all);
+        cp_log_phase("gather and merge", c_gather);
         if (!rc && rep) {
             diag_merge(&all, &skipped);
             ev_set_diag(&evidence, &all);
@@ -662,7 +677,7 @@ int cmd_analyze(cli_ctx *ctx)
     if (!rep) /* not rank 0: its part is in rank 0's report */
         goto out;
     dist_report(rep, &dr, ad_on(&dr) ? dr.n_job : tl->n_ranks);
-    if (tl->diag.count[DIAG_TRUNCATED_FILE])
+    if (tl && tl->diag.count[DIAG_TRUNCATED_FILE])
         cp_log_warn("%s: truncated trace; events up to the last complete one were used",
                     tl->diag.first[DIAG_TRUNCATED_FILE]);
     order_for_people(rep, cli_has(ctx, O_DETAIL));
@@ -686,7 +701,7 @@ int cmd_analyze(cli_ctx *ctx)
     }
 out:
     an_ctx_free(&an);
-    if (local != rep)
+    if (local && local != rep)
         rep_free(local);
     rep_free(rep);
     tl_free(tl);
