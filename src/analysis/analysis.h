@@ -35,7 +35,7 @@ struct ev_set; /* src/model/evidence.h: the evidence files (owned by the caller)
 
 /* How an analyzer runs when the ranks are shared out over processes
  * (an_dist.def says which is which and why). */
-typedef enum an_dist_class { AN_DIST_RANK, AN_DIST_JOB } an_dist_class;
+typedef enum an_dist_class { AN_DIST_RANK, AN_DIST_EXCHANGE, AN_DIST_JOB } an_dist_class;
 an_dist_class an_dist(an_id id);
 
 /* One rank of the whole job, as every analyzer that needs the job's shape
@@ -44,7 +44,10 @@ an_dist_class an_dist(an_id id);
 typedef struct an_job_rank {
     int32_t rank;
     int32_t n_devices;
+    int32_t world_size;   /* -1 unknown */
+    tl_gpu_vendor vendor;
     const char *hostname; /* NULL when the trace names none */
+    const char *gpu_name; /* NULL when the trace names none */
 } an_job_rank;
 
 typedef struct an_opts {
@@ -74,7 +77,12 @@ typedef struct an_opts {
      * every process's AN_DIST_RANK analyzers call it alike, whatever ranks
      * they hold. NULL in one process. Returns 0 or a negative cp_status. */
     int (*job_max)(void *hook, int64_t *v, size_t n);
+    /* Every process's bytes (mine[bytes] here), concatenated in process
+     * order into *all (malloc'd, the caller frees), *all_bytes long. A
+     * collective like job_max. */
+    int (*job_gather)(void *hook, const void *mine, size_t bytes, void **all, size_t *all_bytes);
     void *job_hook;
+    bool job_root; /* sharded run: this process writes the job-wide nodes (rank 0) */
 } an_opts;
 
 #define AN_LAUNCH_ROWS 1000
@@ -88,7 +96,20 @@ typedef struct an_ctx {
     const an_job_rank *job; /* every rank of the job, sorted by rank (opts' or job_own) */
     size_t n_job;
     an_job_rank *job_own;
+    /* Sharded run, not the root: where AN_DIST_EXCHANGE analyzers' job-wide
+     * nodes go (rank 0 writes the real ones); what they write under the
+     * rank objects lives in its arena, so it is freed with the context */
+    rep_report *scratch;
 } an_ctx;
+
+/* Index of rank in ctx->job (sorted by rank), UINT32_MAX when absent. */
+uint32_t an_job_index(const an_ctx *ctx, int32_t rank);
+/* Job-wide sums in a sharded run: v[0..n) replaced by the sum over every
+ * process's v (no-op in one process). Every process calls it alike. */
+int an_job_sum(const an_ctx *ctx, int64_t *v, size_t n);
+/* Every process's bytes in process order (one process: a copy of mine);
+ * *all is the caller's to free. */
+int an_job_gather(const an_ctx *ctx, const void *mine, size_t bytes, void **all, size_t *all_bytes);
 
 typedef struct an_analyzer {
     const char *name;

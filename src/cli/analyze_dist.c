@@ -103,8 +103,8 @@ int ad_agree_flags(ad_run *d, int64_t *flags, size_t n)
 
 /* One rank as it travels: fixed size, so the gather needs no parsing. */
 typedef struct ad_rank_rec {
-    int32_t rank, n_devices, source, has_host;
-    char host[AD_HOST_MAX];
+    int32_t rank, n_devices, source, has_host, world_size, vendor, has_gpu;
+    char host[AD_HOST_MAX], gpu[AD_HOST_MAX];
 } ad_rank_rec;
 
 static int rec_cmp(const void *a, const void *b)
@@ -119,9 +119,12 @@ static ad_rank_rec *own_records(const tl_timeline *tl)
     ad_rank_rec *v = cp_xcalloc(tl->n_ranks ? tl->n_ranks : 1, sizeof *v);
     for (size_t i = 0; i < tl->n_ranks; i++) {
         const tl_rank_meta *m = &tl->ranks[i].meta;
-        v[i] = (ad_rank_rec){ m->rank, m->n_devices, (int32_t)m->rank_source, m->hostname != 0, { 0 } };
+        v[i] = (ad_rank_rec){ m->rank, m->n_devices, (int32_t)m->rank_source, m->hostname != 0, m->world_size,
+                              (int32_t)m->vendor, m->gpu_name != 0, { 0 }, { 0 } };
         if (m->hostname)
             snprintf(v[i].host, sizeof v[i].host, "%s", tl_str(tl, m->hostname));
+        if (m->gpu_name)
+            snprintf(v[i].gpu, sizeof v[i].gpu, "%s", tl_str(tl, m->gpu_name));
     }
     return v;
 }
@@ -175,7 +178,8 @@ int ad_job(ad_run *d, const tl_timeline *tl, int64_t *t0_ns)
     d->n_job = n;
     d->job_hosts = all; /* the names stay in the records */
     for (size_t i = 0; i < n; i++)
-        d->job[i] = (an_job_rank){ v[i].rank, v[i].n_devices, v[i].has_host ? v[i].host : NULL };
+        d->job[i] = (an_job_rank){ v[i].rank, v[i].n_devices, v[i].world_size, (tl_gpu_vendor)v[i].vendor,
+                                   v[i].has_host ? v[i].host : NULL, v[i].has_gpu ? v[i].gpu : NULL };
     *t0_ns = t[0] == INT64_MIN ? 0 : -t[0];
     return 0;
 }
@@ -201,6 +205,21 @@ int ad_job_max(void *hook, int64_t *v, size_t n)
     }
     free(all);
     return 0;
+}
+
+int ad_job_gather(void *hook, const void *mine, size_t bytes, void **all, size_t *all_bytes)
+{
+    ad_run *d = hook;
+    size_t *sizes = cp_xcalloc((size_t)d->size, sizeof *sizes);
+    int rc = comm_allgatherv(d->cm, mine, bytes, all, sizes, &d->err);
+    *all_bytes = 0;
+    for (int p = 0; rc == 0 && p < d->size; p++)
+        *all_bytes += sizes[p];
+    free(sizes);
+    d->exchange_bytes += *all_bytes;
+    if (rc < 0)
+        d->failed = 1;
+    return rc;
 }
 
 /* ---- report messages: [diag codes][node count][nodes] ---- */

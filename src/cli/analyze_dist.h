@@ -24,6 +24,7 @@ typedef struct ad_run {
     size_t n_job;
     char *job_hosts;       /* the gathered records job[].hostname points into */
     size_t summary_bytes;  /* report message bytes rank 0 received, all processes */
+    size_t exchange_bytes; /* bytes this process received through the analyzers' job hooks */
     cp_error err;          /* the first failure of a collective inside the analysis (job_max) */
     int failed;
 } ad_run;
@@ -53,8 +54,9 @@ int ad_agree_flags(ad_run *d, int64_t *flags, size_t n);
  * see. Returns 0 or an exit code. */
 int ad_job(ad_run *d, const tl_timeline *tl, int64_t *t0_ns);
 
-/* The an_opts.job_max hook (hook = the ad_run). */
+/* The an_opts.job_max and job_gather hooks (hook = the ad_run). */
 int ad_job_max(void *hook, int64_t *v, size_t n);
+int ad_job_gather(void *hook, const void *mine, size_t bytes, void **all, size_t *all_bytes);
 
 /* This process's report message: its diagnostics and every child of
  * local's root after the envelope, as rep_wire bytes appended to msg. */

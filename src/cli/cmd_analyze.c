@@ -455,6 +455,8 @@ static void dist_report(rep_report *rep, const ad_run *dr, size_t n_job)
     if (!ad_on(dr))
         return;
     rep_int(rep, tool, "summary_bytes", "report messages to rank 0", (int64_t)dr->summary_bytes, "bytes");
+    rep_int(rep, tool, "exchange_bytes", "records rank 0 received from the analyzers' exchanges",
+            (int64_t)dr->exchange_bytes, "bytes");
     rep_node *lb = rep_arr(rep, tool, "read_bytes", "input bytes each process read (estimated)");
     for (int p = 0; p < dr->size; p++)
         rep_int(rep, lb, NULL, NULL, (int64_t)dr->load_bytes[p], "bytes");
@@ -463,7 +465,7 @@ static void dist_report(rep_report *rep, const ad_run *dr, size_t n_job)
     rep_node *nc = rep_arr(rep, d, "not_computed", "analyses that need every rank at once (not yet under mpirun)");
     const an_analyzer *t = an_analyzers();
     for (size_t i = 0; t[i].name; i++)
-        if (an_dist((an_id)i) != AN_DIST_RANK)
+        if (an_dist((an_id)i) == AN_DIST_JOB)
             rep_str(rep, nc, NULL, NULL, t[i].name);
 }
 
@@ -637,7 +639,9 @@ int cmd_analyze(cli_ctx *ctx)
         ao.n_job_ranks = dr.n_job;
         ao.rank_analyzers_only = true;
         ao.job_max = ad_job_max;
+        ao.job_gather = ad_job_gather;
         ao.job_hook = &dr;
+        ao.job_root = dr.rank == 0;
     }
     int arc = an_run_all(&an, tl, local, &ao, &err);
     if (arc < 0)

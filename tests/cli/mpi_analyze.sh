@@ -3,7 +3,7 @@
 # item 3) against one process, on synthesized jobs: a multi-node DP job with
 # a straggler (5 ranks, 2 GPUs a node: 2 and 3 processes hold unequal
 # shares), a TP x DP job in gzip, and a job of 2 ranks on 3 processes (one
-# process reads nothing). Checked, field by field (values, types and key
+# process reads nothing) with an nccl-tests output among its files. Checked, field by field (values, types and key
 # order, tool and command aside):
 #   - -np 2 and -np 3 give exactly the report of -np 1;
 #   - every field of the -np 1 report is the one-process report's, except
@@ -61,10 +61,12 @@ print(f"ok: {len(one['ranks'])} ranks, -np 1/2/3 equal; not computed under mpiru
 PY
 }
 
-run_job() { # NAME SYNTH-ARGS...
-    local name=$1
+run_job() { # NAME [EVIDENCE-FILE] SYNTH-ARGS...
+    local name=$1 ev=
     shift
+    case ${1:-} in /*) ev=$1; shift ;; esac
     "$CHAINPROF" synth --out "$tmp/$name" "$@" >/dev/null || { echo "FAIL: synth $name"; fail=1; return; }
+    [ -z "$ev" ] || cp "$ev" "$tmp/$name/"
     "$CHAINPROF" analyze "$tmp/$name" --no-history --json >"$tmp/$name.one.json" 2>"$tmp/err" ||
         { echo "FAIL: $name: one process"; cat "$tmp/err"; fail=1; return; }
     for np in 1 2 3; do
@@ -77,7 +79,7 @@ run_job() { # NAME SYNTH-ARGS...
 
 run_job dp5 --ranks 5 --gpus-per-node 2 --steps 3 --inject straggler=3
 run_job tpdp --ranks 4 --gpus-per-node 2 --tp 2 --steps 2 --gzip --inject slow-network=0.3
-run_job two --ranks 2 --steps 2 --inject sync-checkpoint=0.05@1
+run_job two "${CP_FIXTURES:-$CP_SOURCE_DIR/tests/fixtures}/nccl-tests/new-2node-allgather-wrong-na.txt" --ranks 2 --steps 2 --inject sync-checkpoint=0.05@1
 
 # what a sharded run cannot do is refused with the reason, never half done
 out=$(mpi 2 analyze "$tmp/dp5" --no-history --fail-on high 2>&1 >/dev/null)
