@@ -11,6 +11,8 @@
 #     gather-and-merge phase (`-vv`), the report-message bytes rank 0
 #     received (tool.summary_bytes) per rank, the report's size per rank,
 #     and the peak RSS per process of -np NP over one process's;
+#   - the bytes every process received through the analyzers' exchanges
+#     (tool.exchange_bytes) per rank, rank 0's output CPU;
 #   - whether -np NP's report equals -np 1's (bench/json_same.py).
 # Figures only; it never fails on a number. Usage:
 #   bash bench/bench_scale.sh [BUILD_DIR] (default build); RANKS="8 64", NP=2,
@@ -63,13 +65,20 @@ w1, c1, r1 = t(tmp + "/t.one")
 procs = [t(f"{tmp}/t.{np}.{q}") for q in range(np)]
 rep = json.load(open(tmp + "/npP.json"))
 sb = rep["tool"]["summary_bytes"]
+xb = rep["tool"]["exchange_bytes"]
 out_b = os.path.getsize(tmp + "/one.json")
 g0 = phase(f"{tmp}/e.{np}.0", "gather and merge")
+o0 = phase(f"{tmp}/e.{np}.0", "output")
+o1 = phase(tmp + "/e.one", "output")
 print(f"ranks {n}: input {inb / n / 1e6:.2f} MB/rank ({inb / 1e6:.0f} MB); one process {w1:.2f} s wall, {c1:.2f} s cpu "
       f"({c1 / n * 1e3:.1f} ms cpu/rank), peak {r1:.0f} MB; report {out_b / n / 1e3:.0f} kB/rank")
 print(f"  -np {np}: cpu " + " ".join(f"{c:.2f}" for _, c, _ in procs) + " s, peak " +
       " ".join(f"{r:.0f}" for _, _, r in procs) + f" MB (max/one process {max(r for _, _, r in procs) / r1:.2f}), "
       f"wall {max(w for w, _, _ in procs):.2f} s; summaries {sb / n / 1e3:.0f} kB/rank ({sb / 1e6:.1f} MB), "
-      f"rank 0 gather+merge {g0:.3f} s cpu ({g0 / n * 1e3:.2f} ms/rank); equal to -np 1: {same}")
+      f"exchanges {xb / n / 1e3:.1f} kB/rank ({xb / 1e6:.2f} MB to every process); "
+      f"rank 0 gather+merge {g0:.3f} s cpu ({g0 / n * 1e3:.2f} ms/rank), output {o0:.3f} s cpu "
+      f"({o0 / n * 1e3:.2f} ms/rank; one process {o1:.3f} s); equal to -np 1: {same}")
+print(f"  sharded part (all processes' cpu - rank 0's gather+merge and output) "
+      f"{(sum(c for _, c, _ in procs) - g0 - o0) / n * 1e3:.1f} ms cpu/rank")
 PY
 done

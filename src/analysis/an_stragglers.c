@@ -20,7 +20,6 @@
  *   layer by the most, summed over the flagged steps.
  */
 #include "an_verdict.h"
-#include "../base/buf.h"
 #include "../base/util.h"
 
 #include <math.h>
@@ -63,53 +62,6 @@ static void free_result(void *self)
     free(sr);
 }
 
-/* Sharded run (mpirun): every rank's steps, through an_job_gather, in
- * rank order as one timeline has them; each rank as {rank, n_steps} then
- * its an_step_layers (plain numbers). NULL on failure (*rc set). */
-static an_rank_layers *job_steps(const an_ctx *ctx, const an_layers_result *lr, size_t *n_out, int *rc)
-{
-    cp_buf msg = CP_BUF_INIT;
-    for (size_t r = 0; r < lr->n_ranks; r++) {
-        int64_t head[2] = { lr->ranks[r].rank, (int64_t)lr->ranks[r].n_steps };
-        cp_buf_append(&msg, head, sizeof head);
-        cp_buf_append(&msg, lr->ranks[r].steps, lr->ranks[r].n_steps * sizeof *lr->ranks[r].steps);
-    }
-    void *all = NULL;
-    size_t bytes = 0, n = 0, cap = 0, pos = 0;
-    *rc = an_job_gather(ctx, msg.data, msg.len, &all, &bytes);
-    cp_buf_free(&msg);
-    an_rank_layers *v = NULL;
-    const unsigned char *p = all;
-    while (*rc == 0 && pos < bytes) {
-        int64_t head[2];
-        if (bytes - pos < sizeof head)
-            break;
-        memcpy(head, p + pos, sizeof head);
-        pos += sizeof head;
-        if (head[1] < 0 || (uint64_t)head[1] > (bytes - pos) / sizeof(an_step_layers))
-            break;
-        cp_xgrow((void **)&v, &cap, n + 1, sizeof *v);
-        an_rank_layers *rl = &v[n++];
-        memset(rl, 0, sizeof *rl);
-        rl->rank = (int32_t)head[0];
-        rl->n_steps = (size_t)head[1];
-        rl->steps = cp_xmalloc((rl->n_steps ? rl->n_steps : 1) * sizeof *rl->steps);
-        memcpy(rl->steps, p + pos, rl->n_steps * sizeof *rl->steps);
-        pos += rl->n_steps * sizeof *rl->steps;
-    }
-    free(all);
-    if (*rc == 0 && pos != bytes)
-        *rc = CP_ERR_FORMAT;
-    for (size_t i = 1; i < n; i++) /* by rank (each process's part is sorted already) */
-        for (size_t j = i; j > 0 && v[j].rank < v[j - 1].rank; j--) {
-            an_rank_layers t = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = t;
-        }
-    *n_out = n;
-    return v;
-}
-
 int an_stragglers_run(an_ctx *ctx)
 {
     rep_report *rp = ctx->rep;
@@ -118,19 +70,12 @@ int an_stragglers_run(an_ctx *ctx)
     sr->free = free_result;
     sr->k = STRAGGLER_K;
     ctx->results[AN_stragglers] = sr;
-    size_t nr = lr->n_ranks;
-    const an_rank_layers *ranks = lr->ranks;
-    an_rank_layers *gathered = NULL;
-    if (ctx->opts && ctx->opts->job_gather) {
-        int rc = 0;
-        ranks = gathered = job_steps(ctx, lr, &nr, &rc);
-        if (rc < 0) {
-            for (size_t r = 0; r < nr; r++)
-                free(gathered[r].steps);
-            free(gathered);
-            return rc;
-        }
-    }
+    int rc;
+    an_layers_result *job = an_layers_job(ctx, lr, &rc); /* every rank's, under mpirun too */
+    if (!job)
+        return rc;
+    size_t nr = job->n_ranks;
+    const an_rank_layers *ranks = job->ranks;
     acc *a = cp_xcalloc(nr ? nr : 1, sizeof *a);
 
     /* step ids: the union over ranks, sorted */
@@ -217,9 +162,7 @@ int an_stragglers_run(an_ctx *ctx)
         s->excess_ns = x->excess_ns;
     }
     free(a);
-    for (size_t r = 0; gathered && r < nr; r++)
-        free(gathered[r].steps);
-    free(gathered);
+    an_layers_job_free(lr, job);
     /* most time lost first */
     for (size_t i = 1; i < sr->n; i++)
         for (size_t j = i; j > 0 && sr->v[j].excess_ns > sr->v[j - 1].excess_ns; j--) {

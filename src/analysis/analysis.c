@@ -125,6 +125,14 @@ void an_ctx_free(an_ctx *ctx)
     rep_free(ctx->scratch);
 }
 
+bool an_dist_give_up(an_ctx *ctx, an_id id)
+{
+    if (!ctx->opts || !ctx->opts->job_gather)
+        return false;
+    ctx->not_computed[id] = true;
+    return true;
+}
+
 uint32_t an_job_index(const an_ctx *ctx, int32_t rank)
 {
     size_t lo = 0, hi = ctx->n_job;

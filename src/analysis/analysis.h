@@ -100,8 +100,24 @@ typedef struct an_ctx {
      * nodes go (rank 0 writes the real ones); what they write under the
      * rank objects lives in its arena, so it is freed with the context */
     rep_report *scratch;
+    /* Sharded run: analyzers that found input they cannot handle from
+     * summaries (links' proxy steps, roofline's Nsight Compute results)
+     * mark themselves here and write nothing; the report lists them, and
+     * findings, which merges theirs, then writes nothing either */
+    bool not_computed[AN__COUNT + 1];
 } an_ctx;
 
+/* In a sharded run: mark analyzer id as not computed (see an_ctx) and
+ * return true; in one process: false (compute as usual). */
+bool an_dist_give_up(an_ctx *ctx, an_id id);
+
+/* Whether this process writes the job-wide rows of an AN_DIST_RANK
+ * analyzer's tables (one process, or rank 0 of a sharded run): the others
+ * leave them empty, so the merge keeps rank 0's once. */
+static inline bool an_job_writer(const an_ctx *ctx)
+{
+    return !ctx->opts || !ctx->opts->job_gather || ctx->opts->job_root;
+}
 /* Index of rank in ctx->job (sorted by rank), UINT32_MAX when absent. */
 uint32_t an_job_index(const an_ctx *ctx, int32_t rank);
 /* Job-wide sums in a sharded run: v[0..n) replaced by the sum over every

@@ -130,10 +130,11 @@ static ad_rank_rec *own_records(const tl_timeline *tl)
 }
 
 /* Renumbered or doubled ranks would be numbered differently in one
- * process (tl_finish assigns them over all files at once). */
-static int check_ranks(const ad_rank_rec *v, size_t n, int size)
+ * process (tl_finish assigns them over all files at once), unless one
+ * process holds every trace (holders: processes that read any). */
+static int check_ranks(const ad_rank_rec *v, size_t n, int holders)
 {
-    for (size_t i = 0; i < n && size > 1; i++) {
+    for (size_t i = 0; i < n && holders > 1; i++) {
         if (v[i].source == TL_RANK_ASSIGNED || v[i].source == TL_RANK_REASSIGNED) {
             cp_log_error("rank %d: its trace does not say its rank (or another file has it too), so "
                          "chainprof numbers it over all the files: run without mpirun", v[i].rank);
@@ -157,8 +158,11 @@ int ad_job(ad_run *d, const tl_timeline *tl, int64_t *t0_ns)
     size_t *sizes = cp_xcalloc((size_t)d->size, sizeof *sizes), total = 0;
     int rc = comm_allgatherv(d->cm, own, tl->n_ranks * sizeof *own, &all, sizes, &err);
     free(own);
-    for (int p = 0; rc == 0 && p < d->size; p++)
+    int holders = 0;
+    for (int p = 0; rc == 0 && p < d->size; p++) {
         total += sizes[p];
+        holders += sizes[p] > 0;
+    }
     free(sizes);
     int64_t t[1] = { tl->n_events ? -tl->t0_ns : INT64_MIN }; /* the minimum as the max of negatives */
     if (rc == 0)
@@ -170,7 +174,7 @@ int ad_job(ad_run *d, const tl_timeline *tl, int64_t *t0_ns)
     ad_rank_rec *v = all;
     size_t n = total / sizeof *v; /* whole records: each process sent n_ranks of them */
     qsort(v, n, sizeof *v, rec_cmp);
-    if ((rc = check_ranks(v, n, d->size)) != 0) {
+    if ((rc = check_ranks(v, n, holders)) != 0) {
         free(all);
         return rc;
     }

@@ -432,7 +432,7 @@ static int dist_refuse(const cli_ctx *ctx, const input *inputs, size_t n)
     if (perfetto)
         return cli_usage_error(ctx, "the Perfetto overlay needs every event in one process: run it without mpirun");
     if (cli_get(ctx, O_FAIL_ON))
-        return cli_usage_error(ctx, "--fail-on needs the findings, which a run under mpirun does not compute yet");
+        return cli_usage_error(ctx, "--fail-on under mpirun is not supported yet: run it in one process");
     return 0;
 }
 
@@ -448,7 +448,7 @@ static uint64_t read_estimate(const input *in)
 
 /* The report's account of the sharded run: tool.processes always (1 in
  * one process), and under mpirun the split and what was not computed. */
-static void dist_report(rep_report *rep, const ad_run *dr, size_t n_job)
+static void dist_report(rep_report *rep, const ad_run *dr, size_t n_job, const bool *gave_up)
 {
     rep_node *tool = rep_child(rep->root, "tool");
     rep_int(rep, tool, "processes", "processes", dr->size, NULL);
@@ -465,7 +465,7 @@ static void dist_report(rep_report *rep, const ad_run *dr, size_t n_job)
     rep_node *nc = rep_arr(rep, d, "not_computed", "analyses that need every rank at once (not yet under mpirun)");
     const an_analyzer *t = an_analyzers();
     for (size_t i = 0; t[i].name; i++)
-        if (an_dist((an_id)i) == AN_DIST_JOB)
+        if (an_dist((an_id)i) == AN_DIST_JOB || gave_up[i])
             rep_str(rep, nc, NULL, NULL, t[i].name);
 }
 
@@ -643,6 +643,7 @@ int cmd_analyze(cli_ctx *ctx)
         ao.job_hook = &dr;
         ao.job_root = dr.rank == 0;
     }
+    bool gave_up[AN__COUNT + 1] = { false };
     int arc = an_run_all(&an, tl, local, &ao, &err);
     if (arc < 0)
         rc = cli_fail(&err);
@@ -657,6 +658,7 @@ int cmd_analyze(cli_ctx *ctx)
                         tl->diag.first[DIAG_TRUNCATED_FILE]);
         cp_buf msg = CP_BUF_INIT;
         ad_encode(local, &mine, &msg);
+        memcpy(gave_up, an.not_computed, sizeof gave_up); /* the same on every process: job-wide decisions */
         /* the ranks' timeline and analyses are in msg: rank 0 merges the
          * job's report without them */
         an_ctx_free(&an);
@@ -680,7 +682,7 @@ int cmd_analyze(cli_ctx *ctx)
         goto out;
     if (!rep) /* not rank 0: its part is in rank 0's report */
         goto out;
-    dist_report(rep, &dr, ad_on(&dr) ? dr.n_job : tl->n_ranks);
+    dist_report(rep, &dr, ad_on(&dr) ? dr.n_job : tl->n_ranks, gave_up);
     if (tl && tl->diag.count[DIAG_TRUNCATED_FILE])
         cp_log_warn("%s: truncated trace; events up to the last complete one were used",
                     tl->diag.first[DIAG_TRUNCATED_FILE]);
