@@ -26,6 +26,9 @@
 
 #include <errno.h>
 #include <limits.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -667,6 +670,11 @@ int cmd_analyze(cli_ctx *ctx)
         local = NULL;
         tl_free(tl);
         tl = NULL;
+#ifdef __GLIBC__
+        /* give the freed heap back now: rank 0's peak is then the job's
+         * report, not that plus its own share's high-water mark */
+        malloc_trim(0);
+#endif
         clock_t c_gather = clock();
         rc = ad_gather(&dr, &msg, rep, &all);
         cp_log_phase("gather and merge", c_gather);

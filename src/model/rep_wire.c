@@ -204,8 +204,14 @@ static rep_node *get_head(rd *x, rep_node *parent, int depth)
     int digits = (int)get_s(x, "digits");
     if (x->bad)
         return NULL;
-    rep_node *n = node_of(x, parent, (rep_type)t, key, title, unit);
-    n->unit = unit; /* as sent: constructors that take none leave it NULL */
+    /* the strings are the dictionary's, already in the report's arena:
+     * nodes point at them instead of copying each (rank 0 holds every
+     * rank's objects, the same few hundred keys and titles thousands of
+     * times over) */
+    rep_node *n = node_of(x, parent, (rep_type)t, NULL, NULL, NULL);
+    n->key = parent && parent->type == REP_ARR ? NULL : key;
+    n->title = title;
+    n->unit = unit;
     n->flags = flags;
     n->digits = digits;
     switch (n->type) {
