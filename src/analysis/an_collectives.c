@@ -285,7 +285,7 @@ static bool take(const unsigned char *p, size_t len, size_t *pos, void *out, siz
 static bool get_records(const an_ctx *ctx, const unsigned char *p, size_t len, size_t *pos, cp_intern *dict,
                         rec **out, size_t *n, size_t *cap)
 {
-    uint32_t ns, nr;
+    uint32_t ns, nr = 0;
     if (!take(p, len, pos, &ns, sizeof ns) || ns > (len - *pos) / sizeof(uint32_t))
         return false;
     uint32_t *gid = cp_xcalloc(ns + 1, sizeof *gid);

@@ -68,6 +68,15 @@ void ad_close(ad_run *d)
     memset(d, 0, sizeof *d);
 }
 
+int ad_threads(const ad_run *d, int cores)
+{
+    const char *s = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    long local = s ? strtol(s, NULL, 10) : 1;
+    if (!ad_on(d) || local < 1)
+        return cores;
+    return cores / local > 1 ? (int)(cores / local) : 1;
+}
+
 int ad_share(ad_run *d, const uint64_t *est_bytes, size_t n)
 {
     d->owner = cp_xcalloc(n ? n : 1, sizeof *d->owner);

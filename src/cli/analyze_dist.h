@@ -35,6 +35,11 @@ int ad_open(ad_run *d, double timeout_s);
 void ad_close(ad_run *d);
 static inline bool ad_on(const ad_run *d) { return d->cm != NULL; }
 
+/* Threads for one process when -j is not given: the machine's cores over
+ * the processes mpirun started on this host (OMPI_COMM_WORLD_LOCAL_SIZE),
+ * at least 1, so P processes on one host do not each start one per core. */
+int ad_threads(const ad_run *d, int cores);
+
 /* Share n files out by est_bytes (rank 0 decides, everyone gets its
  * split). Returns 0 or an exit code. */
 int ad_share(ad_run *d, const uint64_t *est_bytes, size_t n);

@@ -510,6 +510,8 @@ int cmd_analyze(cli_ctx *ctx)
         cp_paths_free(&paths);
         return rc;
     }
+    if (!cli_get(ctx, CLI_O_THREADS))
+        nthreads = ad_threads(&dr, nthreads);
     cp_error err;
     cp_error_clear(&err);
     input *inputs = cp_xcalloc(paths.n, sizeof *inputs);
