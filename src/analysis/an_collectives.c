@@ -243,7 +243,7 @@ static rec *gather(const an_ctx *ctx, const an_layers_result *lr, size_t *n_out,
 /* One record as it travels; the group's name and ranks strings by index
  * into the strings before the records (the process's own numbering). */
 typedef struct wire_rec {
-    int64_t start, end, bytes;
+    int64_t start, end, bytes, ev; /* ev: the sender's own event index */
     int32_t rank, n, op, inter;
     uint32_t name, ranks;
 } wire_rec;
@@ -255,7 +255,7 @@ static void put_records(const tl_timeline *tl, const rec *v, size_t n, cp_buf *m
     wire_rec *w = cp_xcalloc(n ? n : 1, sizeof *w);
     for (size_t i = 0; i < n; i++) {
         uint32_t name = (uint32_t)(v[i].pg >> 32), ranks = (uint32_t)v[i].pg;
-        w[i] = (wire_rec){ v[i].start, v[i].end, v[i].bytes, v[i].rank, v[i].n, (int32_t)v[i].op, v[i].inter,
+        w[i] = (wire_rec){ v[i].start, v[i].end, v[i].bytes, (int64_t)v[i].ev, v[i].rank, v[i].n, (int32_t)v[i].op, v[i].inter,
                            cp_intern_s(&loc, tl_str(tl, name)), cp_intern_s(&loc, tl_str(tl, ranks)) };
     }
     uint32_t ns = (uint32_t)cp_intern_count(&loc), nr = (uint32_t)n;
@@ -310,7 +310,7 @@ static bool get_records(const an_ctx *ctx, const unsigned char *p, size_t len, s
         rec *r = &(*out)[(*n)++];
         memset(r, 0, sizeof *r);
         *r = (rec){ .rank_index = an_job_index(ctx, w.rank), .local = li >= 0 ? (uint32_t)li : UINT32_MAX,
-                    .rank = w.rank, .ev = SIZE_MAX, .pg = (uint64_t)gid[w.name] << 32 | gid[w.ranks],
+                    .rank = w.rank, .ev = li >= 0 ? (size_t)w.ev : SIZE_MAX, .pg = (uint64_t)gid[w.name] << 32 | gid[w.ranks],
                     .start = w.start, .end = w.end, .bytes = w.bytes, .n = w.n, .op = (coll_op)w.op,
                     .inter = w.inter != 0, .last_ev = SIZE_MAX, .transfer_ns = w.end - w.start };
     }
@@ -320,10 +320,10 @@ static bool get_records(const an_ctx *ctx, const unsigned char *p, size_t len, s
 
 /* Replace this process's records by the job's, in (process, rank, track,
  * event) order, which the (rank, time) sort of match() makes the order one
- * timeline of every rank gives. Events are not comparable across processes:
- * ev is SIZE_MAX in every record, so the matched members and kernel records
- * (the critical path's and matrix's inputs, not computed under mpirun) are
- * left empty. */
+ * timeline of every rank gives. Events are this process's own: ev is
+ * SIZE_MAX in other ranks' records, so the matched members (the critical
+ * path's input, not computed under mpirun) are left empty and the kernel
+ * records are this process's, each with its place among the job's. */
 static int exchange(const an_ctx *ctx, rec **pv, size_t *pn)
 {
     cp_buf msg = CP_BUF_INIT;
@@ -649,9 +649,11 @@ static void keep_members(an_collectives_result *cr, const rec *v, size_t n)
 static void keep_kernels(an_collectives_result *cr, const rec *v, size_t n)
 {
     cr->kernels = cp_xmalloc((n ? n : 1) * sizeof *cr->kernels);
+    size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        cr->kernels[i] = (an_coll_kernel){ v[i].ev, v[i].op, v[i].n, v[i].bytes, v[i].transfer_ns };
-    cr->n_kernel_recs = n;
+        if (v[i].local != UINT32_MAX) /* under mpirun: this process's ranks */
+            cr->kernels[k++] = (an_coll_kernel){ v[i].ev, i, v[i].op, v[i].n, v[i].bytes, v[i].transfer_ns };
+    cr->n_kernel_recs = k;
 }
 
 static void free_result(void *self)
@@ -698,8 +700,7 @@ int an_collectives_run(an_ctx *ctx)
             add_wait_to_steps(lr, r);
     }
 
-    if (!sharded)
-        keep_kernels(cr, v, n);
+    keep_kernels(cr, v, n);
     scope_summaries(v, n, cr);
     for (size_t i = 0; i < n; i++)
         if (v[i].inter)

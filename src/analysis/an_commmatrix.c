@@ -27,6 +27,7 @@
  *   exact rows for the traced ranks and nothing invented for the others.
  */
 #include "an_verdict.h"
+#include "../base/buf.h"
 #include "../base/sort.h"
 #include "../base/util.h"
 
@@ -44,8 +45,8 @@ typedef struct cm_rec {
 } cm_rec;
 
 typedef struct cm_group {
-    uint32_t key;     /* "Process Group Ranks" (else "Process Group Name") string id, 0 unknown */
-    uint32_t name;    /* "Process Group Name" string id, 0 unknown */
+    uint32_t key;     /* "Process Group Ranks" (else "Process Group Name"), id in the run's dict, 0 unknown */
+    uint32_t name;    /* "Process Group Name", id in the run's dict, 0 unknown */
     int32_t size;
     bool inter;
     int64_t bytes, time_ns;
@@ -64,10 +65,111 @@ static bool ring_op(coll_op op)
            op == COLL_REDUCE;
 }
 
-static uint32_t arg_sid(const tl_timeline *tl, size_t ev, uint32_t key)
+static const char *arg_s(const tl_timeline *tl, size_t ev, uint32_t key)
 {
     tl_arg a;
-    return key != UINT32_MAX && tl_arg_by_id(tl, ev, key, &a) && a.type == TL_ARG_STR ? a.v.s : 0;
+    return key != UINT32_MAX && tl_arg_by_id(tl, ev, key, &a) && a.type == TL_ARG_STR ? tl_str(tl, a.v.s) : "";
+}
+
+/* One placed share of a kernel's traffic, before the groups are numbered:
+ * pos orders them as one timeline's kernel records come (the shares of one
+ * all-to-all in member order); key and name are ids in the run's dict. */
+typedef struct cm_share {
+    int64_t pos, src, dst, size, bytes, time_ns;
+    uint32_t key, name;
+} cm_share;
+
+static uint64_t share_key(const void *p, int k, const void *ctx)
+{
+    (void)k, (void)ctx;
+    return (uint64_t)((const cm_share *)p)->pos;
+}
+
+/* This process's kernels' shares (every kernel in one process). */
+static size_t own_shares(an_ctx *ctx, const an_collectives_result *cr, cp_intern *dict, cm_share **out,
+                         int64_t *unplaced)
+{
+    const tl_timeline *tl = ctx->tl;
+    uint32_t k_pgr = cp_intern_find(&tl->strings, "Process Group Ranks", 19);
+    uint32_t k_pgn = cp_intern_find(&tl->strings, "Process Group Name", 18);
+    cm_share *v = NULL;
+    size_t n = 0, cap = 0;
+    int32_t *mem = cp_xmalloc(AN_CM_MAX_GROUP * sizeof *mem);
+    for (size_t i = 0; cr && i < cr->n_kernel_recs; i++) {
+        const an_coll_kernel *k = &cr->kernels[i];
+        int32_t self = tl->ranks[tl->tracks[tl->track[k->ev]].rank_index].meta.rank;
+        int gs = an_event_group(ctx, k->ev, mem, AN_CM_MAX_GROUP);
+        int at = -1;
+        for (int j = 0; j < gs && j < AN_CM_MAX_GROUP; j++)
+            if (mem[j] == self)
+                at = j;
+        if (k->op == COLL_SEND_RECV || k->op == COLL_OTHER || gs < 2 || gs > AN_CM_MAX_GROUP || at < 0 ||
+            k->bytes <= 0) {
+            (*unplaced)++;
+            continue;
+        }
+        const char *name = arg_s(tl, k->ev, k_pgn), *key = arg_s(tl, k->ev, k_pgr);
+        uint32_t nid = cp_intern_s(dict, name), kid = *key ? cp_intern_s(dict, key) : nid;
+        int64_t wire = (int64_t)llround((double)k->bytes * an_busbw_factor(k->op, gs));
+        for (int j = 0; j < gs; j++) { /* ring ops: the next member; all-to-all: every other one */
+            bool ring = ring_op(k->op);
+            if (ring ? j != (at + 1) % gs : j == at)
+                continue;
+            cp_xgrow((void **)&v, &cap, n + 1, sizeof *v);
+            v[n++] = (cm_share){ (int64_t)k->pos, self, mem[j], gs, ring ? wire : wire / (gs - 1), k->transfer_ns, kid, nid };
+        }
+    }
+    free(mem);
+    *out = v;
+    return n;
+}
+
+/* Under mpirun: every process's shares (with their group strings), in the
+ * order one timeline gives them. Returns the new count, or (size_t)-1. */
+static size_t job_shares(an_ctx *ctx, cp_intern *dict, cm_share **pv, size_t n, int64_t *unplaced)
+{
+    if (!ctx->opts || !ctx->opts->job_gather)
+        return n;
+    cp_buf msg = CP_BUF_INIT;
+    for (size_t i = 0; i < n; i++) {
+        const char *key = cp_intern_str(dict, (*pv)[i].key), *name = cp_intern_str(dict, (*pv)[i].name);
+        int64_t len[2] = { (int64_t)strlen(key), (int64_t)strlen(name) };
+        cp_buf_append(&msg, &(*pv)[i], sizeof **pv);
+        cp_buf_append(&msg, len, sizeof len);
+        cp_buf_append(&msg, key, (size_t)len[0]);
+        cp_buf_append(&msg, name, (size_t)len[1]);
+    }
+    void *all = NULL;
+    size_t bytes = 0, pos = 0, m = 0, cap = 0;
+    int rc = an_job_sum(ctx, unplaced, 1);
+    if (rc == 0)
+        rc = an_job_gather(ctx, msg.data, msg.len, &all, &bytes);
+    cp_buf_free(&msg);
+    cm_share *v = NULL;
+    const char *p = all;
+    while (rc == 0 && pos < bytes) {
+        cm_share sh;
+        int64_t len[2];
+        if (bytes - pos < sizeof sh + sizeof len || (memcpy(&sh, p + pos, sizeof sh), memcpy(len, p + pos + sizeof sh, sizeof len),
+                                                     len[0] < 0 || len[1] < 0) ||
+            (uint64_t)len[0] + (uint64_t)len[1] > bytes - pos - sizeof sh - sizeof len) {
+            rc = CP_ERR_FORMAT;
+            break;
+        }
+        pos += sizeof sh + sizeof len;
+        sh.key = cp_intern_n(dict, p + pos, (size_t)len[0]);
+        sh.name = cp_intern_n(dict, p + pos + len[0], (size_t)len[1]);
+        pos += (size_t)(len[0] + len[1]);
+        cp_xgrow((void **)&v, &cap, m + 1, sizeof *v);
+        v[m++] = sh;
+    }
+    free(all);
+    free(*pv);
+    *pv = v;
+    if (rc < 0)
+        return (size_t)-1;
+    cp_sort_records(v, m, sizeof *v, 1, share_key, NULL); /* stable: an all-to-all's shares keep their order */
+    return m;
 }
 
 static uint32_t group_index(cm_group **gv, size_t *ng, size_t *cap, uint32_t key, uint32_t name, int32_t size)
@@ -92,7 +194,6 @@ static double gbps(int64_t bytes, int64_t ns) { return ns > 0 ? (double)bytes / 
 
 int an_commmatrix_run(an_ctx *ctx)
 {
-    const tl_timeline *tl = ctx->tl;
     rep_report *rp = ctx->rep;
     const an_collectives_result *cr = ctx->results[AN_collectives];
     const an_layers_result *lr = ctx->results[AN_layers];
@@ -100,43 +201,25 @@ int an_commmatrix_run(an_ctx *ctx)
     rep_str(rp, top, "pattern", NULL,
             "bytes x busbw factor per kernel; ring ops to the next member in the group's order, all-to-all "
             "evenly to every other member");
-    uint32_t k_pgr = cp_intern_find(&tl->strings, "Process Group Ranks", 19);
-    uint32_t k_pgn = cp_intern_find(&tl->strings, "Process Group Name", 18);
-    cm_rec *v = NULL;
-    size_t n = 0, cap = 0;
+    cp_intern dict; /* group strings; id 0 is "" (unknown) */
+    cp_intern_init(&dict);
+    int64_t unplaced = 0;
+    cm_share *sh = NULL;
+    size_t nsh = job_shares(ctx, &dict, &sh, own_shares(ctx, cr, &dict, &sh, &unplaced), &unplaced);
+    if (nsh == (size_t)-1) {
+        free(sh);
+        cp_intern_free(&dict);
+        return CP_ERR_FORMAT;
+    }
+    cm_rec *v = cp_xmalloc((nsh ? nsh : 1) * sizeof *v);
+    size_t n = 0;
     cm_group *gv = NULL;
     size_t ng = 0, capg = 0;
-    int64_t unplaced = 0;
-    int32_t *mem = cp_xmalloc(AN_CM_MAX_GROUP * sizeof *mem);
-    for (size_t i = 0; cr && i < cr->n_kernel_recs; i++) {
-        const an_coll_kernel *k = &cr->kernels[i];
-        int32_t self = tl->ranks[tl->tracks[tl->track[k->ev]].rank_index].meta.rank;
-        int gs = an_event_group(ctx, k->ev, mem, AN_CM_MAX_GROUP);
-        int at = -1;
-        for (int j = 0; j < gs && j < AN_CM_MAX_GROUP; j++)
-            if (mem[j] == self)
-                at = j;
-        if (k->op == COLL_SEND_RECV || k->op == COLL_OTHER || gs < 2 || gs > AN_CM_MAX_GROUP || at < 0 ||
-            k->bytes <= 0) {
-            unplaced++;
-            continue;
-        }
-        uint32_t name = arg_sid(tl, k->ev, k_pgn), key = arg_sid(tl, k->ev, k_pgr);
-        uint32_t gi = group_index(&gv, &ng, &capg, key ? key : name, name, gs);
-        int64_t wire = (int64_t)llround((double)k->bytes * an_busbw_factor(k->op, gs));
-        if (ring_op(k->op)) {
-            cp_xgrow((void **)&v, &cap, n + 1, sizeof *v);
-            v[n++] = (cm_rec){ self, mem[(at + 1) % gs], gi, wire, k->transfer_ns };
-        } else { /* all-to-all: an equal share to every other member */
-            for (int j = 0; j < gs; j++) {
-                if (j == at)
-                    continue;
-                cp_xgrow((void **)&v, &cap, n + 1, sizeof *v);
-                v[n++] = (cm_rec){ self, mem[j], gi, wire / (gs - 1), k->transfer_ns };
-            }
-        }
+    for (size_t i = 0; i < nsh; i++) { /* groups numbered by first appearance, as the kernels come */
+        uint32_t gi = group_index(&gv, &ng, &capg, sh[i].key, sh[i].name, (int32_t)sh[i].size);
+        v[n++] = (cm_rec){ (int32_t)sh[i].src, (int32_t)sh[i].dst, gi, sh[i].bytes, sh[i].time_ns };
     }
-    free(mem);
+    free(sh);
     cp_sort_records(v, n, sizeof *v, 3, rec_key, NULL);
     /* per (src, dst, group), then per (src, dst) */
     size_t m = 0;
@@ -197,7 +280,7 @@ int an_commmatrix_run(an_ctx *ctx)
     rep_node *gt = rep_table(rp, top, "by_group", "traffic per process group", gcols, CP_ARRAY_LEN(gcols));
     for (size_t i = 0; i < ng; i++) {
         rep_node *row = rep_row(rp, gt);
-        const char *nm = gv[i].name ? tl_str(tl, gv[i].name) : gv[i].key ? tl_str(tl, gv[i].key) : NULL;
+        const char *nm = gv[i].name ? cp_intern_str(&dict, gv[i].name) : gv[i].key ? cp_intern_str(&dict, gv[i].key) : NULL;
         if (nm)
             rep_cell_str(rp, row, nm);
         else
@@ -249,5 +332,6 @@ int an_commmatrix_run(an_ctx *ctx)
     free(pv);
     free(v);
     free(gv);
+    cp_intern_free(&dict);
     return 0;
 }

@@ -204,6 +204,8 @@ typedef struct an_coll_member {
  * what the communication matrix spreads over the group's links. */
 typedef struct an_coll_kernel {
     size_t ev;
+    size_t pos;                       /* its place among the job's records (match order): under
+                                       * mpirun each process keeps its own, pos orders them all */
     coll_op op;
     int32_t n;                        /* group size, 1 unknown */
     int64_t bytes;                    /* nccl-tests' size convention */
