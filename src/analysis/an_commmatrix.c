@@ -124,21 +124,23 @@ static size_t own_shares(an_ctx *ctx, const an_collectives_result *cr, cp_intern
     return n;
 }
 
-/* Under mpirun: every process's shares (with their group strings), in the
- * order one timeline gives them. Returns the new count, or (size_t)-1. */
+/* Under mpirun: every process's shares, in the order one timeline gives
+ * them. A process's part: its group strings once ({length, bytes} each, in
+ * dict order), then its shares with key and name as indices into them.
+ * Returns the new count, or (size_t)-1. */
 static size_t job_shares(an_ctx *ctx, cp_intern *dict, cm_share **pv, size_t n, int64_t *unplaced)
 {
     if (!ctx->opts || !ctx->opts->job_gather)
         return n;
     cp_buf msg = CP_BUF_INIT;
-    for (size_t i = 0; i < n; i++) {
-        const char *key = cp_intern_str(dict, (*pv)[i].key), *name = cp_intern_str(dict, (*pv)[i].name);
-        int64_t len[2] = { (int64_t)strlen(key), (int64_t)strlen(name) };
-        cp_buf_append(&msg, &(*pv)[i], sizeof **pv);
-        cp_buf_append(&msg, len, sizeof len);
-        cp_buf_append(&msg, key, (size_t)len[0]);
-        cp_buf_append(&msg, name, (size_t)len[1]);
+    int64_t head[2] = { (int64_t)cp_intern_count(dict), (int64_t)n };
+    cp_buf_append(&msg, head, sizeof head);
+    for (uint32_t i = 0; i < (uint32_t)head[0]; i++) {
+        int64_t len = cp_intern_len(dict, i);
+        cp_buf_append(&msg, &len, sizeof len);
+        cp_buf_append(&msg, cp_intern_str(dict, i), (size_t)len);
     }
+    cp_buf_append(&msg, *pv, n * sizeof **pv);
     void *all = NULL;
     size_t bytes = 0, pos = 0, m = 0, cap = 0;
     int rc = an_job_sum(ctx, unplaced, 1);
@@ -147,22 +149,42 @@ static size_t job_shares(an_ctx *ctx, cp_intern *dict, cm_share **pv, size_t n, 
     cp_buf_free(&msg);
     cm_share *v = NULL;
     const char *p = all;
+    uint32_t *map = NULL;
+    size_t cap_map = 0;
     while (rc == 0 && pos < bytes) {
-        cm_share sh;
-        int64_t len[2];
-        if (bytes - pos < sizeof sh + sizeof len || (memcpy(&sh, p + pos, sizeof sh), memcpy(len, p + pos + sizeof sh, sizeof len),
-                                                     len[0] < 0 || len[1] < 0) ||
-            (uint64_t)len[0] + (uint64_t)len[1] > bytes - pos - sizeof sh - sizeof len) {
+        if (bytes - pos < sizeof head || (memcpy(head, p + pos, sizeof head), head[0] < 0 || head[1] < 0)) {
             rc = CP_ERR_FORMAT;
             break;
         }
-        pos += sizeof sh + sizeof len;
-        sh.key = cp_intern_n(dict, p + pos, (size_t)len[0]);
-        sh.name = cp_intern_n(dict, p + pos + len[0], (size_t)len[1]);
-        pos += (size_t)(len[0] + len[1]);
-        cp_xgrow((void **)&v, &cap, m + 1, sizeof *v);
-        v[m++] = sh;
+        pos += sizeof head;
+        cp_xgrow((void **)&map, &cap_map, (size_t)head[0] + 1, sizeof *map);
+        for (int64_t i = 0; i < head[0] && rc == 0; i++) {
+            int64_t len;
+            if (bytes - pos < sizeof len || (memcpy(&len, p + pos, sizeof len), len < 0) ||
+                (uint64_t)len > bytes - pos - sizeof len) {
+                rc = CP_ERR_FORMAT;
+                break;
+            }
+            map[i] = cp_intern_n(dict, p + pos + sizeof len, (size_t)len);
+            pos += sizeof len + (size_t)len;
+        }
+        if (rc == 0 && (uint64_t)head[1] > (bytes - pos) / sizeof(cm_share))
+            rc = CP_ERR_FORMAT;
+        for (int64_t i = 0; rc == 0 && i < head[1]; i++) {
+            cm_share sh;
+            memcpy(&sh, p + pos, sizeof sh);
+            pos += sizeof sh;
+            if (sh.key >= (uint64_t)head[0] || sh.name >= (uint64_t)head[0]) {
+                rc = CP_ERR_FORMAT;
+                break;
+            }
+            sh.key = map[sh.key];
+            sh.name = map[sh.name];
+            cp_xgrow((void **)&v, &cap, m + 1, sizeof *v);
+            v[m++] = sh;
+        }
     }
+    free(map);
     free(all);
     free(*pv);
     *pv = v;
