@@ -11,6 +11,16 @@
  * the kernels per annotation are counted. A sweep over both start-sorted
  * lists keeps only the annotations open at the kernel's start, so the cost
  * is O(n log n) plus the nesting depth per kernel.
+ *
+ * Folding (HTA _aggr_gpu_kernel_time with num_kernels, duration_ratio 0.8
+ * and allowlist_patterns): with more names than --annotation-top (HTA's
+ * default 1000), a name past the top or whose cumulative total exceeds the
+ * 0.8 quantile of the cumulative totals joins "others", unless it contains
+ * one of the --annotation-keep strings (HTA escapes its patterns, so they
+ * are substrings). HTA then recomputes every row from the per-name totals
+ * (a kept row's mean, min and max are its total, "others" the spread of
+ * totals): the HTA view reports that, the exact view true per-event
+ * statistics with "others" pooling the folded events.
  */
 #include "an_results.h"
 #include "../base/util.h"
@@ -55,12 +65,48 @@ static size_t groups_of(const an_ctx *ctx, const an_view *v, tl_cat cat, an_grou
     return ng;
 }
 
+static bool keep_name(const an_opts *o, const char *name)
+{
+    for (size_t k = 0; o && k < o->n_annot_keep; k++)
+        if (o->annot_keep[k][0] && strstr(name, o->annot_keep[k]))
+            return true;
+    return false;
+}
+
+/* HTA's folding of groups sorted by descending total (see the top). */
+static size_t fold(const an_ctx *ctx, an_group *g, size_t ng, bool *folded, an_group *sums)
+{
+    const an_opts *o = ctx->opts;
+    size_t top = o && o->annot_top > 0 ? (size_t)o->annot_top : AN_ANNOT_TOP_DEFAULT;
+    *folded = false;
+    if (ng <= top)
+        return ng;
+    bool *keep = cp_xmalloc(ng * sizeof *keep), *other = cp_xmalloc(ng * sizeof *other);
+    for (size_t k = 0; k < ng; k++)
+        keep[k] = keep_name(o, tl_str(ctx->tl, g[k].name));
+    size_t n_other = an_fold_others(g, ng, top, AN_TOP_RATIO, keep, other), w = 0;
+    an_group others;
+    an_fold_merge(g, ng, other, &others, sums);
+    for (size_t k = 0; k < ng; k++)
+        if (!other[k])
+            g[w++] = g[k];
+    if (n_other)
+        g[w++] = others; /* last: the kept names stay in total order */
+    free(keep);
+    free(other);
+    *folded = true;
+    return w;
+}
+
 void an_annotations_compute(const an_ctx *ctx, const an_view *v, an_annot_rank *out)
 {
     memset(out, 0, sizeof *out);
+    out->exact = v->exact;
     out->n_cpu = groups_of(ctx, v, TL_CAT_USER_ANNOTATION, &out->cpu, NULL, NULL);
+    out->n_cpu = fold(ctx, out->cpu, out->n_cpu, &out->cpu_folded, &out->cpu_others_sums);
     size_t *ann, na;
     out->n_gpu = groups_of(ctx, v, TL_CAT_GPU_USER_ANNOTATION, &out->gpu, &ann, &na);
+    out->n_gpu = fold(ctx, out->gpu, out->n_gpu, &out->gpu_folded, &out->gpu_others_sums);
     if (na > 1)
         qsort_r(ann, na, sizeof *ann, cmp_by_t0, (void *)v);
     /* attribution sweep */
@@ -113,8 +159,10 @@ void an_annotations_compute(const an_ctx *ctx, const an_view *v, an_annot_rank *
     free(ann);
 }
 
+/* folded: the HTA view of a folded table (rows from the per-name totals, sums
+ * those of "others"); NULL otherwise. */
 static void emit_groups(an_ctx *ctx, rep_node *parent, const char *key, const char *title, const an_group *g,
-                        size_t n)
+                        size_t n, const an_group *folded)
 {
     static const rep_col cols[] = {
         { "name", "annotation", NULL, -1 }, { "count", "count", NULL, -1 },
@@ -124,14 +172,19 @@ static void emit_groups(an_ctx *ctx, rep_node *parent, const char *key, const ch
     };
     rep_node *t = rep_table(ctx->rep, parent, key, title, cols, CP_ARRAY_LEN(cols));
     for (size_t i = 0; i < n; i++) {
+        /* HTA's folded rows: a kept name is one total; "others" the spread of totals */
+        const an_group *s = folded && g[i].name == UINT32_MAX ? folded : NULL;
+        an_group one = { g[i].name, 1, g[i].sum_ns, g[i].sum_ns * g[i].sum_ns, (int64_t)g[i].sum_ns,
+                         (int64_t)g[i].sum_ns };
+        const an_group *st = folded ? (s ? s : &one) : &g[i];
         rep_node *row = rep_row(ctx->rep, t);
-        rep_cell_str(ctx->rep, row, tl_str(ctx->tl, g[i].name));
+        rep_cell_str(ctx->rep, row, g[i].name == UINT32_MAX ? "others" : tl_str(ctx->tl, g[i].name));
         rep_cell_int(ctx->rep, row, g[i].count);
         rep_cell_int(ctx->rep, row, (int64_t)g[i].sum_ns);
-        rep_cell_num(ctx->rep, row, g[i].sum_ns / (double)g[i].count);
-        rep_cell_int(ctx->rep, row, g[i].min_ns);
-        rep_cell_int(ctx->rep, row, g[i].max_ns);
-        rep_cell_num(ctx->rep, row, an_group_std(&g[i]));
+        rep_cell_num(ctx->rep, row, st->sum_ns / (double)st->count);
+        rep_cell_int(ctx->rep, row, st->min_ns);
+        rep_cell_int(ctx->rep, row, st->max_ns);
+        rep_cell_num(ctx->rep, row, an_group_std(st));
     }
 }
 
@@ -139,8 +192,10 @@ static void emit(an_ctx *ctx, rep_node *parent, const void *out)
 {
     const an_annot_rank *ar = out;
     rep_node *o = rep_obj(ctx->rep, parent, "annotations", "user annotations");
-    emit_groups(ctx, o, "cpu", "CPU annotations", ar->cpu, ar->n_cpu);
-    emit_groups(ctx, o, "gpu", "GPU annotations", ar->gpu, ar->n_gpu);
+    emit_groups(ctx, o, "cpu", "CPU annotations", ar->cpu, ar->n_cpu,
+                ar->cpu_folded && !ar->exact ? &ar->cpu_others_sums : NULL);
+    emit_groups(ctx, o, "gpu", "GPU annotations", ar->gpu, ar->n_gpu,
+                ar->gpu_folded && !ar->exact ? &ar->gpu_others_sums : NULL);
     rep_int(ctx->rep, o, "gpu_kernels", "GPU events", ar->gpu_kernels, NULL);
     rep_int(ctx->rep, o, "unattributed_kernels", "GPU events outside any GPU annotation", ar->unattributed, NULL);
     static const rep_col cols[] = {

@@ -20,7 +20,9 @@
  *   latest_start - its start (clipped to its duration) and the instance's
  *   transfer time is the duration of the last-arriving rank's kernel. Busbw
  *   is computed on transfer time, so a slow rank does not masquerade as a
- *   slow network. Unmatched kernels (partial traces, send/recv) count their
+ *   slow network. Send/recv pair apart (match_p2p: the k-th send a->b with
+ *   the k-th recv on b from a, the peer from the args), as a two-member
+ *   instance. Unmatched kernels (partial traces, send/recv) count their
  *   whole duration as transfer; a scope's busbw is taken from the kernels
  *   whose transfer is known, and is flagged a lower bound when it has only
  *   unmatched group collectives (one rank's trace of eight cannot tell its
@@ -78,6 +80,8 @@ typedef struct rec {
     int32_t n;
     coll_op op;
     bool inter, matched;
+    uint8_t dir;     /* point-to-point: AN_P2P_SEND / AN_P2P_RECV, 0 a collective or unknown */
+    int32_t peer;    /* point-to-point: the peer's global rank, -1 unknown */
     size_t last_ev;  /* matched: the kernel of the instance's last-arriving rank */
     int64_t transfer_ns, wait_ns;
     double busbw;
@@ -186,8 +190,13 @@ static void gather_rank(void *ctx, size_t ri)
             r->end = tl_end_ns(tl, i);
             r->bytes = CP_MAX(in_n, out_n) * dsz;
             r->op = coll_op_classify(opname);
-            int g;
-            an_event_scope(j->ctx, j->lr, i, &g, &r->inter);
+            r->peer = -1;
+            int g, dir = 0;
+            an_event_scope(j->ctx, j->lr, i, &g, &r->inter); /* a pair's own scope when its peer is known */
+            if (r->op == COLL_SEND_RECV && j->lr) {
+                r->peer = an_event_p2p_peer(j->ctx, j->lr, i, &dir);
+                r->dir = (uint8_t)dir;
+            }
             int64_t gs;
             if (g <= 0 && arg_count(tl, i, k->group_size, &gs) && gs <= INT_MAX)
                 g = (int)gs;
@@ -244,7 +253,7 @@ static rec *gather(const an_ctx *ctx, const an_layers_result *lr, size_t *n_out,
  * into the strings before the records (the process's own numbering). */
 typedef struct wire_rec {
     int64_t start, end, bytes, ev; /* ev: the sender's own event index */
-    int32_t rank, n, op, inter;
+    int32_t rank, n, op, inter, peer, dir;
     uint32_t name, ranks;
 } wire_rec;
 
@@ -255,8 +264,9 @@ static void put_records(const tl_timeline *tl, const rec *v, size_t n, cp_buf *m
     wire_rec *w = cp_xcalloc(n ? n : 1, sizeof *w);
     for (size_t i = 0; i < n; i++) {
         uint32_t name = (uint32_t)(v[i].pg >> 32), ranks = (uint32_t)v[i].pg;
-        w[i] = (wire_rec){ v[i].start, v[i].end, v[i].bytes, (int64_t)v[i].ev, v[i].rank, v[i].n, (int32_t)v[i].op, v[i].inter,
-                           cp_intern_s(&loc, tl_str(tl, name)), cp_intern_s(&loc, tl_str(tl, ranks)) };
+        w[i] = (wire_rec){ v[i].start, v[i].end, v[i].bytes, (int64_t)v[i].ev, v[i].rank, v[i].n, (int32_t)v[i].op,
+                           v[i].inter, v[i].peer, v[i].dir, cp_intern_s(&loc, tl_str(tl, name)),
+                           cp_intern_s(&loc, tl_str(tl, ranks)) };
     }
     uint32_t ns = (uint32_t)cp_intern_count(&loc), nr = (uint32_t)n;
     cp_buf_append(msg, &ns, sizeof ns);
@@ -312,7 +322,8 @@ static bool get_records(const an_ctx *ctx, const unsigned char *p, size_t len, s
         *r = (rec){ .rank_index = an_job_index(ctx, w.rank), .local = li >= 0 ? (uint32_t)li : UINT32_MAX,
                     .rank = w.rank, .ev = li >= 0 ? (size_t)w.ev : SIZE_MAX, .pg = (uint64_t)gid[w.name] << 32 | gid[w.ranks],
                     .start = w.start, .end = w.end, .bytes = w.bytes, .n = w.n, .op = (coll_op)w.op,
-                    .inter = w.inter != 0, .last_ev = SIZE_MAX, .transfer_ns = w.end - w.start };
+                    .inter = w.inter != 0, .last_ev = SIZE_MAX, .transfer_ns = w.end - w.start,
+                    .peer = w.peer, .dir = (uint8_t)w.dir };
     }
     free(gid);
     return ok;
@@ -404,16 +415,88 @@ static void canonical_groups(rec *v, size_t n)
     free(ord);
 }
 
-static void match(rec *v, size_t n, int64_t *n_matched)
+/* Point-to-point pairs: the k-th send a->b of a group is the k-th recv on
+ * b from a (NCCL delivers one pair's messages in order). v is in (rank,
+ * time) order; each record's k comes from a per-(rank, group, peer,
+ * direction) counter, then (group, src, dst, k) brings each send beside
+ * its recv. Like a collective, the transfer starts when the later of the
+ * two arrived: the pair's transfer time is that kernel's duration, the
+ * other one's wait the gap. */
+typedef struct p2p_key { uint64_t pg; int32_t src, dst; int64_t k; size_t i; uint8_t dir; } p2p_key;
+
+static uint64_t p2p_rec_key(const void *p, int k, const void *ctx)
+{
+    (void)ctx;
+    const p2p_key *r = p;
+    switch (k) {
+    case 0: return r->pg;
+    case 1: return (uint32_t)r->src;
+    case 2: return (uint32_t)r->dst;
+    case 3: return cp_key_i64(r->k);
+    default: return r->dir;
+    }
+}
+
+static void match_p2p(rec *v, size_t n, int64_t *n_matched, int64_t *n_p2p)
+{
+    p2p_key *pk = NULL;
+    size_t m = 0, cap = 0;
+    for (size_t i = 0; i < n; i++)
+        if (v[i].op == COLL_SEND_RECV && v[i].dir && v[i].peer >= 0) {
+            cp_xgrow((void **)&pk, &cap, m + 1, sizeof *pk);
+            bool send = v[i].dir == AN_P2P_SEND;
+            pk[m++] = (p2p_key){ v[i].pg, send ? v[i].rank : v[i].peer, send ? v[i].peer : v[i].rank, 0, i, v[i].dir };
+        }
+    /* k: the record's position among its rank's records with the same
+     * (group, src, dst, direction), in time order (v's order) */
+    cp_sort_records(pk, m, sizeof *pk, 3, p2p_rec_key, NULL); /* stable: time order kept within a key */
+    for (size_t a = 0; a < m;) {
+        size_t b = a;
+        int64_t ks = 0, kr = 0;
+        while (b < m && pk[b].pg == pk[a].pg && pk[b].src == pk[a].src && pk[b].dst == pk[a].dst) {
+            pk[b].k = pk[b].dir == AN_P2P_SEND ? ks++ : kr++;
+            b++;
+        }
+        a = b;
+    }
+    cp_sort_records(pk, m, sizeof *pk, 5, p2p_rec_key, NULL);
+    for (size_t a = 0; a + 1 < m; a++) {
+        const p2p_key *x = &pk[a], *y = &pk[a + 1];
+        if (x->dir != AN_P2P_SEND || y->dir != AN_P2P_RECV || x->pg != y->pg || x->src != y->src || x->dst != y->dst ||
+            x->k != y->k)
+            continue;
+        rec *s = &v[x->i], *r = &v[y->i];
+        rec *last = r->start > s->start ? r : s;
+        int64_t arrive = last->start, transfer = last->end - last->start;
+        rec *both[2] = { s, r };
+        for (int q = 0; q < 2; q++) {
+            both[q]->wait_ns = CP_MIN(CP_MAX(arrive - both[q]->start, 0), both[q]->end - both[q]->start);
+            both[q]->transfer_ns = transfer;
+            both[q]->matched = true;
+            both[q]->last_ev = last->ev;
+        }
+        *n_matched += 2;
+        *n_p2p += 2;
+        a++;
+    }
+    free(pk);
+}
+
+static void match(rec *v, size_t n, int64_t *n_matched, int64_t *n_p2p)
 {
     sort_recs(v, n, BY_RANK_TIME);
     canonical_groups(v, n);
+    match_p2p(v, n, n_matched, n_p2p);
     uint64_t *keys = NULL;
     int64_t *cnt = NULL;
     size_t nk = 0, capk = 0, capc = 0;
     for (size_t i = 0; i < n; i++) {
         if (i == 0 || v[i].rank_index != v[i - 1].rank_index)
             nk = 0;
+        if (v[i].op == COLL_SEND_RECV) { /* paired apart: not in the group's collective order */
+            v[i].seq = -1;
+            continue;
+        }
         size_t k = 0;
         while (k < nk && keys[k] != v[i].pg)
             k++;
@@ -630,7 +713,7 @@ static void keep_members(an_collectives_result *cr, const rec *v, size_t n)
     cr->members = cp_xmalloc((cr->n_matched ? (size_t)cr->n_matched : 1) * sizeof *cr->members);
     for (size_t i = 0; i < n; i++)
         if (v[i].matched)
-            cr->members[k++] = (an_coll_member){ v[i].ev, v[i].last_ev };
+            cr->members[k++] = (an_coll_member){ v[i].ev, v[i].last_ev, v[i].peer, v[i].dir };
     cr->n_members = k;
     cp_kv *kv = cp_xmalloc((k ? k : 1) * sizeof *kv);
     for (size_t i = 0; i < k; i++)
@@ -652,7 +735,8 @@ static void keep_kernels(an_collectives_result *cr, const rec *v, size_t n)
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (v[i].local != UINT32_MAX) /* under mpirun: this process's ranks */
-            cr->kernels[k++] = (an_coll_kernel){ v[i].ev, i, v[i].op, v[i].n, v[i].bytes, v[i].transfer_ns };
+            cr->kernels[k++] = (an_coll_kernel){ v[i].ev, i, v[i].op, v[i].n, v[i].bytes, v[i].transfer_ns, v[i].peer,
+                                                 v[i].dir, v[i].matched };
     cr->n_kernel_recs = k;
 }
 
@@ -689,7 +773,7 @@ int an_collectives_run(an_ctx *ctx)
         }
         cr->n_kernels = cnt[0], cr->n_without_args = cnt[1];
     }
-    match(v, n, &cr->n_matched);
+    match(v, n, &cr->n_matched, &cr->n_p2p_matched);
     if (!sharded)
         keep_members(cr, v, n);
     for (size_t i = 0; i < n; i++) {
@@ -777,6 +861,7 @@ int an_collectives_run(an_ctx *ctx)
     rep_int(rp, s, "kernels", "communication kernels", cr->n_kernels, NULL);
     rep_int(rp, s, "with_args", "with collective args", cr->n_kernels - cr->n_without_args, NULL);
     rep_int(rp, s, "matched", "matched across ranks", cr->n_matched, NULL);
+    rep_int(rp, s, "p2p_matched", "send/recv paired with their peer's (in matched)", cr->n_p2p_matched, NULL);
     rep_num(rp, s, "inter_busbw_gbps", "inter-node busbw (time-weighted median)", cr->inter_busbw_gbps, "GB/s");
     rep_num(rp, s, "expected_inter_busbw_gbps", "expected inter-node busbw", cr->expected_inter_gbps, "GB/s");
     rep_str(rp, s, "expected_inter_source", "expected inter from", cr->expected_inter_source);

@@ -15,8 +15,12 @@
  *   visits ranks in that order inside a node): ring ops (all-reduce,
  *   all-gather, reduce-scatter, broadcast, reduce) send everything to the
  *   next member; all-to-all sends an equal share to every other member.
- *   Point-to-point kernels do not name their peer in Kineto's args; they
- *   are counted (`unplaced_kernels`) and left out.
+ * - Point-to-point: a send puts its message (bytes, factor 1) on (self,
+ *   peer) when the peer is known (an_collectives: "Dst Rank" / "Src Rank",
+ *   else "Rank" in the group), its time the pair's transfer; a recv adds
+ *   (peer, self) only when no traced send was paired with it (its sender is
+ *   untraced), so a pair is never counted twice. Older traces name no peer:
+ *   those kernels are counted (`unplaced_kernels`) and left out.
  * - A pair's time is the transfer time of the kernels that used it, so its
  *   bandwidth (bytes / time, GB/s) is what that link achieved while busy;
  *   the slowest pairs are the lowest bandwidths, each beside its scope's
@@ -103,13 +107,22 @@ static size_t own_shares(an_ctx *ctx, const an_collectives_result *cr, cp_intern
         for (int j = 0; j < gs && j < AN_CM_MAX_GROUP; j++)
             if (mem[j] == self)
                 at = j;
+        const char *name = arg_s(tl, k->ev, k_pgn), *key = arg_s(tl, k->ev, k_pgr);
+        uint32_t nid = cp_intern_s(dict, name), kid = *key ? cp_intern_s(dict, key) : nid;
+        if (k->op == COLL_SEND_RECV && k->p2p && k->peer >= 0 && k->bytes > 0) {
+            if (k->p2p == AN_P2P_RECV && k->matched)
+                continue; /* its sender's row has it */
+            bool send = k->p2p == AN_P2P_SEND;
+            cp_xgrow((void **)&v, &cap, n + 1, sizeof *v);
+            v[n++] = (cm_share){ (int64_t)k->pos, send ? self : k->peer, send ? k->peer : self, gs, k->bytes,
+                                 k->transfer_ns, kid, nid };
+            continue;
+        }
         if (k->op == COLL_SEND_RECV || k->op == COLL_OTHER || gs < 2 || gs > AN_CM_MAX_GROUP || at < 0 ||
             k->bytes <= 0) {
             (*unplaced)++;
             continue;
         }
-        const char *name = arg_s(tl, k->ev, k_pgn), *key = arg_s(tl, k->ev, k_pgr);
-        uint32_t nid = cp_intern_s(dict, name), kid = *key ? cp_intern_s(dict, key) : nid;
         int64_t wire = (int64_t)llround((double)k->bytes * an_busbw_factor(k->op, gs));
         for (int j = 0; j < gs; j++) { /* ring ops: the next member; all-to-all: every other one */
             bool ring = ring_op(k->op);
@@ -222,7 +235,7 @@ int an_commmatrix_run(an_ctx *ctx)
     rep_node *top = rep_obj(rp, rp->root, "comm_matrix", "communication matrix: traffic between ranks");
     rep_str(rp, top, "pattern", NULL,
             "bytes x busbw factor per kernel; ring ops to the next member in the group's order, all-to-all "
-            "evenly to every other member");
+            "evenly to every other member; send/recv to the named peer");
     cp_intern dict; /* group strings; id 0 is "" (unknown) */
     cp_intern_init(&dict);
     int64_t unplaced = 0;
@@ -349,7 +362,7 @@ int an_commmatrix_run(an_ctx *ctx)
         rep_num(rp, o, "gbps", NULL, p->gbps, "GB/s");
         rep_num(rp, o, "scope_median_gbps", NULL, med[p->inter], "GB/s");
     }
-    rep_int(rp, top, "unplaced_kernels", "kernels whose peers are unknown (send/recv, no group)", unplaced, NULL);
+    rep_int(rp, top, "unplaced_kernels", "kernels whose peers are unknown (send/recv naming no peer, no group)", unplaced, NULL);
     free(ord);
     free(pv);
     free(v);

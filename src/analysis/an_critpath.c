@@ -24,6 +24,16 @@
  *   last arriver's rank) has every member's kernel start before it, so a
  *   replay couples all members, and the path leaves a rank where it waited
  *   for a slower peer and continues on that peer.
+ * - Point-to-point: an_collectives pairs the k-th send a->b of a group with
+ *   the k-th recv on b from a; a pair is an instance of two members like a
+ *   collective's, so the path crosses pipeline stages through it. A send
+ *   that started after its launch and stream predecessor waited for the
+ *   work that produced its buffer (the inferred stream wait, with no
+ *   threshold); a kernel held past its launch and stream predecessor until
+ *   a matched recv of its rank ended waited for that recv (p2p_recv_wait:
+ *   PyTorch's work.wait() makes the current stream wait on the NCCL
+ *   stream). A transfer's layer is its pair's scope (the two ranks' nodes,
+ *   an_event_scope), not its whole group's.
  * - Every edge goes forward in time (an edge that would go back, from bad
  *   nesting or clock skew, is dropped and counted). HTA weights edges and
  *   takes networkx's longest path; here the path is the chain of binding
@@ -60,7 +70,7 @@ static const char *const edge_names[AN_CE__COUNT] = {
     "critical_path_operator",     "critical_path_dependency",   "critical_path_kernel_launch_delay",
     "critical_path_kernel_kernel_delay", "critical_path_sync_dependency", "collective_wait",
     "collective_peer",            "collective_transfer",        "inferred_stream_wait",
-    "collective_arrival",
+    "collective_arrival",         "p2p_recv_wait",
 };
 
 const char *an_cp_edge_name(an_cp_edge e) { return e < AN_CE__COUNT ? edge_names[e] : "?"; }
@@ -358,6 +368,52 @@ static size_t last_other_stream(const tl_timeline *tl, const cp_kv *by_end, size
     return SIZE_MAX;
 }
 
+/* The rank's matched recvs as (end, event), sorted by end. */
+static cp_kv *recv_ends(const tl_timeline *tl, const an_cp_graph *g, const an_cp_rank *gr, size_t *n)
+{
+    cp_kv *kv = cp_xmalloc((gr->n_x ? gr->n_x : 1) * sizeof *kv);
+    size_t m = 0;
+    for (size_t k = gr->x0; k < gr->x0 + gr->n_x; k++)
+        if (g->x[k].p2p == AN_P2P_RECV)
+            kv[m++] = (cp_kv){ cp_key_i64(tl_end_ns(tl, g->x[k].ev)), g->x[k].ev };
+    cp_sort_kv(kv, m, NULL);
+    *n = m;
+    return kv;
+}
+
+/* What a kernel may have waited for on its rank: GPU work by end, matched recvs by end. */
+typedef struct held_by {
+    const cp_kv *by_end;
+    size_t n_gpu;
+    const cp_kv *recv_end;
+    size_t n_recv;
+} held_by;
+
+/* The edges of a kernel i on track t that started after `ready` (its
+ * launch and stream predecessor; INT64_MIN: neither): the inferred stream
+ * wait (past AN_CP_IMPLICIT_WAIT_NS, or any delay for a send), and the
+ * p2p_recv_wait from the latest matched recv on another stream that ended
+ * in (ready, its start]. */
+static void held_edges(rank_build *b, const an_cp_rank *gr, const held_by *h, uint32_t t, size_t i, int64_t ready,
+                       bool send)
+{
+    const tl_timeline *tl = b->ctx->tl;
+    int64_t ts = tl->ts_ns[i];
+    if (ready == INT64_MIN || ts - ready > (send ? 0 : AN_CP_IMPLICIT_WAIT_NS)) {
+        size_t o = last_other_stream(tl, h->by_end, h->n_gpu, t, ts);
+        if (o != SIZE_MAX && tl_end_ns(tl, o) >= ready) {
+            add_edge(b, gr, START(i), END(o), AN_CE_XSTREAM);
+            b->inferred++;
+        }
+    }
+    if (ready != INT64_MIN && ts <= ready)
+        return;
+    size_t at = last_end_before(h->recv_end, h->n_recv, ts);
+    size_t rv = at ? (size_t)h->recv_end[at - 1].val : SIZE_MAX;
+    if (rv != SIZE_MAX && tl->track[rv] != t && tl_end_ns(tl, rv) > ready)
+        add_edge(b, gr, START(i), END(rv), AN_CE_P2P);
+}
+
 /* Kernels: span (or wait/peer/transfer for matched collectives), stream
  * order, launch, inferred stream waits; then the sync edges of the
  * blocking calls. */
@@ -392,6 +448,8 @@ static void gpu_edges(rank_build *b, const an_cp_rank *gr, const tl_rank *rk)
         }
     }
     cp_sort_kv(by_end, n_gpu, NULL);
+    size_t n_recv = 0;
+    cp_kv *recv_end = recv_ends(b->ctx->tl, g, gr, &n_recv);
     for (uint32_t t = rk->track_begin; t < rk->track_end; t++) {
         const tl_track *tr = &tl->tracks[t];
         if (tr->key.kind != TL_TRACK_GPU)
@@ -410,15 +468,10 @@ static void gpu_edges(rank_build *b, const an_cp_rank *gr, const tl_rank *rk)
                 add_edge(b, gr, START(i), START(l), AN_CE_LAUNCH);
                 ready = CP_MAX(ready, tl_end_ns(tl, (size_t)l));
             }
-            if (ready == INT64_MIN || tl->ts_ns[i] - ready > AN_CP_IMPLICIT_WAIT_NS) {
-                size_t o = last_other_stream(tl, by_end, n_gpu, t, tl->ts_ns[i]);
-                if (o != SIZE_MAX && tl_end_ns(tl, o) >= ready) {
-                    add_edge(b, gr, START(i), END(o), AN_CE_XSTREAM);
-                    b->inferred++;
-                }
-            }
             size_t xi;
             const an_coll_member *m = find_member(g, gr, i, &xi);
+            const held_by hb = { by_end, n_gpu, recv_end, n_recv };
+            held_edges(b, gr, &hb, t, i, ready, m && m->p2p == AN_P2P_SEND);
             if (m) {
                 uint64_t x = 2 * (uint64_t)g->n_ev + xi;
                 add_edge(b, gr, x, START(i), AN_CE_WAIT);
@@ -443,6 +496,7 @@ static void gpu_edges(rank_build *b, const an_cp_rank *gr, const tl_rank *rk)
             add_edge(b, gr, END(c), END(gev), AN_CE_SYNC);
     }
     free(by_end);
+    free(recv_end);
     free(calls);
 }
 
@@ -654,6 +708,7 @@ static seg_attr attribute(const an_ctx *ctx, const an_layers_result *lr, const a
         a.bound = B_LAUNCH;
         return a;
     case AN_CE_XSTREAM: /* the stream waited for another stream: idle */
+    case AN_CE_P2P:     /* ... for a recv to deliver */
         a.ev = (int64_t)node_ev(g, v);
         return a;
     case AN_CE_KK:

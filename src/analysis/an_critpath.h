@@ -32,6 +32,8 @@ typedef enum an_cp_edge {
     AN_CE_XSTREAM,/* inferred stream wait: other stream's work end -> a kernel
                    * that started long after its launch and its stream predecessor */
     AN_CE_ARRIVE, /* a member's kernel start -> its instance's arrival node */
+    AN_CE_P2P,    /* a matched recv's end -> a kernel of its rank held until then
+                   * (work.wait() makes the current stream wait on the NCCL stream) */
     AN_CE__COUNT
 } an_cp_edge;
 

@@ -102,18 +102,7 @@ static void add_type(const an_ctx *ctx, const an_view *v, int ktype, an_kernel_r
     /* other[k]: folded into "others" (past the top N, or cumulative time
      * above the quantile; a per-kernel test, as HTA applies it) */
     bool *other = cp_xcalloc(ng ? ng : 1, sizeof *other);
-    size_t n_other = 0;
-    if (ng > AN_TOP_KERNELS) {
-        double *cs = cp_xmalloc(ng * sizeof *cs), *sorted = cp_xmalloc(ng * sizeof *sorted), acc = 0;
-        for (size_t k = 0; k < ng; k++)
-            sorted[k] = cs[k] = acc += g[k].sum_ns;
-        qsort(sorted, ng, sizeof *sorted, an_cmp_double);
-        double q = an_quantile_sorted(sorted, ng, AN_TOP_RATIO);
-        for (size_t k = 0; k < ng; k++)
-            n_other += other[k] = cs[k] > q || k >= AN_TOP_KERNELS;
-        free(cs);
-        free(sorted);
-    }
+    size_t n_other = an_fold_others(g, ng, AN_TOP_KERNELS, AN_TOP_RATIO, NULL, other);
     cp_xgrow((void **)rows, cap, *n + ng + 1, sizeof **rows);
     for (size_t k = 0; k < ng; k++) {
         const an_group *x = &g[k];
@@ -127,27 +116,14 @@ static void add_type(const an_ctx *ctx, const an_view *v, int ktype, an_kernel_r
     }
     if (n_other) {
         /* others: HTA aggregates the per-kernel sums; exact pools events */
-        an_group o = { UINT32_MAX, 0, 0, 0, INT64_MAX, INT64_MIN };
-        double smin = INFINITY, smax = -INFINITY, ssq = 0;
-        for (size_t k = 0; k < ng; k++) {
-            if (!other[k])
-                continue;
-            o.count += g[k].count;
-            o.sum_ns += g[k].sum_ns;
-            o.sumsq += g[k].sumsq;
-            o.min_ns = CP_MIN(o.min_ns, g[k].min_ns);
-            o.max_ns = CP_MAX(o.max_ns, g[k].max_ns);
-            smin = fmin(smin, g[k].sum_ns);
-            smax = fmax(smax, g[k].sum_ns);
-            ssq += g[k].sum_ns * g[k].sum_ns;
-        }
+        an_group o, sums;
+        an_fold_merge(g, ng, other, &o, &sums);
         if (v->exact) {
             fill_row(&(*rows)[(*n)++], ktype, UINT32_MAX, o.count, o.sum_ns, o.sum_ns / (double)o.count,
                      (double)o.min_ns, (double)o.max_ns, an_group_std(&o));
         } else {
-            an_group sums = { UINT32_MAX, (int64_t)n_other, o.sum_ns, ssq, 0, 0 };
-            fill_row(&(*rows)[(*n)++], ktype, UINT32_MAX, o.count, o.sum_ns, o.sum_ns / (double)n_other, smin,
-                     smax, an_group_std(&sums));
+            fill_row(&(*rows)[(*n)++], ktype, UINT32_MAX, o.count, o.sum_ns, o.sum_ns / (double)n_other,
+                     (double)sums.min_ns, (double)sums.max_ns, an_group_std(&sums));
         }
     }
     free(other);

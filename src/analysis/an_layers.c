@@ -31,6 +31,7 @@
 #include "../base/util.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -302,11 +303,95 @@ bool an_event_inter(const an_ctx *ctx, const an_layers_result *lr, size_t ev)
     return false;
 }
 
+static bool arg_rank(const tl_timeline *tl, size_t ev, uint32_t key, int64_t *out)
+{
+    tl_arg a;
+    if (key == UINT32_MAX || !tl_arg_by_id(tl, ev, key, &a))
+        return false;
+    if (a.type == TL_ARG_INT)
+        *out = a.v.i;
+    else if (a.type == TL_ARG_NUM && a.v.d >= 0 && a.v.d <= INT32_MAX)
+        *out = (int64_t)a.v.d;
+    else if (a.type == TL_ARG_STR)
+        *out = strtoll(tl_str(tl, a.v.s), NULL, 10);
+    else
+        return false;
+    return true;
+}
+
+/* Older traces name no peer on the kernel; the host op that launched it
+ * does: ProcessGroupNCCL's profiling title "nccl:send A->B" / "nccl:recv
+ * A<-B" (ranks in the group), or record_param_comms' own args. Looks at
+ * the CPU events of the launch's thread that enclose the launch call (the
+ * few just before it: the title and record_param_comms wrap the launch
+ * directly). Returns the peer's rank in the group, -1 unknown. */
+#define AN_P2P_LAUNCH_SCAN 16
+static int64_t peer_from_launch(const an_ctx *ctx, const an_layers_result *lr, size_t ev, int *dir)
+{
+    const tl_timeline *tl = ctx->tl;
+    int32_t l = tl->link[ev];
+    if (l < 0 || tl->tracks[tl->track[l]].key.kind != TL_TRACK_CPU)
+        return -1;
+    const tl_track *tr = &tl->tracks[tl->track[l]];
+    for (size_t k = 1; k <= AN_P2P_LAUNCH_SCAN && (size_t)l >= tr->ev_begin + k; k++) {
+        size_t i = (size_t)l - k;
+        if (tl_end_ns(tl, i) < tl_end_ns(tl, (size_t)l))
+            continue; /* ended before the launch did: not around it */
+        const char *nm = tl_str(tl, tl->name[i]);
+        int self, peer;
+        char arrow[3];
+        if (nm && sscanf(nm, "nccl:send %d%2[-><]%d", &self, arrow, &peer) == 3 && !strcmp(arrow, "->")) {
+            *dir = AN_P2P_SEND;
+            return peer;
+        }
+        if (nm && sscanf(nm, "nccl:recv %d%2[-><]%d", &self, arrow, &peer) == 3 && !strcmp(arrow, "<-")) {
+            *dir = AN_P2P_RECV;
+            return peer;
+        }
+        int64_t local;
+        if (nm && !strcmp(nm, "record_param_comms") && arg_rank(tl, i, lr->rank_key, &local))
+            return local; /* direction from the kernel's collective name */
+    }
+    return -1;
+}
+
+int32_t an_event_p2p_peer(const an_ctx *ctx, const an_layers_result *lr, size_t ev, int *dir)
+{
+    const tl_timeline *tl = ctx->tl;
+    *dir = 0;
+    tl_arg a;
+    if (!lr->p2p_class || !tl_arg_by_id(tl, ev, lr->coll_name_key, &a) || a.type != TL_ARG_STR ||
+        lr->p2p_class[a.v.s] > AN_P2P_RECV)
+        return -1; /* a collective, or "sendrecv" / a coalesced batch: no single peer */
+    *dir = lr->p2p_class[a.v.s];
+    int64_t peer = -1, local;
+    if (!arg_rank(tl, ev, *dir == AN_P2P_SEND ? lr->dst_rank_key : lr->src_rank_key, &peer)) {
+        int d = *dir;
+        if (!arg_rank(tl, ev, lr->rank_key, &local))
+            local = peer_from_launch(ctx, lr, ev, &d);
+        int32_t mem[AN_P2P_MAX_GROUP];
+        int n = local >= 0 && d == *dir ? an_event_group(ctx, ev, mem, AN_P2P_MAX_GROUP) : 0;
+        if (local >= 0 && local < n && local < AN_P2P_MAX_GROUP)
+            peer = mem[local];
+    }
+    int32_t self = tl->ranks[tl->tracks[tl->track[ev]].rank_index].meta.rank;
+    return peer >= 0 && peer <= INT32_MAX && peer != self ? (int32_t)peer : -1;
+}
+
 void an_event_scope(const an_ctx *ctx, const an_layers_result *lr, size_t ev, int *group_size, bool *inter)
 {
     tl_arg a;
     struct an_pgr_info *c =
         tl_arg_by_id(ctx->tl, ev, lr->pgr_key, &a) && a.type == TL_ARG_STR && lr->pgr_info ? &lr->pgr_info[a.v.s] : NULL;
+    int dir;
+    int32_t peer = an_event_p2p_peer(ctx, lr, ev, &dir);
+    if (peer >= 0) { /* a pair: its two nodes, whatever else the group spans */
+        int32_t g[1];
+        *group_size = c && c->known ? c->size : an_event_group(ctx, ev, g, 1);
+        *inter = an_node_of(lr, ctx->tl->ranks[ctx->tl->tracks[ctx->tl->track[ev]].rank_index].meta.rank) !=
+                 an_node_of(lr, peer);
+        return;
+    }
     if (c && c->known) {
         *group_size = c->size;
         *inter = c->inter;
@@ -800,6 +885,7 @@ static void free_result(void *self)
     free(lr->rank_nums);
     free(lr->node_of_rank);
     free(lr->pgr_info);
+    free(lr->p2p_class);
     free(lr);
 }
 
@@ -890,6 +976,16 @@ int an_layers_run(an_ctx *ctx)
     size_t n_str = cp_intern_count(&tl->strings);
     const char *pgr = "Process Group Ranks";
     lr->pgr_key = cp_intern_find(&tl->strings, pgr, strlen(pgr));
+    lr->dst_rank_key = cp_intern_find(&tl->strings, "Dst Rank", 8);
+    lr->src_rank_key = cp_intern_find(&tl->strings, "Src Rank", 8);
+    lr->rank_key = cp_intern_find(&tl->strings, "Rank", 4);
+    lr->coll_name_key = cp_intern_find(&tl->strings, "Collective name", 15);
+    lr->p2p_class = cp_xmalloc(n_str + 1);
+    for (size_t id = 0; id < n_str; id++) { /* filled once: the sweeps only read it */
+        const char *nm = cp_intern_str(&tl->strings, (uint32_t)id);
+        bool send = nm && cp_str_icontains(nm, "send"), recv = nm && cp_str_icontains(nm, "recv");
+        lr->p2p_class[id] = send == recv ? 3 : send ? AN_P2P_SEND : AN_P2P_RECV;
+    }
     lr->pgr_info = cp_xcalloc(n_str + 1, sizeof *lr->pgr_info);
     sweep_env env = { .ctx = ctx, .lr = lr, .host_class = cp_xcalloc(n_str + 1, 1),
                       .io_class_key = cp_intern_find(&tl->strings, "class", 5),

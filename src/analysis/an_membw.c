@@ -68,15 +68,15 @@ static uint64_t change_key(const void *rec, int k, const void *ctx)
 
 static int cmp_double(const void *a, const void *b) { return an_cmp_double(a, b); }
 
-static void membw_compute(const an_ctx *ctx, const an_view *v, void *outp)
+/* Each kind's changes (start +bw, end -bw), sorted; copies counted in out,
+ * the device of each kind's first copy in dev. */
+static void membw_changes(const an_ctx *ctx, const an_view *v, change *ch[N_KINDS], size_t n[N_KINDS],
+                          membw_rank *out, int32_t dev[N_KINDS])
 {
-    membw_rank *out = outp;
     const tl_timeline *tl = ctx->tl;
-    memset(out, 0, sizeof *out);
+    size_t cap[N_KINDS] = { 0 };
     uint32_t k_bw = cp_intern_find(&tl->strings, "memory bandwidth (GB/s)", 23);
     uint32_t k_bytes = cp_intern_find(&tl->strings, "bytes", 5);
-    change *ch[N_KINDS] = { 0 };
-    size_t n[N_KINDS] = { 0 }, cap[N_KINDS] = { 0 };
     for (size_t k = 0; k < v->n_gpu; k++) {
         size_t i = v->gpu[k], ev = v->base + i;
         if (v->ktype[i] != AN_KT_MEMORY)
@@ -99,21 +99,40 @@ static void membw_compute(const an_ctx *ctx, const an_view *v, void *outp)
         if (!isfinite(bw))
             continue;
         int kd = kind_of(tl_str(tl, tl->name[ev]));
-        out->kinds[kd].copies++;
+        if (!out->kinds[kd].copies++)
+            dev[kd] = tl->tracks[tl->track[ev]].key.device;
         cp_xgrow((void **)&ch[kd], &cap[kd], n[kd] + 2, sizeof *ch[kd]);
         ch[kd][n[kd]++] = (change){ t0, 1, bw };
         ch[kd][n[kd]++] = (change){ t1, 0, -bw };
     }
+    for (int kd = 0; kd < N_KINDS; kd++)
+        if (n[kd])
+            cp_sort_records(ch[kd], n[kd], sizeof *ch[kd], 2, change_key, NULL);
+}
+
+/* The kind's level after change j: exactly 0 when no copy runs. */
+static double next_level(double level, int64_t *running, const change *c)
+{
+    *running += c->end ? 1 : -1;
+    return *running ? level + c->bw_gbps : 0;
+}
+
+static void membw_compute(const an_ctx *ctx, const an_view *v, void *outp)
+{
+    membw_rank *out = outp;
+    memset(out, 0, sizeof *out);
+    change *ch[N_KINDS] = { 0 };
+    size_t n[N_KINDS] = { 0 };
+    int32_t dev[N_KINDS];
+    membw_changes(ctx, v, ch, n, out, dev);
     for (int kd = 0; kd < N_KINDS; kd++) {
         if (!n[kd])
             continue;
-        cp_sort_records(ch[kd], n[kd], sizeof *ch[kd], 2, change_key, NULL);
         double *pos = cp_xmalloc(n[kd] * sizeof *pos), level = 0;
         size_t np = 0;
         int64_t running = 0;
         for (size_t j = 0; j < n[kd]; j++) {
-            running += ch[kd][j].end ? 1 : -1;
-            level = running ? level + ch[kd][j].bw_gbps : 0;
+            level = next_level(level, &running, &ch[kd][j]);
             if (level > 0)
                 pos[np++] = level;
         }
@@ -156,6 +175,41 @@ static void emit(an_ctx *ctx, rep_node *parent, const void *outp)
         rep_cell_int(ctx->rep, row, k->copies);
         an_stats_cells(ctx, row, &k->bw);
     }
+}
+
+size_t an_membw_series(const an_ctx *ctx, const an_view *v, an_counter_track **out)
+{
+    membw_rank counts;
+    memset(&counts, 0, sizeof counts);
+    change *ch[N_KINDS] = { 0 };
+    size_t n[N_KINDS] = { 0 }, nt = 0;
+    int32_t dev[N_KINDS];
+    membw_changes(ctx, v, ch, n, &counts, dev);
+    an_counter_track *tr = cp_xcalloc(N_KINDS, sizeof *tr);
+    for (int kd = 0; kd < N_KINDS; kd++) {
+        if (!n[kd])
+            continue;
+        an_counter_track *t = &tr[nt++];
+        *t = (an_counter_track){ kind_names[kd], "Memcpy BW", -1, dev[kd], cp_xmalloc(n[kd] * sizeof *t->pts), n[kd],
+                                 true };
+        double level = 0;
+        int64_t running = 0;
+        for (size_t j = 0; j < n[kd]; j++) {
+            level = next_level(level, &running, &ch[kd][j]);
+            t->pts[j] = (an_counter_pt){ ch[kd][j].t, level };
+        }
+        free(ch[kd]);
+    }
+    *out = tr;
+    return nt;
+}
+
+void an_counter_tracks_free(an_counter_track *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (t[i].owns_pts)
+            free(t[i].pts);
+    free(t);
 }
 
 int an_membw_run(an_ctx *ctx)

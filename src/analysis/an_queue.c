@@ -36,6 +36,7 @@ typedef struct qchanges {
     cp_kv *kv;
     size_t n, cap;
     int64_t *streams; /* slot -> stream, ascending */
+    int32_t *devices; /* slot -> the stream's GPU device */
     size_t n_streams;
 } qchanges;
 
@@ -93,10 +94,10 @@ static void sort_lengths(double *v, size_t n)
 }
 
 
-void an_queue_compute(const an_ctx *ctx, const an_view *v, an_queue_rank *out)
+/* The view's queue changes, sorted (see qchanges), and the time they count from. */
+static void queue_changes(const an_ctx *ctx, const an_view *v, qchanges *q_out, int64_t *t_min_out)
 {
     const tl_timeline *tl = ctx->tl;
-    memset(out, 0, sizeof *out);
     size_t m = v->n ? v->n : 1;
     an_corr_idx *calls = cp_xmalloc(m * sizeof *calls);
     size_t nc = 0;
@@ -114,9 +115,14 @@ void an_queue_compute(const an_ctx *ctx, const an_view *v, an_queue_rank *out)
         if (!q.n_streams || q.streams[q.n_streams - 1] != v->stream[g]) {
             size_t at = stream_slot(&q, v->stream[g]);
             if (at == q.n_streams || q.streams[at] != v->stream[g]) {
+                size_t c0 = scap;
                 cp_xgrow((void **)&q.streams, &scap, q.n_streams + 1, sizeof *q.streams);
+                if (scap != c0)
+                    q.devices = cp_xrealloc(q.devices, scap * sizeof *q.devices);
                 memmove(q.streams + at + 1, q.streams + at, (q.n_streams - at) * sizeof *q.streams);
+                memmove(q.devices + at + 1, q.devices + at, (q.n_streams - at) * sizeof *q.devices);
                 q.streams[at] = v->stream[g];
+                q.devices[at] = tl->tracks[tl->track[v->base + g]].key.device;
                 q.n_streams++;
             }
         }
@@ -140,6 +146,16 @@ void an_queue_compute(const an_ctx *ctx, const an_view *v, an_queue_rank *out)
     }
     free(calls);
     qchanges_sort(&q);
+    *q_out = q;
+    *t_min_out = t_min;
+}
+
+void an_queue_compute(const an_ctx *ctx, const an_view *v, an_queue_rank *out)
+{
+    memset(out, 0, sizeof *out);
+    qchanges q;
+    int64_t t_min;
+    queue_changes(ctx, v, &q, &t_min);
     double *vals = cp_xmalloc((q.n ? q.n : 1) * sizeof *vals);
     size_t ocap = 0;
     int64_t full_len = ctx->opts && ctx->opts->queue_max_length > 0 ? ctx->opts->queue_max_length
@@ -181,6 +197,35 @@ void an_queue_compute(const an_ctx *ctx, const an_view *v, an_queue_rank *out)
     free(vals);
     free(q.kv);
     free(q.streams);
+    free(q.devices);
+}
+
+size_t an_queue_series(const an_ctx *ctx, const an_view *v, an_counter_track **out)
+{
+    qchanges q;
+    int64_t t_min;
+    queue_changes(ctx, v, &q, &t_min);
+    an_counter_track *tr = cp_xcalloc(q.n_streams ? q.n_streams : 1, sizeof *tr);
+    an_counter_pt *pts = cp_xmalloc((q.n ? q.n : 1) * sizeof *pts); /* one block, split by stream */
+    size_t nt = 0;
+    for (size_t a = 0, b; a < q.n; a = b) {
+        int64_t len = 0;
+        an_counter_track *t = &tr[nt++];
+        *t = (an_counter_track){ "Queue Length", "Queue Length", q.streams[q.kv[a].key], q.devices[q.kv[a].key],
+                                 pts + a, 0, nt == 1 };
+        for (b = a; b < q.n && q.kv[b].key == q.kv[a].key; b++) {
+            len += q.kv[b].val & 1 ? -1 : 1;
+            pts[b] = (an_counter_pt){ t_min + (int64_t)(q.kv[b].val >> 1), (double)len };
+        }
+        t->n = b - a;
+    }
+    if (!nt)
+        free(pts);
+    free(q.kv);
+    free(q.streams);
+    free(q.devices);
+    *out = tr;
+    return nt;
 }
 
 static void emit(an_ctx *ctx, rep_node *parent, const void *out)

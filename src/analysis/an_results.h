@@ -245,6 +245,50 @@ typedef struct an_queue_rank {
 
 #define AN_QUEUE_MAX_DEFAULT 1024 /* CUDA's launch queue per stream (HTA CUDA_MAX_LAUNCH_QUEUE_PER_STREAM) */
 
+/* ---- counter tracks (HTA generate_trace_with_counters) ----
+ * A step function per track: each point's value holds until the track's
+ * next point. an_queue_series: "Queue Length" per stream, a point per
+ * enqueue and per dequeue (an_queue.c's definition); an_membw_series: per
+ * memory kind ("Memcpy DtoH", ..., "Memset"), a point per copy start and
+ * end with the kind's summed bandwidth in GB/s (an_membw.c's). Both return
+ * the number of tracks; free with an_counter_tracks_free. */
+typedef struct an_counter_pt {
+    int64_t t_ns;
+    double value;
+} an_counter_pt;
+
+typedef struct an_counter_track {
+    const char *name;       /* static: the counter's name (HTA's) */
+    const char *arg;        /* static: the args key HTA writes the value under */
+    int64_t stream;         /* queue length: the stream; -1 for memory kinds */
+    int32_t device;         /* the GPU device of the track's events */
+    an_counter_pt *pts;
+    size_t n;
+    bool owns_pts;          /* tracks of one call may share one block: the first owns it */
+} an_counter_track;
+
+size_t an_queue_series(const an_ctx *ctx, const an_view *v, an_counter_track **out);
+size_t an_membw_series(const an_ctx *ctx, const an_view *v, an_counter_track **out);
+void an_counter_tracks_free(an_counter_track *t, size_t n);
+/* Both, queue tracks first (an_counters.c): what the Perfetto overlay writes. */
+size_t an_counter_tracks_of(const an_ctx *ctx, const an_view *v, an_counter_track **out);
+
+/* ---- frequent kernel sequences (an_kseq.c): the overlay's marks ----
+ * The exact view's top_k patterns of a rank (--kernel-seq-top) and, per
+ * event of the rank, the pattern whose root's subtree holds it: the Perfetto
+ * overlay writes them as args "Patterns" {pattern: count} (HTA's overlaid
+ * trace). */
+typedef struct an_kseq_mark_set {
+    size_t base, n_ev;          /* the rank's events [base, base + n_ev) of the timeline */
+    const int32_t *ev_row;      /* per event: its pattern (< n_rows), -1 none */
+    size_t n_rows;
+    const char **pattern;       /* n_rows each (allocated: an_kseq_marks_free) */
+    int64_t *count;
+} an_kseq_mark_set;
+/* False when --kernel-seq was not given or rank r has no pattern. */
+bool an_kseq_marks(const an_ctx *ctx, size_t r, an_kseq_mark_set *out);
+void an_kseq_marks_free(an_kseq_mark_set *m);
+
 /* ---- allocator memory (an_memory.c) ---- */
 typedef struct an_memory_result {
     void (*free)(void *self);
@@ -274,7 +318,16 @@ typedef struct an_annot_rank {
     struct an_annot_kernel { size_t i; uint32_t annotation; } *rows; /* with an_opts.launch_table: every
                             * attributed GPU event (timeline index) and its innermost annotation */
     size_t n_rows;
+    /* HTA's folding of cpu[] / gpu[] (an_opts.annot_top, annot_keep): folded
+     * names become one last group named UINT32_MAX ("others"); its_sums
+     * describes the folded names' totals (count = names), which the HTA view
+     * reports as HTA recomputes them */
+    bool cpu_folded, gpu_folded;
+    an_group cpu_others_sums, gpu_others_sums;
+    bool exact;             /* computed on the exact view */
 } an_annot_rank;
+
+#define AN_ANNOT_TOP_DEFAULT 1000 /* HTA get_gpu_user_annotation_breakdown num_kernels */
 
 /* Kernel wait threshold: HTA's consecutive_kernel_delay default (30 us). */
 #define AN_KERNEL_WAIT_NS 30000
@@ -335,6 +388,16 @@ int an_cmp_double(const void *pa, const void *pb);
  * sorted by descending sum then name id. Caller frees *out. */
 size_t an_group_by_name(const uint32_t *names, const int64_t *durs, size_t n, an_group **out);
 double an_group_std(const an_group *g);
+/* HTA's "others" folding (_aggr_gpu_kernel_time) of ng groups sorted by
+ * descending sum: with more than top groups, group k is folded when its
+ * cumulative sum exceeds the ratio quantile of the cumulative sums (pandas
+ * linear quantile) or k >= top, unless keep[k] (keep may be NULL: HTA's
+ * allowlist). Writes other[0..ng) and returns how many are folded. */
+size_t an_fold_others(const an_group *g, size_t ng, size_t top, double ratio, const bool *keep, bool *other);
+/* The folded groups (other[k]) as one: pooled, their events together (name
+ * UINT32_MAX); totals, their per-name totals as the samples HTA recomputes
+ * "others" from (count = names). */
+void an_fold_merge(const an_group *g, size_t ng, const bool *other, an_group *pooled, an_group *totals);
 
 /* Views of rank r (NULL if the view analyzer did not run). */
 const an_rank_views *an_views(const an_ctx *ctx, size_t r);

@@ -73,6 +73,10 @@ typedef struct an_layers_result {
      * string id, filled on first use (every kernel of a group shares it) */
     uint32_t pgr_key;                 /* string id of "Process Group Ranks", UINT32_MAX if absent */
     struct an_pgr_info { int32_t size; uint8_t known, inter; } *pgr_info;
+    /* string ids of the point-to-point peer args (an_event_p2p_peer),
+     * UINT32_MAX if absent */
+    uint32_t dst_rank_key, src_rank_key, rank_key, coll_name_key;
+    uint8_t *p2p_class;               /* per string id, as a "Collective name": AN_P2P_SEND / _RECV, 3 neither */
 } an_layers_result;
 
 /* The host ops the GPU waited for (an_hostops): per op name, the op's self
@@ -136,11 +140,25 @@ an_layer_track *an_layers_timeline(an_ctx *ctx);
  * the group size (which may exceed max), 0 when unknown. */
 int an_event_group(const an_ctx *ctx, size_t ev, int32_t *out, int max);
 
+/* Point-to-point direction of a kernel (an_collectives pairs the k-th send
+ * a->b of a group with the k-th recv on b from a). */
+enum { AN_P2P_SEND = 1, AN_P2P_RECV = 2 };
+#define AN_P2P_MAX_GROUP 4096
+
+/* The peer of point-to-point event ev: "Dst Rank" (send) / "Src Rank"
+ * (recv), the peer's global rank as PyTorch 2.5+ writes it; else, on a
+ * send or recv ("Collective name"), "Rank", the peer's rank in the group
+ * (what record_param_comms gets for send/recv), through the group's ranks.
+ * Returns the peer's global rank, -1 when unknown or not point-to-point;
+ * *dir gets AN_P2P_SEND / AN_P2P_RECV, 0 when unknown. */
+int32_t an_event_p2p_peer(const an_ctx *ctx, const an_layers_result *lr, size_t ev, int *dir);
+
 /* True when the group of ev spans more than one node. */
 bool an_event_inter(const an_ctx *ctx, const an_layers_result *lr, size_t ev);
 
 /* an_event_group's size and an_event_inter together, cached in lr by the
- * event's "Process Group Ranks" string (the hot path of the sweeps). */
+ * event's "Process Group Ranks" string (the hot path of the sweeps). A
+ * point-to-point event with a known peer spans its two ranks' nodes only. */
 void an_event_scope(const an_ctx *ctx, const an_layers_result *lr, size_t ev, int *group_size, bool *inter);
 
 /* ---- job: what the traces show the job is (an_job.c) ---- */
@@ -198,7 +216,10 @@ typedef struct an_coll_group {        /* one row of the op x size bucket x scope
  * whose start is when the transfer began. */
 typedef struct an_coll_member {
     size_t ev, last_ev;
+    int32_t peer;                     /* point-to-point: the peer's global rank; -1 a collective */
+    uint8_t p2p;                      /* AN_P2P_SEND / AN_P2P_RECV, 0 a collective */
 } an_coll_member;
+
 
 /* One traced collective kernel with its args (an_collectives' record):
  * what the communication matrix spreads over the group's links. */
@@ -210,6 +231,9 @@ typedef struct an_coll_kernel {
     int32_t n;                        /* group size, 1 unknown */
     int64_t bytes;                    /* nccl-tests' size convention */
     int64_t transfer_ns;              /* wait excluded when matched */
+    int32_t peer;                     /* point-to-point: the peer's global rank, -1 unknown / a collective */
+    uint8_t p2p;                      /* AN_P2P_SEND / AN_P2P_RECV, 0 a collective or unknown direction */
+    bool matched;                     /* matched across ranks (a p2p kernel: paired with its peer's) */
 } an_coll_kernel;
 
 typedef struct an_collectives_result {
@@ -223,6 +247,7 @@ typedef struct an_collectives_result {
     double expected_inter_gbps, expected_intra_gbps; /* NaN unknown */
     const char *expected_inter_source, *expected_intra_source;
     int64_t n_kernels, n_matched, n_without_args;
+    int64_t n_p2p_matched;            /* send/recv kernels paired (counted in n_matched too) */
     /* time-weighted p50 busbw per scope over all ops (NaN when none), from
      * the kernels whose transfer time is known; a lower bound when the
      * scope has only kernels whose wait could not be split off (members of

@@ -736,6 +736,44 @@ size_t an_group_by_name(const uint32_t *names, const int64_t *durs, size_t n, an
     return ng;
 }
 
+size_t an_fold_others(const an_group *g, size_t ng, size_t top, double ratio, const bool *keep, bool *other)
+{
+    memset(other, 0, ng * sizeof *other);
+    if (ng <= top)
+        return 0;
+    double *cs = cp_xmalloc(ng * sizeof *cs), *sorted = cp_xmalloc(ng * sizeof *sorted), acc = 0;
+    for (size_t k = 0; k < ng; k++)
+        sorted[k] = cs[k] = acc += g[k].sum_ns;
+    qsort(sorted, ng, sizeof *sorted, an_cmp_double);
+    double q = an_quantile_sorted(sorted, ng, ratio);
+    size_t n = 0;
+    for (size_t k = 0; k < ng; k++)
+        n += other[k] = !(keep && keep[k]) && (cs[k] > q || k >= top);
+    free(cs);
+    free(sorted);
+    return n;
+}
+
+void an_fold_merge(const an_group *g, size_t ng, const bool *other, an_group *pooled, an_group *totals)
+{
+    *pooled = (an_group){ UINT32_MAX, 0, 0, 0, INT64_MAX, INT64_MIN };
+    *totals = *pooled;
+    for (size_t k = 0; k < ng; k++) {
+        if (!other[k])
+            continue;
+        pooled->count += g[k].count;
+        pooled->sum_ns += g[k].sum_ns;
+        pooled->sumsq += g[k].sumsq;
+        pooled->min_ns = CP_MIN(pooled->min_ns, g[k].min_ns);
+        pooled->max_ns = CP_MAX(pooled->max_ns, g[k].max_ns);
+        totals->count++;
+        totals->sum_ns += g[k].sum_ns;
+        totals->sumsq += g[k].sum_ns * g[k].sum_ns;
+        totals->min_ns = CP_MIN(totals->min_ns, (int64_t)g[k].sum_ns);
+        totals->max_ns = CP_MAX(totals->max_ns, (int64_t)g[k].sum_ns);
+    }
+}
+
 double an_group_std(const an_group *g)
 {
     if (g->count < 2)

@@ -3,6 +3,11 @@
  * the critical path's dependency graph.
  *
  * Design
+ * - Two graph builders share the replay, the scenarios and the report
+ *   (an_whatif.h): this file's, on an_critpath's graph of Kineto / nsys
+ *   traces, and an_whatif_pp.c's, on the pipeline model of an op timeline
+ *   (the OSDI'25 artifact's format; a job with one is analysed on it).
+ *   What follows describes the Kineto builder; the scenarios are common.
  * - The job is replayed on the dependency graph an_critpath built: nodes in
  *   topological order (Kahn), each node at the latest of its predecessors'
  *   replayed instants plus a lag. The lag of an op's span (a GPU kernel's
@@ -37,11 +42,12 @@
  *   not say which pipeline stage a rank is, so every rank is stage 0 and
  *   M_S is null (one stage cannot be cut badly).
  * - The replays are independent: they run in parallel, one array of
- *   instants per worker thread. Their count is 2 + types + workers + 1
- *   (one stage: its replay is the trace's), bounded
+ *   instants per worker thread. Their count is 2 + types + DP ranks
+ *   (+ stages + 1 with more than one stage) + 1, bounded
  *   by AN_WI_MAX_VISITS node visits in all: a larger job reports
  *   `skipped` with the reason instead of taking minutes.
  */
+#include "an_whatif.h"
 #include "an_critpath.h"
 #include "an_results.h"
 #include "../base/par.h"
@@ -54,59 +60,32 @@
 
 #define AN_WI_TYPES 8                      /* op types given their own S_t (the paper's jobs have about 11) */
 #define AN_WI_WORKER_PCT 3                 /* M_W fixes the top 3 % of workers (the artifact's RATIO) */
-#define AN_WI_MAX_VISITS ((uint64_t)4e9)   /* node visits over all replays */
 
-typedef struct wi_op {
-    size_t ev;
-    uint64_t end;          /* node whose lag is the duration */
-    int64_t dur_ns;        /* traced duration (transfer for matched collectives) */
-    uint32_t name;
-    uint32_t seq;          /* k-th op of its name in its step on its rank */
-    uint32_t group;        /* identity (name, seq) */
-    uint32_t type;         /* index into the type table */
-    uint32_t rank;         /* rank index */
-    int32_t step;          /* index among the steps every rank has, -1 none */
-    bool comm;
-} wi_op;
-
-typedef struct wi_model {
+/* The Kineto builder's state around the shared model. */
+typedef struct wi_kmodel {
+    wi_model m;
     const an_ctx *ctx;
     const an_cp_graph *g;
     size_t n;              /* nodes */
-    uint32_t *order;       /* topological order (freed once compacted) */
-    size_t n_order;
-    /* the replay's compact graph, nodes by topological position q: preds
-     * pred[pstart[q] .. pstart[q+1]) (positions, the binding one first),
-     * lag0[q] = the binding gap (a source: its instant), opq[q] = the op
-     * whose span ends at q, -1 */
-    uint32_t *pstart, *pred;
-    int64_t *lag0;
-    int32_t *opq;
-    uint32_t *op_start_q, *op_end_q;
-    int64_t *op_ideal;     /* per op: its identity's ideal duration */
-    size_t n_sources;      /* nodes without a predecessor: replayed at their traced instant */
-    wi_op *ops;
-    size_t n_ops;
-    int64_t *ideal;        /* per group */
-    size_t n_groups;
     /* profiler step ids every rank has, ascending */
-    size_t n_steps;
     int64_t *step_id;
     size_t n_ranks;
-} wi_model;
+    uint32_t tkeys[AN_WI_TYPES];
+    const char *tnames[AN_WI_TYPES];
+} wi_kmodel;
 
 /* ---- the model ---- */
 
-static void topo_order(wi_model *m)
+/* ---- the shared model (an_whatif.h) ---- */
+
+void wi_topo_order(wi_model *m, const wi_graph_src *gs)
 {
-    const an_cp_graph *g = m->g;
-    size_t n = m->n; /* < 2^32 and edges < 2^32: checked by the caller */
+    size_t n = gs->n; /* < 2^32 and edges < 2^32: checked by the caller */
     uint32_t *indeg = cp_xcalloc(n ? n : 1, sizeof *indeg);
     uint32_t *off = cp_xcalloc(n + 1, sizeof *off);
     for (uint64_t v = 0; v < n; v++) {
         const uint64_t *src;
-        const uint8_t *type;
-        size_t np = an_cp_preds(g, v, &src, &type);
+        size_t np = gs->preds(gs->ctx, v, &src);
         indeg[v] = (uint32_t)np;
         for (size_t k = 0; k < np; k++)
             off[src[k] + 1]++;
@@ -118,8 +97,7 @@ static void topo_order(wi_model *m)
     memcpy(fill, off, n * sizeof *fill);
     for (uint64_t v = 0; v < n; v++) {
         const uint64_t *src;
-        const uint8_t *type;
-        size_t np = an_cp_preds(g, v, &src, &type);
+        size_t np = gs->preds(gs->ctx, v, &src);
         for (size_t k = 0; k < np; k++)
             succ[fill[src[k]]++] = (uint32_t)v;
     }
@@ -141,171 +119,11 @@ static void topo_order(wi_model *m)
     free(indeg);
 }
 
-static bool gpu_op(const tl_timeline *tl, size_t i)
-{
-    uint8_t k = tl->kclass[i];
-    return tl->tracks[tl->track[i]].key.kind == TL_TRACK_GPU &&
-           (k == TL_K_COMPUTE || k == TL_K_COMM || k == TL_K_MEMCPY || k == TL_K_MEMSET);
-}
-
-/* Step index (in rs, sorted by start) of the step an op's launch falls in, -1 before the first. */
-static int64_t step_of(const an_rank_steps *rs, int64_t t)
-{
-    size_t lo = 0, hi = rs->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (rs->steps[mid].start_ns <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return (int64_t)lo - 1;
-}
-
-typedef struct op_rec {
-    uint64_t k0, k1, k2;
-    size_t i;
-} op_rec;
-
-static uint64_t op_key(const void *p, int k, const void *ctx)
-{
-    (void)ctx;
-    const op_rec *r = p;
-    return k == 0 ? r->k0 : k == 1 ? r->k1 : r->k2;
-}
-
-static uint32_t type_key(const tl_timeline *tl, const wi_op *o)
-{
-    return o->comm ? UINT32_MAX - (uint32_t)coll_op_classify(tl_str(tl, o->name)) : o->name;
-}
-
-/* Profiler step ids every rank has. */
-static void common_steps(wi_model *m, const an_steps_result *sr)
-{
-    size_t nr = m->n_ranks;
-    if (!nr || !sr->ranks[0].n)
-        return;
-    m->step_id = cp_xmalloc(sr->ranks[0].n * sizeof *m->step_id);
-    for (size_t i = 0; i < sr->ranks[0].n; i++) {
-        int64_t id = sr->ranks[0].steps[i].id;
-        bool all = true;
-        for (size_t r = 1; r < nr && all; r++) {
-            const an_rank_steps *rs = &sr->ranks[r];
-            size_t k = 0;
-            while (k < rs->n && rs->steps[k].id != id)
-                k++;
-            all = k < rs->n;
-        }
-        if (all)
-            m->step_id[m->n_steps++] = id;
-    }
-    for (size_t i = 1; i < m->n_steps; i++) /* few steps */
-        for (size_t k = i; k > 0 && m->step_id[k] < m->step_id[k - 1]; k--) {
-            int64_t t = m->step_id[k];
-            m->step_id[k] = m->step_id[k - 1];
-            m->step_id[k - 1] = t;
-        }
-}
-
-static int32_t common_index(const wi_model *m, int64_t id)
-{
-    size_t lo = 0, hi = m->n_steps;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->step_id[mid] < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < m->n_steps && m->step_id[lo] == id ? (int32_t)lo : -1;
-}
-
-/* The ops, their identities (name, seq) and ideal durations. */
-static void collect_ops(wi_model *m, const an_steps_result *sr)
-{
-    const an_cp_graph *g = m->g;
-    const tl_timeline *tl = g->tl;
-    size_t cap = 0;
-    for (size_t r = 0; r < tl->n_ranks; r++) {
-        const an_rank_steps *rs = &sr->ranks[r];
-        size_t first = m->n_ops;
-        const tl_rank *rk = &tl->ranks[r];
-        for (uint32_t t = rk->track_begin; t < rk->track_end; t++)
-            for (size_t i = tl->tracks[t].ev_begin; i < tl->tracks[t].ev_end; i++) {
-                if (!gpu_op(tl, i))
-                    continue;
-                int32_t l = tl->link[i];
-                int64_t s = step_of(rs, l >= 0 ? tl->ts_ns[l] : tl->ts_ns[i]);
-                if (s < 0)
-                    continue;
-                /* the span's end node and the node it runs from */
-                uint64_t end = 2 * (uint64_t)i + 1;
-                const uint64_t *src;
-                const uint8_t *type;
-                if (an_cp_preds(g, end, &src, &type) != 1)
-                    continue;
-                cp_xgrow((void **)&m->ops, &cap, m->n_ops + 1, sizeof *m->ops);
-                wi_op *o = &m->ops[m->n_ops++];
-                o->ev = i;
-                o->end = end;
-                o->dur_ns = tl_end_ns(tl, i) - an_cp_node_ts(g, src[0]);
-                o->name = tl->name[i];
-                o->seq = (uint32_t)s; /* step index for now */
-                o->rank = (uint32_t)r;
-                o->step = common_index(m, rs->steps[s].id);
-                o->comm = tl->kclass[i] == TL_K_COMM;
-            }
-        /* seq: the k-th op of its name in its step, in start order */
-        size_t n = m->n_ops - first;
-        op_rec *v = cp_xmalloc((n ? n : 1) * sizeof *v);
-        for (size_t k = 0; k < n; k++) {
-            const wi_op *o = &m->ops[first + k];
-            v[k] = (op_rec){ o->seq, o->name, cp_key_i64(tl->ts_ns[o->ev]), first + k };
-        }
-        cp_sort_records(v, n, sizeof *v, 3, op_key, NULL);
-        for (size_t k = 0, c = 0; k < n; k++) {
-            c = k && v[k].k0 == v[k - 1].k0 && v[k].k1 == v[k - 1].k1 ? c + 1 : 0;
-            m->ops[v[k].i].seq = (uint32_t)c;
-        }
-        free(v);
-    }
-    /* identities across ranks and steps, and their ideal durations */
-    op_rec *v = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *v);
-    for (size_t k = 0; k < m->n_ops; k++)
-        v[k] = (op_rec){ m->ops[k].name, m->ops[k].seq, cp_key_i64(m->ops[k].dur_ns), k };
-    cp_sort_records(v, m->n_ops, sizeof *v, 3, op_key, NULL);
-    m->ideal = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *m->ideal);
-    for (size_t a = 0; a < m->n_ops;) {
-        size_t b = a + 1;
-        while (b < m->n_ops && v[b].k0 == v[a].k0 && v[b].k1 == v[a].k1)
-            b++;
-        uint32_t gid = (uint32_t)m->n_groups++;
-        int64_t ideal;
-        if (m->ops[v[a].i].comm) { /* median (durations are sorted) */
-            size_t mid = a + (b - a) / 2;
-            ideal = (b - a) % 2 ? m->ops[v[mid].i].dur_ns
-                                : (m->ops[v[mid - 1].i].dur_ns + m->ops[v[mid].i].dur_ns) / 2;
-        } else {
-            double s = 0;
-            for (size_t k = a; k < b; k++)
-                s += (double)m->ops[v[k].i].dur_ns;
-            ideal = (int64_t)llround(s / (double)(b - a));
-        }
-        m->ideal[gid] = ideal;
-        for (size_t k = a; k < b; k++)
-            m->ops[v[k].i].group = gid;
-        a = b;
-    }
-    free(v);
-}
-
-
 /* The replay's arrays in topological order (see wi_model): one linear
- * pass a replay instead of pointer chasing through the per-rank CSRs. */
-static void compact(wi_model *m)
+ * pass a replay instead of pointer chasing through the builder's graph. */
+void wi_compact(wi_model *m, const wi_graph_src *gs)
 {
-    const an_cp_graph *g = m->g;
-    size_t n = m->n, nq = m->n_order;
+    size_t n = gs->n, nq = m->n_order;
     uint32_t *pos = cp_xmalloc((n ? n : 1) * sizeof *pos);
     memset(pos, 0xff, n * sizeof *pos);
     for (size_t q = 0; q < nq; q++)
@@ -322,13 +140,12 @@ static void compact(wi_model *m)
     for (size_t q = 0; q < nq; q++) {
         uint64_t v = m->order[q];
         const uint64_t *src;
-        const uint8_t *type;
-        size_t np = an_cp_preds(g, v, &src, &type);
-        size_t b = an_cp_binding(g, v, src, np);
+        size_t np = gs->preds(gs->ctx, v, &src);
+        size_t b = gs->binding(gs->ctx, v, src, np);
         m->pstart[q] = (uint32_t)ne;
         m->n_sources += np == 0;
         m->opq[q] = op_of[v];
-        m->lag0[q] = b == SIZE_MAX ? an_cp_node_ts(g, v) : an_cp_node_ts(g, v) - an_cp_node_ts(g, src[b]);
+        m->lag0[q] = gs->lag0(gs->ctx, v, src, b);
         cp_xgrow((void **)&m->pred, &cap, ne + np + 1, sizeof *m->pred);
         if (b != SIZE_MAX)
             m->pred[ne++] = pos[src[b]];
@@ -341,7 +158,7 @@ static void compact(wi_model *m)
     m->op_end_q = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *m->op_end_q);
     m->op_ideal = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *m->op_ideal);
     for (size_t k = 0; k < m->n_ops; k++) {
-        m->op_start_q[k] = pos[2 * (uint64_t)m->ops[k].ev];
+        m->op_start_q[k] = pos[m->ops[k].start];
         m->op_end_q[k] = pos[m->ops[k].end];
         m->op_ideal[k] = m->ideal[m->ops[k].group];
         if (m->op_start_q[k] == UINT32_MAX || m->op_end_q[k] == UINT32_MAX)
@@ -353,15 +170,72 @@ static void compact(wi_model *m)
     m->order = NULL;
 }
 
+typedef struct op_rec {
+    uint64_t k0, k1, k2;
+    size_t i;
+} op_rec;
+
+static uint64_t op_key(const void *p, int k, const void *ctx)
+{
+    (void)ctx;
+    const op_rec *r = p;
+    return k == 0 ? r->k0 : k == 1 ? r->k1 : r->k2;
+}
+
+void wi_ideals(wi_model *m)
+{
+    op_rec *v = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *v);
+    m->n_groups = 0;
+    for (size_t k = 0; k < m->n_ops; k++) {
+        v[k] = (op_rec){ m->ops[k].group, cp_key_i64(m->ops[k].dur_ns), 0, k };
+        m->n_groups = CP_MAX(m->n_groups, (size_t)m->ops[k].group + 1);
+    }
+    cp_sort_records(v, m->n_ops, sizeof *v, 2, op_key, NULL);
+    m->ideal = cp_xcalloc(m->n_groups ? m->n_groups : 1, sizeof *m->ideal);
+    for (size_t a = 0; a < m->n_ops;) {
+        size_t b = a + 1;
+        while (b < m->n_ops && v[b].k0 == v[a].k0)
+            b++;
+        int64_t ideal;
+        if (m->ops[v[a].i].comm) { /* median (durations are sorted) */
+            size_t mid = a + (b - a) / 2;
+            ideal = (b - a) % 2 ? m->ops[v[mid].i].dur_ns
+                                : (m->ops[v[mid - 1].i].dur_ns + m->ops[v[mid].i].dur_ns) / 2;
+        } else {
+            double s = 0;
+            for (size_t k = a; k < b; k++)
+                s += (double)m->ops[v[k].i].dur_ns;
+            ideal = (int64_t)llround(s / (double)(b - a));
+        }
+        m->ideal[v[a].k0] = ideal;
+        a = b;
+    }
+    free(v);
+}
+
+void wi_model_free(wi_model *m)
+{
+    free(m->order);
+    free(m->pstart);
+    free(m->pred);
+    free(m->lag0);
+    free(m->opq);
+    free(m->op_start_q);
+    free(m->op_end_q);
+    free(m->op_ideal);
+    free(m->ops);
+    free(m->ideal);
+}
+
 /* ---- replays ---- */
 
-typedef enum { SEL_NONE, SEL_TYPE, SEL_RANK, SEL_RANKS } sel_kind;
+typedef enum { SEL_NONE, SEL_TYPE, SEL_DP, SEL_STAGE, SEL_WORKERS } sel_kind;
 
 typedef struct scenario {
     bool base_ideal;       /* ops start ideal (else traced) */
     sel_kind sel;          /* ops selected flip to the other value */
     uint32_t arg;
-    const uint8_t *ranks;  /* SEL_RANKS: per rank index */
+    const uint8_t *workers; /* SEL_WORKERS: per worker index */
     double t_ns;           /* result: mean step time */
 } scenario;
 
@@ -376,8 +250,9 @@ static bool selected(const scenario *s, const wi_op *o)
     switch (s->sel) {
     case SEL_NONE: return false;
     case SEL_TYPE: return o->type == s->arg;
-    case SEL_RANK: return o->rank == s->arg;
-    case SEL_RANKS: return s->ranks[o->rank] != 0;
+    case SEL_DP: return o->dp == s->arg;
+    case SEL_STAGE: return o->stage == s->arg;
+    case SEL_WORKERS: return s->workers[o->rank] != 0;
     }
     return false;
 }
@@ -442,35 +317,297 @@ static void sim_worker(void *ctx, size_t w)
     free(ideal);
 }
 
-static void run_all(const an_ctx *ctx, const wi_model *m, scenario *sc, size_t n)
+static void run_all(const wi_model *m, scenario *sc, size_t n)
 {
-    size_t nth = ctx->opts && ctx->opts->nthreads > 0 ? (size_t)ctx->opts->nthreads : 1;
+    size_t nth = m->nthreads > 0 ? (size_t)m->nthreads : 1;
     sim_job j = { m, sc, n, CP_MIN(nth, n ? n : 1) };
     cp_par_for(j.n_workers, (int)j.n_workers, sim_worker, &j);
 }
 
-static void model_free(wi_model *m)
+static double ratio(double a, double b) { return b > 0 && isfinite(a) ? a / b : NAN; }
+
+static void put_num(rep_report *rp, rep_node *o, const char *key, const char *title, double v)
 {
-    free(m->order);
-    free(m->pstart);
-    free(m->pred);
-    free(m->lag0);
-    free(m->opq);
-    free(m->op_start_q);
-    free(m->op_end_q);
-    free(m->op_ideal);
-    free(m->ops);
-    free(m->ideal);
-    free(m->step_id);
+    if (isfinite(v))
+        rep_num(rp, o, key, title, v, NULL);
+    else
+        rep_null(rp, o, key, title, NULL);
+}
+
+/* The slowdown rows: {id_key: label[i], "slowdown": s[i]}. */
+static void put_rows(rep_report *rp, rep_node *top, const char *key, const char *title, const char *id_key,
+                     const int64_t *label, const double *s, size_t n)
+{
+    rep_node *arr = rep_arr(rp, top, key, title);
+    for (size_t i = 0; i < n; i++) {
+        rep_node *o = rep_obj(rp, arr, NULL, NULL);
+        rep_int(rp, o, id_key, NULL, label[i], NULL);
+        put_num(rp, o, "slowdown", NULL, s[i]);
+    }
+}
+
+static void put_types(rep_report *rp, rep_node *top, const wi_model *m, const double *s)
+{
+    size_t nt = m->n_types;
+    rep_node *bt = rep_arr(rp, top, "by_op_type", "S_t: the ideal with only this op type as traced");
+    cp_kv *ord = cp_xmalloc((nt ? nt : 1) * sizeof *ord);
+    for (size_t i = 0; i < nt; i++)
+        ord[i] = (cp_kv){ ~cp_key_f64(s[i] > 0 ? s[i] : 0), i };
+    cp_sort_kv(ord, nt, NULL);
+    for (size_t i = 0; i < nt; i++) {
+        size_t k = ord[i].val;
+        rep_node *o = rep_obj(rp, bt, NULL, NULL);
+        rep_str(rp, o, "op", NULL, m->type_name[k]);
+        put_num(rp, o, "slowdown", NULL, s[k]);
+    }
+    free(ord);
+}
+
+/* M_W's workers: the top AN_WI_WORKER_PCT % (at least one) by
+ * min(S_dp, S_stage), ties to the lower worker index; into order[]. */
+static size_t fixed_workers(const wi_model *m, const double *s_dp, const double *s_stage, uint32_t *order)
+{
+    size_t nw = m->n_workers;
+    cp_kv *score = cp_xmalloc((nw ? nw : 1) * sizeof *score);
+    for (size_t w = 0; w < nw; w++) {
+        double sw = s_dp[m->w_dp[w]], sst = s_stage[m->w_stage[w]];
+        double s = isfinite(sw) ? CP_MIN(sw, isfinite(sst) ? sst : sw) : 0;
+        score[w] = (cp_kv){ ~cp_key_f64(s), w }; /* highest first, then lower index */
+    }
+    cp_sort_kv(score, nw, NULL);
+    size_t n_fix = (nw * AN_WI_WORKER_PCT + 99) / 100;
+    for (size_t i = 0; i < n_fix; i++)
+        order[i] = (uint32_t)score[i].val;
+    free(score);
+    return n_fix;
+}
+
+void wi_report(rep_report *rp, rep_node *top, wi_model *m)
+{
+    size_t nt = m->n_types, nd = m->n_dp, ns = m->n_stages;
+    bool stages = ns > 1; /* one stage: its replay is the trace's, and it cannot be cut badly */
+    /* scenarios: original, ideal, per type, per DP rank, per stage */
+    size_t n_sc = 2 + nt + nd + (stages ? ns : 0);
+    scenario *sc = cp_xcalloc(n_sc, sizeof *sc);
+    sc[0] = (scenario){ false, SEL_NONE, 0, NULL, 0 };
+    sc[1] = (scenario){ true, SEL_NONE, 0, NULL, 0 };
+    for (size_t i = 0; i < nt; i++)
+        sc[2 + i] = (scenario){ true, SEL_TYPE, (uint32_t)i, NULL, 0 };
+    for (size_t d = 0; d < nd; d++)
+        sc[2 + nt + d] = (scenario){ true, SEL_DP, (uint32_t)d, NULL, 0 };
+    for (size_t p = 0; stages && p < ns; p++)
+        sc[2 + nt + nd + p] = (scenario){ true, SEL_STAGE, (uint32_t)p, NULL, 0 };
+    run_all(m, sc, n_sc);
+    double t_orig = sc[0].t_ns, t_ideal = sc[1].t_ns, gap = t_orig - t_ideal;
+    double *s_t = cp_xmalloc((nt + nd + ns + 1) * sizeof *s_t), *s_dp = s_t + nt, *s_st = s_dp + nd;
+    for (size_t i = 0; i < nt + nd; i++)
+        s_t[i] = ratio(sc[2 + i].t_ns, t_ideal);
+    for (size_t p = 0; p < ns; p++)
+        s_st[p] = stages ? ratio(sc[2 + nt + nd + p].t_ns, t_ideal) : ratio(t_orig, t_ideal);
+
+    /* M_W: the fixed workers at ideal in the trace; M_S: the last stage */
+    uint32_t *fix = cp_xmalloc((m->n_workers ? m->n_workers : 1) * sizeof *fix);
+    size_t n_fix = fixed_workers(m, s_dp, s_st, fix);
+    uint8_t *fixed = cp_xcalloc(m->n_workers ? m->n_workers : 1, 1);
+    for (size_t i = 0; i < n_fix; i++)
+        fixed[fix[i]] = 1;
+    scenario rem[2] = { { false, SEL_WORKERS, 0, fixed, 0 }, { false, SEL_STAGE, (uint32_t)(ns ? ns - 1 : 0), NULL, 0 } };
+    run_all(m, rem, stages ? 2 : 1);
+
+    rep_num(rp, top, "t_original_ns", "mean step time, replayed trace", t_orig, "ns");
+    rep_num(rp, top, "t_ideal_ns", "mean step time, ideal", t_ideal, "ns");
+    put_num(rp, top, "slowdown", "S = T_original / T_ideal", ratio(t_orig, t_ideal));
+    put_num(rp, top, "worker_metric", "M_W: share of the slowdown removed by fixing the slowest workers",
+            gap > 0 ? (t_orig - rem[0].t_ns) / gap : NAN);
+    if (stages)
+        put_num(rp, top, "stage_metric", "M_S: share of the slowdown removed by fixing the last stage",
+                gap > 0 ? (t_orig - rem[1].t_ns) / gap : NAN);
+    else
+        rep_null(rp, top, "stage_metric", "M_S: stage partitioning imbalance (one stage: none)", NULL);
+    rep_node *wf = rep_arr(rp, top, "workers_fixed", "workers M_W fixes");
+    for (size_t i = 0; i < n_fix; i++) {
+        uint32_t w = fix[i];
+        if (m->worker_label) {
+            rep_int(rp, wf, NULL, NULL, m->worker_label[w], NULL);
+            continue;
+        }
+        rep_node *o = rep_obj(rp, wf, NULL, NULL);
+        rep_int(rp, o, "dp", NULL, m->dp_label[m->w_dp[w]], NULL);
+        rep_int(rp, o, "pp", NULL, m->stage_label[m->w_stage[w]], NULL);
+        rep_int(rp, o, "tp", NULL, m->w_tp[w], NULL);
+    }
+    put_types(rp, top, m, s_t);
+    put_rows(rp, top, "by_dp_rank", "S_w: the ideal with only this worker as traced", "rank", m->dp_label, s_dp, nd);
+    put_rows(rp, top, "by_stage", "S_stage: the ideal with only this stage as traced", "stage", m->stage_label, s_st,
+             ns);
+    free(s_t);
+    free(fix);
+    free(fixed);
+    free(sc);
+}
+
+/* ---- the Kineto builder: an_critpath's graph ---- */
+
+static size_t cp_preds(const void *ctx, uint64_t v, const uint64_t **src)
+{
+    const uint8_t *type;
+    return an_cp_preds(ctx, v, src, &type);
+}
+
+static size_t cp_binding(const void *ctx, uint64_t v, const uint64_t *src, size_t np)
+{
+    return an_cp_binding(ctx, v, src, np);
+}
+
+/* the gap the trace shows behind the binding predecessor; a source at its instant */
+static int64_t cp_lag0(const void *ctx, uint64_t v, const uint64_t *src, size_t b)
+{
+    return b == SIZE_MAX ? an_cp_node_ts(ctx, v) : an_cp_node_ts(ctx, v) - an_cp_node_ts(ctx, src[b]);
+}
+
+static bool gpu_op(const tl_timeline *tl, size_t i)
+{
+    uint8_t k = tl->kclass[i];
+    return tl->tracks[tl->track[i]].key.kind == TL_TRACK_GPU &&
+           (k == TL_K_COMPUTE || k == TL_K_COMM || k == TL_K_MEMCPY || k == TL_K_MEMSET);
+}
+
+/* Step index (in rs, sorted by start) of the step an op's launch falls in, -1 before the first. */
+static int64_t step_of(const an_rank_steps *rs, int64_t t)
+{
+    size_t lo = 0, hi = rs->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (rs->steps[mid].start_ns <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (int64_t)lo - 1;
+}
+
+static uint32_t type_key(const tl_timeline *tl, const wi_op *o)
+{
+    return o->comm ? UINT32_MAX - (uint32_t)coll_op_classify(tl_str(tl, o->name)) : o->name;
+}
+
+/* Profiler step ids every rank has. */
+static void common_steps(wi_kmodel *km, const an_steps_result *sr)
+{
+    size_t nr = km->n_ranks;
+    if (!nr || !sr->ranks[0].n)
+        return;
+    km->step_id = cp_xmalloc(sr->ranks[0].n * sizeof *km->step_id);
+    size_t ns = 0;
+    for (size_t i = 0; i < sr->ranks[0].n; i++) {
+        int64_t id = sr->ranks[0].steps[i].id;
+        bool all = true;
+        for (size_t r = 1; r < nr && all; r++) {
+            const an_rank_steps *rs = &sr->ranks[r];
+            size_t k = 0;
+            while (k < rs->n && rs->steps[k].id != id)
+                k++;
+            all = k < rs->n;
+        }
+        if (all)
+            km->step_id[ns++] = id;
+    }
+    for (size_t i = 1; i < ns; i++) /* few steps */
+        for (size_t k = i; k > 0 && km->step_id[k] < km->step_id[k - 1]; k--) {
+            int64_t t = km->step_id[k];
+            km->step_id[k] = km->step_id[k - 1];
+            km->step_id[k - 1] = t;
+        }
+    km->m.n_steps = ns;
+}
+
+static int32_t common_index(const wi_kmodel *km, int64_t id)
+{
+    size_t lo = 0, hi = km->m.n_steps;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (km->step_id[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < km->m.n_steps && km->step_id[lo] == id ? (int32_t)lo : -1;
+}
+
+/* One rank's ops (GPU work inside its steps) and their seq: the k-th op of
+ * its name in its step, in start order. */
+static void rank_ops(wi_kmodel *km, const an_rank_steps *rs, size_t r, size_t *cap)
+{
+    wi_model *m = &km->m;
+    const an_cp_graph *g = km->g;
+    const tl_timeline *tl = g->tl;
+    size_t first = m->n_ops;
+    const tl_rank *rk = &tl->ranks[r];
+    for (uint32_t t = rk->track_begin; t < rk->track_end; t++)
+        for (size_t i = tl->tracks[t].ev_begin; i < tl->tracks[t].ev_end; i++) {
+            if (!gpu_op(tl, i))
+                continue;
+            int32_t l = tl->link[i];
+            int64_t s = step_of(rs, l >= 0 ? tl->ts_ns[l] : tl->ts_ns[i]);
+            if (s < 0)
+                continue;
+            /* the span's end node and the node it runs from */
+            uint64_t end = 2 * (uint64_t)i + 1;
+            const uint64_t *src;
+            const uint8_t *type;
+            if (an_cp_preds(g, end, &src, &type) != 1)
+                continue;
+            cp_xgrow((void **)&m->ops, cap, m->n_ops + 1, sizeof *m->ops);
+            wi_op *o = &m->ops[m->n_ops++];
+            *o = (wi_op){ .ev = i, .start = 2 * (uint64_t)i, .end = end };
+            o->dur_ns = tl_end_ns(tl, i) - an_cp_node_ts(g, src[0]);
+            o->name = tl->name[i];
+            o->seq = (uint32_t)s; /* step index for now */
+            o->rank = o->dp = (uint32_t)r;
+            o->step = common_index(km, rs->steps[s].id);
+            o->comm = tl->kclass[i] == TL_K_COMM;
+        }
+    size_t n = m->n_ops - first;
+    op_rec *v = cp_xmalloc((n ? n : 1) * sizeof *v);
+    for (size_t k = 0; k < n; k++) {
+        const wi_op *o = &m->ops[first + k];
+        v[k] = (op_rec){ o->seq, o->name, cp_key_i64(tl->ts_ns[o->ev]), first + k };
+    }
+    cp_sort_records(v, n, sizeof *v, 3, op_key, NULL);
+    for (size_t k = 0, c = 0; k < n; k++) {
+        c = k && v[k].k0 == v[k - 1].k0 && v[k].k1 == v[k - 1].k1 ? c + 1 : 0;
+        m->ops[v[k].i].seq = (uint32_t)c;
+    }
+    free(v);
+}
+
+/* The ops, their identities (name, seq) across ranks and steps, and the
+ * identities' ideal durations. */
+static void collect_ops(wi_kmodel *km, const an_steps_result *sr)
+{
+    wi_model *m = &km->m;
+    size_t cap = 0;
+    for (size_t r = 0; r < km->g->tl->n_ranks; r++)
+        rank_ops(km, &sr->ranks[r], r, &cap);
+    op_rec *v = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *v);
+    for (size_t k = 0; k < m->n_ops; k++)
+        v[k] = (op_rec){ m->ops[k].name, m->ops[k].seq, 0, k };
+    cp_sort_records(v, m->n_ops, sizeof *v, 2, op_key, NULL);
+    for (size_t k = 0, gid = 0; k < m->n_ops; k++) {
+        gid += k && (v[k].k0 != v[k - 1].k0 || v[k].k1 != v[k - 1].k1);
+        m->ops[v[k].i].group = (uint32_t)gid;
+    }
+    free(v);
+    wi_ideals(m);
 }
 
 /* Op types: kernel name for computation, the collective for
  * communication; the AN_WI_TYPES with most excess over ideal keep their
- * own index, the rest share the last. Returns the number of types kept
- * and fills key[] with each type's key. */
-static size_t op_types(wi_model *m, uint32_t *key)
+ * own index, the rest share the last (not reported). */
+static void op_types(wi_kmodel *km)
 {
-    const tl_timeline *tl = m->g->tl;
+    wi_model *m = &km->m;
+    const tl_timeline *tl = km->g->tl;
     cp_kv *kv = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *kv);
     for (size_t k = 0; k < m->n_ops; k++)
         kv[k] = (cp_kv){ type_key(tl, &m->ops[k]), k };
@@ -490,139 +627,96 @@ static size_t op_types(wi_model *m, uint32_t *key)
     }
     cp_sort_kv(ex, nt, NULL); /* most excess first */
     size_t keep = CP_MIN(nt, (size_t)AN_WI_TYPES);
-    for (size_t i = 0; i < keep; i++)
-        key[i] = (uint32_t)ex[i].val;
+    for (size_t i = 0; i < keep; i++) {
+        uint32_t key = km->tkeys[i] = (uint32_t)ex[i].val;
+        km->tnames[i] = key > UINT32_MAX - 64 ? coll_op_name((coll_op)(UINT32_MAX - key)) : tl_str(tl, key);
+    }
     for (size_t k = 0; k < m->n_ops; k++) {
         uint32_t tk = type_key(tl, &m->ops[k]);
         size_t i = 0;
-        while (i < keep && key[i] != tk)
+        while (i < keep && km->tkeys[i] != tk)
             i++;
         m->ops[k].type = (uint32_t)i; /* keep = the folded rest */
     }
     free(kv);
     free(ex);
-    return keep;
+    m->n_types = keep;
+    m->type_name = km->tnames;
 }
 
-static const char *type_name(const tl_timeline *tl, uint32_t key)
+/* Workers are ranks, each its own DP rank, all in stage 0. */
+static void rank_workers(wi_kmodel *km, const tl_timeline *tl)
 {
-    return key > UINT32_MAX - 64 ? coll_op_name((coll_op)(UINT32_MAX - key)) : tl_str(tl, key);
+    wi_model *m = &km->m;
+    size_t nr = tl->n_ranks;
+    m->n_workers = m->n_dp = nr;
+    m->n_stages = 1;
+    m->w_dp = cp_xmalloc(nr * sizeof *m->w_dp);
+    m->w_stage = cp_xcalloc(nr, sizeof *m->w_stage);
+    m->dp_label = cp_xmalloc(nr * sizeof *m->dp_label);
+    m->stage_label = cp_xcalloc(1, sizeof *m->stage_label);
+    for (size_t r = 0; r < nr; r++) {
+        m->w_dp[r] = (uint32_t)r;
+        m->dp_label[r] = tl->ranks[r].meta.rank;
+    }
+    m->worker_label = m->dp_label;
 }
 
-static double ratio(double a, double b) { return b > 0 && isfinite(a) ? a / b : NAN; }
-
-static void put_num(rep_report *rp, rep_node *o, const char *key, const char *title, double v)
+static void kmodel_free(wi_kmodel *km)
 {
-    if (isfinite(v))
-        rep_num(rp, o, key, title, v, NULL);
-    else
-        rep_null(rp, o, key, title, NULL);
+    wi_model_free(&km->m);
+    free(km->m.w_dp);
+    free(km->m.w_stage);
+    free(km->m.dp_label);
+    free(km->m.stage_label);
+    free(km->step_id);
 }
 
 int an_whatif_run(an_ctx *ctx)
 {
     const tl_timeline *tl = ctx->tl;
     rep_report *rp = ctx->rep;
+    rep_node *top = rep_obj(rp, rp->root, "whatif", "what-if: the job without its stragglers (OSDI'25)");
+    int pp = an_whatif_pp_rank(tl);
+    if (pp >= 0)
+        return an_whatif_pp_run(ctx, top, (size_t)pp);
     const an_critpath_result *cr = ctx->results[AN_critpath];
     const an_steps_result *sr = ctx->results[AN_steps];
-    rep_node *top = rep_obj(rp, rp->root, "whatif", "what-if: the job without its stragglers (OSDI'25)");
     if (!cr || !cr->graph || !sr || !tl->n_ranks) {
         rep_str(rp, top, "skipped", NULL, "no dependency graph");
         return 0;
     }
-    wi_model m = { .ctx = ctx, .g = cr->graph, .n = cr->graph->n_nodes, .n_ranks = tl->n_ranks };
-    common_steps(&m, sr);
-    if (!m.n_steps) {
+    wi_kmodel km = { .ctx = ctx, .g = cr->graph, .n = cr->graph->n_nodes, .n_ranks = tl->n_ranks };
+    km.m.nthreads = ctx->opts ? ctx->opts->nthreads : 1;
+    common_steps(&km, sr);
+    if (!km.m.n_steps) {
         rep_str(rp, top, "skipped", NULL, "no profiler step that every rank has");
-        model_free(&m);
+        kmodel_free(&km);
         return 0;
     }
     uint64_t n_sims = 2 + AN_WI_TYPES + tl->n_ranks + 1;
-    if ((uint64_t)m.n * n_sims > AN_WI_MAX_VISITS || m.n >= UINT32_MAX || cr->graph->n_edges >= UINT32_MAX) {
+    if ((uint64_t)km.n * n_sims > AN_WI_MAX_VISITS || km.n >= UINT32_MAX || cr->graph->n_edges >= UINT32_MAX) {
         rep_str(rp, top, "skipped", NULL, "the job is too large for the replays (AN_WI_MAX_VISITS)");
-        model_free(&m);
+        kmodel_free(&km);
         return 0;
     }
-    topo_order(&m);
-    collect_ops(&m, sr);
-    compact(&m);
-    uint32_t tkeys[AN_WI_TYPES];
-    size_t nt = op_types(&m, tkeys);
-    size_t nr = tl->n_ranks;
-
-    /* scenarios: original, ideal, per type, per rank, the one stage */
-    size_t n_sc = 2 + nt + nr;
-    scenario *sc = cp_xcalloc(n_sc, sizeof *sc);
-    sc[0] = (scenario){ false, SEL_NONE, 0, NULL, 0 };
-    sc[1] = (scenario){ true, SEL_NONE, 0, NULL, 0 };
-    for (size_t i = 0; i < nt; i++)
-        sc[2 + i] = (scenario){ true, SEL_TYPE, (uint32_t)i, NULL, 0 };
-    for (size_t r = 0; r < nr; r++)
-        sc[2 + nt + r] = (scenario){ true, SEL_RANK, (uint32_t)r, NULL, 0 };
-    run_all(ctx, &m, sc, n_sc);
-    double t_orig = sc[0].t_ns, t_ideal = sc[1].t_ns;
-    /* the one stage holds every rank: the ideal with it as traced is the trace */
-    double s_stage0 = ratio(t_orig, t_ideal);
-
-    /* M_W: the top 3 % of workers by min(S_w, S_stage) set to ideal in the trace */
-    cp_kv *score = cp_xmalloc(nr * sizeof *score);
-    for (size_t r = 0; r < nr; r++) {
-        double sw = ratio(sc[2 + nt + r].t_ns, t_ideal);
-        double s = isfinite(sw) ? CP_MIN(sw, isfinite(s_stage0) ? s_stage0 : sw) : 0;
-        score[r] = (cp_kv){ ~cp_key_f64(s), r }; /* highest first, then lower rank */
-    }
-    cp_sort_kv(score, nr, NULL);
-    size_t n_fix = (nr * AN_WI_WORKER_PCT + 99) / 100;
-    uint8_t *fix = cp_xcalloc(nr, 1);
-    for (size_t i = 0; i < n_fix; i++)
-        fix[score[i].val] = 1;
-    scenario rem = { false, SEL_RANKS, 0, fix, 0 };
-    run_all(ctx, &m, &rem, 1);
-    double gap = t_orig - t_ideal;
-    double m_w = gap > 0 ? (t_orig - rem.t_ns) / gap : NAN;
+    wi_graph_src gs = { km.n, cr->graph, cp_preds, cp_binding, cp_lag0 };
+    wi_topo_order(&km.m, &gs);
+    collect_ops(&km, sr);
+    wi_compact(&km.m, &gs);
+    op_types(&km);
+    rank_workers(&km, tl);
 
     rep_str(rp, top, "method", NULL,
             "replay of the critical path's dependency graph; ideal = mean (computation) or median "
             "(communication) duration of each op identity (name, k-th in step) over ranks and steps");
-    rep_int(rp, top, "ops", "ops replayed", (int64_t)m.n_ops, NULL);
-    rep_int(rp, top, "op_identities", NULL, (int64_t)m.n_groups, NULL);
+    rep_int(rp, top, "ops", "ops replayed", (int64_t)km.m.n_ops, NULL);
+    rep_int(rp, top, "op_identities", NULL, (int64_t)km.m.n_groups, NULL);
     rep_int(rp, top, "anchored_nodes", "nodes without a predecessor (kept at their traced instant)",
-            (int64_t)m.n_sources, NULL);
-    rep_int(rp, top, "steps", "steps every rank has", (int64_t)m.n_steps, NULL);
+            (int64_t)km.m.n_sources, NULL);
+    rep_int(rp, top, "steps", "steps every rank has", (int64_t)km.m.n_steps, NULL);
     rep_int(rp, top, "stages", "pipeline stages", 1, NULL);
-    rep_num(rp, top, "t_original_ns", "mean step time, replayed trace", t_orig, "ns");
-    rep_num(rp, top, "t_ideal_ns", "mean step time, ideal", t_ideal, "ns");
-    put_num(rp, top, "slowdown", "S = T_original / T_ideal", ratio(t_orig, t_ideal));
-    put_num(rp, top, "worker_metric", "M_W: share of the slowdown removed by fixing the slowest workers", m_w);
-    rep_null(rp, top, "stage_metric", "M_S: stage partitioning imbalance (one stage: none)", NULL);
-    rep_node *wf = rep_arr(rp, top, "workers_fixed", "workers M_W fixes");
-    for (size_t i = 0; i < n_fix; i++)
-        rep_int(rp, wf, NULL, NULL, tl->ranks[score[i].val].meta.rank, NULL);
-    rep_node *bt = rep_arr(rp, top, "by_op_type", "S_t: the ideal with only this op type as traced");
-    cp_kv *ord = cp_xmalloc((nt ? nt : 1) * sizeof *ord);
-    for (size_t i = 0; i < nt; i++)
-        ord[i] = (cp_kv){ ~cp_key_f64(ratio(sc[2 + i].t_ns, t_ideal) > 0 ? ratio(sc[2 + i].t_ns, t_ideal) : 0), i };
-    cp_sort_kv(ord, nt, NULL);
-    for (size_t i = 0; i < nt; i++) {
-        size_t k = ord[i].val;
-        rep_node *o = rep_obj(rp, bt, NULL, NULL);
-        rep_str(rp, o, "op", NULL, type_name(tl, tkeys[k]));
-        put_num(rp, o, "slowdown", NULL, ratio(sc[2 + k].t_ns, t_ideal));
-    }
-    free(ord);
-    rep_node *br = rep_arr(rp, top, "by_dp_rank", "S_w: the ideal with only this worker as traced");
-    for (size_t r = 0; r < nr; r++) {
-        rep_node *o = rep_obj(rp, br, NULL, NULL);
-        rep_int(rp, o, "rank", NULL, tl->ranks[r].meta.rank, NULL);
-        put_num(rp, o, "slowdown", NULL, ratio(sc[2 + nt + r].t_ns, t_ideal));
-    }
-    rep_node *bs = rep_arr(rp, top, "by_stage", "S_stage: the ideal with only this stage as traced");
-    rep_node *o = rep_obj(rp, bs, NULL, NULL);
-    rep_int(rp, o, "stage", NULL, 0, NULL);
-    put_num(rp, o, "slowdown", NULL, s_stage0);
-    free(score);
-    free(fix);
-    free(sc);
-    model_free(&m);
+    wi_report(rp, top, &km.m);
+    kmodel_free(&km);
     return 0;
 }

@@ -66,6 +66,17 @@ typedef struct an_opts {
      * a million rows in the report */
     bool launch_table;
     int64_t queue_max_length; /* launch queue length counted as full; 0 = 1024 (AN_QUEUE_MAX_DEFAULT) */
+    /* frequent kernel sequences (an_kseq.c, --kernel-seq): the operator
+     * name (a substring; NULL: the analysis does not run), the GPU events
+     * a root needs (0 = 3) and the patterns HTA calls top (0 = 5) */
+    const char *kseq_op;
+    int64_t kseq_min_len, kseq_top_k;
+    /* user annotation breakdown (an_annotations.c): names kept before the
+     * rest fold into "others" (0 = AN_ANNOT_TOP_DEFAULT, HTA's 1000), and
+     * HTA's allowlist: names containing one of these strings never fold */
+    int64_t annot_top;
+    const char *const *annot_keep;
+    size_t n_annot_keep;
     /* Sharded run (mpirun): every rank of the job sorted by rank (NULL: the
      * timeline's own ranks are the job), and run only the AN_DIST_RANK
      * analyzers, since this process holds some of the ranks */

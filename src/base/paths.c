@@ -52,9 +52,16 @@ static bool first_visit(cp_paths *p, const struct stat *st)
     return true;
 }
 
+static void note_skipped(cp_paths *p, const char *path)
+{
+    if (!p->first_skipped)
+        p->first_skipped = cp_xstrdup(path);
+}
+
 static void unreadable(cp_paths *p, const char *path, const char *what, int errnum)
 {
     p->n_unreadable++;
+    note_skipped(p, path);
     cp_log_warn("%s: %s: %s (skipped)", path, what, strerror(errnum));
 }
 
@@ -65,6 +72,7 @@ static int add_dir(cp_paths *p, const char *dir, const struct stat *dst, int dep
         return 0; /* a symlink loop, or a directory named twice */
     if (depth > CP_PATHS_MAX_DEPTH) {
         p->n_too_deep++;
+        note_skipped(p, dir);
         cp_log_warn("%s: deeper than %d directories (skipped)", dir, CP_PATHS_MAX_DEPTH);
         return 0;
     }
@@ -161,6 +169,7 @@ void cp_paths_free(cp_paths *p)
         free(p->v[i]);
     free(p->v);
     free(p->seen);
+    free(p->first_skipped);
     memset(p, 0, sizeof *p);
 }
 

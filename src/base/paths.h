@@ -35,6 +35,7 @@ typedef struct cp_paths {
      * directories and files, dangling links) or lie deeper than the depth
      * bound; each is also warned about once */
     size_t n_unreadable, n_too_deep;
+    char *first_skipped; /* the first of those (owned), NULL when none */
 } cp_paths;
 
 /* keep(path, ctx) decides which files found inside directories are taken;

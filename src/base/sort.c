@@ -1,7 +1,9 @@
 /* sort.c - LSD radix sort of cp_kv records (see sort.h for why). Digits are
  * taken from (key - min), so only the bits that vary cost a pass; an input
  * already in order costs one scan; small inputs use insertion sort, where
- * the counting passes would dominate. */
+ * the counting passes would dominate. All digits' histograms come from one
+ * read of the input instead of one read per pass, and a digit every record
+ * shares (a constant tie-break field, say) skips its scatter pass. */
 #include "sort.h"
 #include "util.h"
 
@@ -42,24 +44,31 @@ enum { DIGIT_BITS = 11, BUCKETS = 1 << DIGIT_BITS, SMALL_N = 64 };
             return;                                                                    \
         int bits = 64 - __builtin_clzll(hi - lo); /* hi > lo: not sorted */            \
         int passes = (bits + DIGIT_BITS - 1) / DIGIT_BITS;                             \
+        /* every digit's histogram in one read of the input */                        \
+        size_t *count = cp_xcalloc((size_t)passes * BUCKETS, sizeof *count);           \
+        for (size_t i = 0; i < n; i++) {                                               \
+            uint64_t d = KEY(v[i]) - lo;                                               \
+            for (int p = 0; p < passes; p++)                                           \
+                count[(size_t)p * BUCKETS + ((d >> (p * DIGIT_BITS)) & (BUCKETS - 1))]++;\
+        }                                                                              \
         T *own = NULL;                                                                 \
         if (!tmp)                                                                      \
             tmp = own = cp_xmalloc(n * sizeof *tmp);                                   \
-        size_t *count = cp_xmalloc(BUCKETS * sizeof *count);                           \
         T *src = v, *dst = tmp;                                                        \
         for (int p = 0; p < passes; p++) {                                             \
+            size_t *c = count + (size_t)p * BUCKETS;                                   \
             int shift = p * DIGIT_BITS;                                                \
-            memset(count, 0, BUCKETS * sizeof *count);                                 \
-            for (size_t i = 0; i < n; i++)                                             \
-                count[((KEY(src[i]) - lo) >> shift) & (BUCKETS - 1)]++;                \
+            /* a digit all records share does not reorder anything */                 \
+            if (c[((KEY(src[0]) - lo) >> shift) & (BUCKETS - 1)] == n)                 \
+                continue;                                                              \
             size_t sum = 0;                                                            \
             for (size_t b = 0; b < BUCKETS; b++) {                                     \
-                size_t c = count[b];                                                   \
-                count[b] = sum;                                                        \
-                sum += c;                                                              \
+                size_t k = c[b];                                                       \
+                c[b] = sum;                                                            \
+                sum += k;                                                              \
             }                                                                          \
             for (size_t i = 0; i < n; i++)                                             \
-                dst[count[((KEY(src[i]) - lo) >> shift) & (BUCKETS - 1)]++] = src[i];  \
+                dst[c[((KEY(src[i]) - lo) >> shift) & (BUCKETS - 1)]++] = src[i];      \
             T *t = src;                                                                \
             src = dst;                                                                 \
             dst = t;                                                                   \
@@ -92,17 +101,36 @@ void cp_sort_f64(double *v, size_t n)
     free(kv);
 }
 
+/* Order k2 inside each run of equal k1 keys: the runs are short on real
+ * traces (events starting at the same instant), so insertion sort; a long
+ * run (a damaged trace with one timestamp) is radix sorted instead. Both are
+ * stable, so equal (k1, k2) keep their order in idx. */
+static void sort_ties_by_k2(cp_kv *kv, size_t n, cp_kv *tmp, const int64_t *k2, bool k2_desc)
+{
+    for (size_t lo = 0, hi; lo < n; lo = hi) {
+        for (hi = lo + 1; hi < n && kv[hi].key == kv[lo].key; hi++)
+            ;
+        if (hi - lo < 2)
+            continue;
+        for (size_t i = lo; i < hi; i++) {
+            uint64_t k = cp_key_i64(k2[kv[i].val]);
+            tmp[i - lo] = (cp_kv){ k2_desc ? ~k : k, kv[i].val };
+        }
+        cp_sort_kv(tmp, hi - lo, NULL); /* under 64 records: insertion, no scratch */
+        for (size_t i = lo; i < hi; i++)
+            kv[i].val = tmp[i - lo].val;
+    }
+}
+
 void cp_sort_idx2(size_t *idx, size_t n, const int64_t *k1, const int64_t *k2, bool k2_desc)
 {
+    /* one sort by k1, then ties by k2: the same order as a k2 pass then a
+     * k1 pass, but input already in k1 order (most tracks) costs a scan */
     cp_kv *kv = cp_xmalloc((n ? n : 1) * sizeof *kv), *tmp = cp_xmalloc((n ? n : 1) * sizeof *tmp);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t k = cp_key_i64(k2[idx[i]]);
-        kv[i] = (cp_kv){ k2_desc ? ~k : k, idx[i] };
-    }
-    cp_sort_kv(kv, n, tmp);
     for (size_t i = 0; i < n; i++)
-        kv[i].key = cp_key_i64(k1[kv[i].val]);
+        kv[i] = (cp_kv){ cp_key_i64(k1[idx[i]]), idx[i] };
     cp_sort_kv(kv, n, tmp);
+    sort_ties_by_k2(kv, n, tmp, k2, k2_desc);
     for (size_t i = 0; i < n; i++)
         idx[i] = (size_t)kv[i].val;
     free(kv);

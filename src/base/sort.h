@@ -37,8 +37,9 @@ static inline uint64_t cp_key_f64(double x)
 
 /* Sort the index array idx[0..n) by (k1[idx], k2[idx]), k2 descending when
  * k2_desc; equal keys keep their order in idx (callers build idx in index
- * order, which makes the index the last key). Two stable radix passes, k2
- * first. k1/k2 are indexed by the values in idx. */
+ * order, which makes the index the last key). One stable sort by k1 (a
+ * scan when idx is in k1 order already), then each run of equal k1 by k2.
+ * k1/k2 are indexed by the values in idx. */
 void cp_sort_idx2(size_t *idx, size_t n, const int64_t *k1, const int64_t *k2, bool k2_desc);
 
 /* Sort n records of elem bytes at base by n_keys keys, key(rec, 0, ctx)

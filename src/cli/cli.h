@@ -92,6 +92,9 @@ int cli_threads(const cli_ctx *ctx); /* --threads or the CPU count */
  * directories. Returns 0, or an exit code after printing the error (an
  * unreadable argument, or no file found at all). The caller frees *out. */
 int cli_expand_inputs(const cli_ctx *ctx, cp_path_keep_fn keep, cp_paths *out);
+/* What the walk skipped (warned already) into the report's diagnostics:
+ * unreadable entries as unreadable_file, too deep ones as limit_reached. */
+void cli_paths_diag(const cp_paths *p, diag_set *d);
 /* Re-execute this command once with glibc's huge-page and heap tunables
  * (main.c says why); returns only when it does not (already done,
  * CHAINPROF_NO_THP=1, or exec failed). */

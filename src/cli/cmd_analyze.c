@@ -12,6 +12,7 @@
 #include "analyze_dist.h"
 #include "../analysis/an_verdict.h"
 #include "../analysis/an_critpath.h"
+#include "../analysis/an_results.h"
 #include "../base/afile.h"
 #include "../base/log.h"
 #include "../base/par.h"
@@ -37,7 +38,8 @@
 #include <unistd.h>
 
 enum { O_GPUS_PER_NODE = 100, O_RANK_MAP, O_FAIL_ON, O_NIC_GBPS, O_NVLINK_GBPS, O_DETAIL, O_DB, O_NO_HISTORY,
-       O_LAUNCH_TABLE, O_CKPT_EVERY, O_QUEUE_MAX };
+       O_LAUNCH_TABLE, O_CKPT_EVERY, O_QUEUE_MAX, O_KSEQ, O_KSEQ_MIN, O_KSEQ_TOP,
+       O_ANNOT_TOP, O_ANNOT_KEEP };
 
 static const cli_opt opts[] = {
     { "gpus-per-node", 0, "N", O_GPUS_PER_NODE, 0,
@@ -50,6 +52,14 @@ static const cli_opt opts[] = {
       "list every kernel launch in launch_stats.by_correlation (default: outliers only, at most 1000)" },
     { "queue-max", 0, "N", O_QUEUE_MAX, 0,
       "launch queue length counted as full in queue_full (default 1024, CUDA's per stream)" },
+    { "kernel-seq", 0, "OP", O_KSEQ, 0,
+      "frequent GPU kernel sequences launched by the shallowest ops whose name contains OP (HTA's)" },
+    { "kernel-seq-min", 0, "N", O_KSEQ_MIN, 0, "GPU events an op needs for --kernel-seq (default 3)" },
+    { "kernel-seq-top", 0, "N", O_KSEQ_TOP, 0, "patterns counted as top for --kernel-seq (default 5)" },
+    { "annotation-top", 0, "N", O_ANNOT_TOP, 0,
+      "user annotations listed by name before the rest fold into \"others\" (default 1000, HTA's)" },
+    { "annotation-keep", 0, "STR", O_ANNOT_KEEP, 0,
+      "user annotations whose name contains STR never fold into \"others\" (repeatable; HTA's allowlist)" },
     { "fail-on", 0, "SEVERITY", O_FAIL_ON, 0,
       "exit 4 when a finding at or above SEVERITY exists (info|low|medium|high|critical)" },
     { "nic-gbps", 0, "GBIT", O_NIC_GBPS, 0,
@@ -312,7 +322,9 @@ static bool keep_trace_file(const char *path, void *ctx)
     (void)ctx;
     return cp_str_ends(path, ".json") || cp_str_ends(path, ".json.gz") || cp_str_ends(path, ".json.zst") ||
            cp_str_ends(path, ".sqlite") || cp_str_ends(path, ".nsys-rep") || cp_str_ends(path, ".ncu-rep") || cp_str_ends(path, ".log") || cp_str_ends(path, ".txt") ||
-           cp_str_ends(path, ".cptrace");
+           cp_str_ends(path, ".cptrace") ||
+           /* PyTorch's raw memory timeline as HTA's tests name it (memory_timeline.raw.gz) */
+           cp_str_ends(path, ".raw") || cp_str_ends(path, ".raw.gz") || cp_str_ends(path, ".raw.zst");
 }
 
 /* --ckpt-every: "900" or "900s" seconds (as `chainprof model` takes it),
@@ -350,6 +362,41 @@ static const rp_critpath *critpath_spans(const tl_timeline *tl, an_ctx *an, rp_c
 /* The Perfetto overlays asked for (-o *.perfetto.json, --format perfetto on
  * stdout): they need the timeline and the layer sweep, which only this
  * command holds, so cli_emit leaves them to it. */
+/* Every rank's counter tracks in the exact view (an_counter_tracks_of) as
+ * the overlay writer's plain data, pointing at the analysis' own points
+ * (own[r], freed by free_counter_tracks). */
+static rp_counters *counter_tracks(const tl_timeline *tl, const an_ctx *an, an_counter_track ***own)
+{
+    _Static_assert(sizeof(rp_counter_pt) == sizeof(an_counter_pt), "counter point layouts differ");
+    rp_counters *c = cp_xcalloc(tl->n_ranks + 1, sizeof *c);
+    *own = cp_xcalloc(tl->n_ranks + 1, sizeof **own);
+    for (size_t r = 0; r < tl->n_ranks; r++) {
+        const an_rank_views *rv = an_views(an, r);
+        if (!rv)
+            continue;
+        an_counter_track *t;
+        size_t n = an_counter_tracks_of(an, &rv->exact, &t);
+        rp_counter_track *v = cp_xcalloc(n + 1, sizeof *v);
+        for (size_t i = 0; i < n; i++)
+            v[i] = (rp_counter_track){ t[i].name, t[i].arg, t[i].stream, t[i].device,
+                                       (const rp_counter_pt *)(const void *)t[i].pts, t[i].n };
+        c[r] = (rp_counters){ v, n };
+        (*own)[r] = t;
+    }
+    return c;
+}
+
+static void free_counter_tracks(rp_counters *c, an_counter_track **own, size_t n_ranks)
+{
+    for (size_t r = 0; r < n_ranks; r++) {
+        if (own[r])
+            an_counter_tracks_free(own[r], c[r].n);
+        free((void *)c[r].v);
+    }
+    free(own);
+    free(c);
+}
+
 static int write_perfetto(const cli_ctx *ctx, const tl_timeline *tl, an_ctx *an, const rep_report *rep,
                           char *const *inputs, size_t n_inputs)
 {
@@ -380,7 +427,20 @@ static int write_perfetto(const cli_ctx *ctx, const tl_timeline *tl, an_ctx *an,
     rp_critpath cpv;
     rp_cp_span *cp_spans;
     const rp_critpath *cp = critpath_spans(tl, an, &cpv, &cp_spans);
-    int rc = render_perfetto(tl, rep, tracks, cp, &b, &err) < 0 ? cli_fail(&err) : 0;
+    an_counter_track **ctr_own;
+    rp_counters *ctr = counter_tracks(tl, an, &ctr_own);
+    an_kseq_mark_set *kms = cp_xcalloc(tl->n_ranks + 1, sizeof *kms);
+    rp_marks *marks = cp_xcalloc(tl->n_ranks + 1, sizeof *marks);
+    for (size_t r = 0; r < tl->n_ranks; r++)
+        if (an_kseq_marks(an, r, &kms[r]))
+            marks[r] = (rp_marks){ kms[r].base, kms[r].n_ev, kms[r].ev_row, kms[r].pattern, kms[r].count };
+    rp_extra extra = { ctr, marks };
+    int rc = render_perfetto(tl, rep, tracks, cp, &extra, &b, &err) < 0 ? cli_fail(&err) : 0;
+    for (size_t r = 0; r < tl->n_ranks; r++)
+        an_kseq_marks_free(&kms[r]);
+    free(kms);
+    free(marks);
+    free_counter_tracks(ctr, ctr_own, tl->n_ranks);
     free(cp_spans);
     for (size_t i = 0; i < n_out && !rc && i < CP_ARRAY_LEN(outs); i++) {
         const render_format *f = render_for_path(outs[i]);
@@ -480,11 +540,14 @@ int cmd_analyze(cli_ctx *ctx)
         return rc;
     if (ctx->args.n_pos == 0)
         return cli_usage_error(ctx, "no input: give trace files, directories or globs");
-    long gpn, queue_max;
+    long gpn, queue_max, kseq_min, kseq_top, annot_top;
     int nthreads = cli_threads(ctx);
     double nic_gbit_s, nvlink_gbps;
     if (nthreads < 0 || cli_get_long(ctx, O_GPUS_PER_NODE, 0, 0, 4096, &gpn) < 0 ||
         cli_get_long(ctx, O_QUEUE_MAX, 0, 1, 1L << 30, &queue_max) < 0 ||
+        cli_get_long(ctx, O_KSEQ_MIN, 0, 1, 1L << 30, &kseq_min) < 0 ||
+        cli_get_long(ctx, O_KSEQ_TOP, 0, 1, 1L << 30, &kseq_top) < 0 ||
+        cli_get_long(ctx, O_ANNOT_TOP, 0, 1, 1L << 30, &annot_top) < 0 ||
         cli_get_double(ctx, O_NIC_GBPS, 0, 0, 1e6, &nic_gbit_s) < 0 ||
         cli_get_double(ctx, O_NVLINK_GBPS, 0, 0, 1e6, &nvlink_gbps) < 0)
         return CLI_EXIT_USAGE;
@@ -523,6 +586,7 @@ int cmd_analyze(cli_ctx *ctx)
     diag_set skipped, dropped; /* before reading (every process alike), while reading (mpirun: this process's) */
     diag_init(&skipped);
     diag_init(&dropped);
+    cli_paths_diag(&paths, &skipped);
     ev_set evidence;
     ev_set_init(&evidence);
     rc = spool_pipes(inputs, paths.n, &skipped);
@@ -635,10 +699,13 @@ int cmd_analyze(cli_ctx *ctx)
         ev_set_diag(&evidence, &tl->diag); /* every evidence reader's damage with the traces' */
         rep_diagnostics(rep, &tl->diag);
     }
+    const char *annot_keep[64];
     an_opts ao = { .gpus_per_node = (int)gpn, .nthreads = nthreads, .nic_gbit_s = nic_gbit_s,
                    .launch_table = cli_has(ctx, O_LAUNCH_TABLE), .queue_max_length = queue_max,
                    .nvlink_gbps = nvlink_gbps, .ckpt_every_s = ckpt_s, .ckpt_every_steps = ckpt_steps,
-                   .evidence = &evidence };
+                   .evidence = &evidence, .kseq_op = cli_get(ctx, O_KSEQ), .kseq_min_len = kseq_min,
+                   .kseq_top_k = kseq_top, .annot_top = annot_top, .annot_keep = annot_keep,
+                   .n_annot_keep = cli_get_all(ctx, O_ANNOT_KEEP, annot_keep, CP_ARRAY_LEN(annot_keep)) };
     if (ad_on(&dr)) {
         ao.job_ranks = dr.job;
         ao.n_job_ranks = dr.n_job;

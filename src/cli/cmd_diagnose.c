@@ -274,6 +274,7 @@ int cmd_diagnose(cli_ctx *ctx)
     diag_init(&d);
     ev_set_diag(&set, &d);
     if (dropped) diag_count_n(&d, DIAG_LIMIT_REACHED, (uint64_t)dropped, NULL, -1);
+    cli_paths_diag(&paths, &d);
     if (c->events_dropped) diag_count_n(&d, DIAG_LIMIT_REACHED, (uint64_t)c->events_dropped, NULL, -1);
     if (c->findings_dropped) diag_count_n(&d, DIAG_LIMIT_REACHED, (uint64_t)c->findings_dropped, NULL, -1);
     rep_diagnostics(rep, &d);

@@ -37,7 +37,8 @@ static const cli_opt opts[] = {
     { "nic-gbps", 0, "GB/S", O_NIC, 0, "inter-node all-reduce busbw at full link rate (default 23)" },
     { "nvlink-gbps", 0, "GB/S", O_NVLINK, 0, "intra-node all-reduce busbw (default 230)" },
     { "gemm-eff", 0, "F", O_EFF, 0, "GEMM efficiency, fraction of 312 TFLOP/s (default 0.62)" },
-    { "pp", 0, "P", O_PP, 0, "pipeline job with P stages: writes optrace.json (the OSDI'25 artifact's op timelines); "
+    { "pp", 0, "P", O_PP, 0, "pipeline job with P stages: writes optrace.json (the OSDI'25 artifact's op timelines) and "
+      "rank-N.json Kineto traces (rank = stage x D + DP rank); "
       "--inject stage-imbalance=STAGE[:F], seqlen-imbalance=A, straggler=DP.PP[:F]" },
     { "dp", 0, "D", O_DP, 0, "pipeline job: data-parallel ranks (default 2)" },
     { "microbatches", 0, "M", O_MBS, 0, "pipeline job: microbatches per step (default 8)" },
@@ -52,7 +53,7 @@ static int synth_pp(cli_ctx *ctx, const char *dir)
     long v;
     const struct { int id; int *field; long max; } ints[] = {
         { O_PP, &c.pp, SYN_PP_MAX_WORKERS }, { O_DP, &c.dp, SYN_PP_MAX_WORKERS }, { O_MBS, &c.microbatches, 4096 },
-        { O_CHUNKS, &c.chunks, 64 }, { O_STEPS, &c.steps, 1000 },
+        { O_CHUNKS, &c.chunks, 64 }, { O_STEPS, &c.steps, 1000 }, { O_GPN, &c.gpus_per_node, 64 },
     };
     for (size_t i = 0; i < CP_ARRAY_LEN(ints); i++) {
         if (cli_get_long(ctx, ints[i].id, *ints[i].field, 1, ints[i].max, &v) < 0)
@@ -62,6 +63,9 @@ static int synth_pp(cli_ctx *ctx, const char *dir)
     if (cli_has(ctx, O_SEED))
         c.seed = strtoull(cli_get(ctx, O_SEED), NULL, 0);
     c.force = cli_has(ctx, O_FORCE);
+    if (cli_has(ctx, O_GZIP) && cli_has(ctx, O_ZSTD))
+        return cli_usage_error(ctx, "--gzip and --zstd are exclusive");
+    c.compress = cli_has(ctx, O_GZIP) ? SYN_GZIP : cli_has(ctx, O_ZSTD) ? SYN_ZSTD : SYN_PLAIN;
     const char *inj[64];
     size_t n_inj = cli_get_all(ctx, O_INJECT, inj, CP_ARRAY_LEN(inj));
     cp_error err;
@@ -76,8 +80,9 @@ static int synth_pp(cli_ctx *ctx, const char *dir)
     if (syn_pp_write(&c, dir, &n_ops, &t_ns, &err) < 0)
         return cli_fail(&err);
     printf("wrote a %d-stage x %d-rank pipeline job (%s) to %s/optrace.json: %llu ops, mean step %.3f ms; "
-           "what-if truth in %s/synth.json\n",
-           c.pp, c.dp, c.chunks > 1 ? "interleaved" : "1F1B", dir, (unsigned long long)n_ops, t_ns / 1e6, dir);
+           "Kineto traces rank-0..%d.json; what-if truth in %s/synth.json\n",
+           c.pp, c.dp, c.chunks > 1 ? "interleaved" : "1F1B", dir, (unsigned long long)n_ops, t_ns / 1e6,
+           c.pp * c.dp - 1, dir);
     return CLI_EXIT_OK;
 }
 

@@ -127,6 +127,14 @@ int cli_expand_inputs(const cli_ctx *ctx, cp_path_keep_fn keep, cp_paths *out)
     return 0;
 }
 
+void cli_paths_diag(const cp_paths *p, diag_set *d)
+{
+    if (p->n_unreadable)
+        diag_count_n(d, DIAG_UNREADABLE_FILE, p->n_unreadable, p->first_skipped, -1);
+    if (p->n_too_deep)
+        diag_count_n(d, DIAG_LIMIT_REACHED, p->n_too_deep, p->first_skipped, -1);
+}
+
 int cli_fail(const cp_error *err)
 {
     char buf[1200];

@@ -81,6 +81,7 @@ typedef struct slot {
     int file_rank;        /* rank from the file name for untagged lines; -1 */
     long file_rank_lines; /* lines that took it */
     long long_lines;      /* lines cut at RD_EV_MAX_LINE_BYTES */
+    long junk_lines;      /* binary lines before the head the sniffers judged */
     ev_time last_ts;      /* time of the last timed line */
     bool started;
     int whole;            /* the whole-file reader that claimed the input; -1 none */
@@ -108,22 +109,33 @@ static int claim_by_name(const char *path)
     return -1;
 }
 
-static void start(slot *sl, const char *head, size_t n)
+/* A whole-file reader that claims the input by its name or its raw head
+ * (binary formats: judged before any junk is skipped) alone reads it. */
+static bool start_whole(slot *sl, const char *head, size_t n)
+{
+    if (n > RD_SNIFF_BYTES)
+        n = RD_SNIFF_BYTES;
+    sl->whole = claim_by_name(sl->path);
+    for (size_t i = 0; i < N_READERS && sl->whole < 0; i++)
+        if (k_readers[i].file && k_readers[i].sniff(head, n) >= RD_EV_MIN_CONFIDENCE)
+            sl->whole = (int)i;
+    if (sl->whole < 0)
+        return false;
+    sl->started = true;
+    sl->diag[sl->whole] = cp_xmalloc(sizeof *sl->diag[sl->whole]);
+    diag_init(sl->diag[sl->whole]);
+    return true;
+}
+
+/* The line readers: those that scan everything and those whose sniff
+ * recognises the head (or the one that wants the input alone). */
+static void start_lines(slot *sl, const char *head, size_t n)
 {
     if (n > RD_SNIFF_BYTES)
         n = RD_SNIFF_BYTES;
     int score[N_READERS];
     size_t alone = N_READERS;
     sl->started = true;
-    sl->whole = claim_by_name(sl->path);
-    for (size_t i = 0; i < N_READERS && sl->whole < 0; i++)
-        if (k_readers[i].file && k_readers[i].sniff(head, n) >= RD_EV_MIN_CONFIDENCE)
-            sl->whole = (int)i;
-    if (sl->whole >= 0) { /* it alone reads the input, whole */
-        sl->diag[sl->whole] = cp_xmalloc(sizeof *sl->diag[sl->whole]);
-        diag_init(sl->diag[sl->whole]);
-        return;
-    }
     for (size_t i = 0; i < N_READERS; i++) {
         score[i] = k_readers[i].file ? 0 : k_readers[i].sniff(head, n);
         if ((k_readers[i].flags & RD_EV_ALONE) && score[i] >= RD_EV_MIN_CONFIDENCE)
@@ -140,6 +152,12 @@ static void start(slot *sl, const char *head, size_t n)
             diag_init(sl->diag[i]);
         }
     }
+}
+
+static void start(slot *sl, const char *head, size_t n)
+{
+    if (!start_whole(sl, head, n))
+        start_lines(sl, head, n);
 }
 
 static void feed(slot *sl, const char *line, size_t len, long no)
@@ -217,6 +235,110 @@ static size_t feed_lines(slot *sl, const char *buf, size_t len, bool final, long
     return (size_t)(p - buf);
 }
 
+/* ---- the head the sniffers judge ----
+ *
+ * The sniffers recognise a format by the first RD_SNIFF_BYTES of text. A
+ * first line of 10 MiB or a block of binary before a valid log (a crash's
+ * NUL fill, bytes of something else concatenated in front) used to fill that
+ * window, and a valid file was "not recognised" (issue 21). So the lines
+ * before the readers start are scanned first: over-long lines (counted
+ * limit_reached) and binary lines (counted unparsed_line) are left out of the
+ * sniff text, text lines go in, until it holds RD_SNIFF_BYTES, the input
+ * ends, or HEAD_SCAN_MAX_BYTES were scanned. The readers then get those lines
+ * in order with a skipped line as an empty one, so line numbers stay true. */
+
+#define HEAD_SCAN_MAX_BYTES (64ll << 20) /* junk skipped before giving up on finding text */
+#define HEAD_LINES_MAX_BYTES (1 << 20)   /* the scanned lines kept for the readers */
+
+typedef struct head_scan {
+    cp_buf sniff;       /* text lines only */
+    cp_buf lines;       /* every line scanned, a skipped one empty */
+    long long scanned;  /* input bytes consumed */
+    bool in_long;       /* inside an over-long line, up to its newline */
+    bool looked;        /* the raw head was offered to the whole-file readers */
+    bool done;
+} head_scan;
+
+/* A line of binary: a NUL, or control characters (not tab, CR, form feed,
+ * ESC) at more than one byte in 16 (a stray one in a log line is text). */
+static bool binary_line(const char *p, size_t n)
+{
+    size_t ctl = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (!c)
+            return true;
+        ctl += (c < 0x20 && c != '\t' && c != '\r' && c != '\f' && c != 0x1b) || c == 0x7f;
+    }
+    return ctl * 16 > n;
+}
+
+static void scan_line(slot *sl, head_scan *h, const char *p, size_t n)
+{
+    if (n >= RD_EV_MAX_LINE_BYTES) {
+        sl->long_lines++;
+    } else if (binary_line(p, n)) {
+        sl->junk_lines++;
+    } else {
+        cp_buf_append(&h->sniff, p, n);
+        cp_buf_putc(&h->sniff, '\n');
+        cp_buf_append(&h->lines, p, n);
+    }
+    cp_buf_putc(&h->lines, '\n');
+    if (h->sniff.len >= RD_SNIFF_BYTES || h->lines.len >= HEAD_LINES_MAX_BYTES)
+        h->done = true;
+}
+
+/* Scan whole lines of buf[0..len) (an unfinished short last line stays
+ * unless final; an over-long one is consumed). Returns the bytes used. */
+static size_t scan_head(slot *sl, head_scan *h, const char *buf, size_t len, bool final)
+{
+    const char *p = buf, *end = buf + len;
+    while (p < end && !h->done) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (h->in_long) { /* counted when it began */
+            if (!nl) {
+                p = end;
+                break;
+            }
+            h->in_long = false;
+            cp_buf_putc(&h->lines, '\n');
+            p = nl + 1;
+            continue;
+        }
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        if (!nl && n >= RD_EV_MAX_LINE_BYTES && !final) {
+            sl->long_lines++;
+            h->in_long = true;
+            p = end;
+            break;
+        }
+        if (!nl && !final)
+            break;
+        scan_line(sl, h, p, n && p[n - 1] == '\r' ? n - 1 : n);
+        p = nl ? nl + 1 : end;
+    }
+    h->scanned += p - buf;
+    if (final || h->scanned >= HEAD_SCAN_MAX_BYTES)
+        h->done = true;
+    return (size_t)(p - buf);
+}
+
+/* The scan is over: the line readers start on the sniff text and read the
+ * scanned lines. Returns whether the input continues inside a long line. */
+static bool head_flush(slot *sl, head_scan *h, long *no)
+{
+    start_lines(sl, h->sniff.data ? h->sniff.data : "", h->sniff.len);
+    feed_lines(sl, h->lines.data ? h->lines.data : "", h->lines.len, true, no);
+    cp_buf_free(&h->sniff);
+    cp_buf_free(&h->lines);
+    if (h->in_long) { /* the line in progress is one */
+        sl->lines++;
+        ++*no;
+    }
+    return h->in_long;
+}
+
 /* A whole-file reader's input: its bytes into sl->data (bounded). */
 static int read_whole(slot *sl, cp_src *src, const char *head, size_t n, cp_error *err)
 {
@@ -254,21 +376,36 @@ static int read_path(slot *sl, cp_error *err)
     size_t have = 0;
     long no = 0;
     bool skipping = false;
+    head_scan h = { CP_BUF_INIT, CP_BUF_INIT, 0, false, false, false };
     for (;;) {
         ssize_t got = cp_src_read(src, win + have, READ_CHUNK, err);
         if (got < 0) {
             rc = (int)got;
+            if (!sl->started && h.looked) { /* what decoded before the damage is read */
+                scan_head(sl, &h, win, have, true);
+                head_flush(sl, &h, &no);
+            }
             break;
         }
         sl->bytes += got;
-        if (!sl->started) {
-            start(sl, win, have + (size_t)got);
-            if (sl->whole >= 0) {
+        size_t len = have + (size_t)got;
+        if (!h.looked) {
+            h.looked = true;
+            if (start_whole(sl, win, len)) {
                 rc = got > 0 ? read_whole(sl, src, win, (size_t)got, err) : 0;
                 break;
             }
         }
-        size_t len = have + (size_t)got;
+        if (!sl->started) {
+            size_t used = scan_head(sl, &h, win, len, got == 0);
+            len -= used;
+            memmove(win, win + used, len);
+            if (!h.done) {
+                have = len;
+                continue;
+            }
+            skipping = head_flush(sl, &h, &no);
+        }
         if (skipping) { /* the rest of an over-long line */
             const char *nl = memchr(win, '\n', len);
             if (!nl) {
@@ -320,6 +457,8 @@ static void commit(ev_set *s, slot *sl)
     diag_init(&d);
     if (sl->long_lines)
         diag_count_n(&d, DIAG_LIMIT_REACHED, (uint64_t)sl->long_lines, sl->path, -1);
+    if (sl->junk_lines)
+        diag_count_n(&d, DIAG_UNPARSED_LINE, (uint64_t)sl->junk_lines, sl->path, -1);
     if (sl->truncated)
         diag_count(&d, DIAG_TRUNCATED_FILE, sl->path, sl->bytes);
     for (size_t i = 0; i < N_READERS; i++) {
@@ -380,16 +519,21 @@ void rd_ev_read_buffer(ev_set *s, const char *name, const char *buf, size_t len)
 {
     slot *sl = cp_xmalloc(sizeof *sl);
     slot_init(sl, name);
-    start(sl, buf, len);
     sl->bytes = (long long)len;
-    if (sl->whole >= 0) {
+    if (start_whole(sl, buf, len)) {
         if ((long long)len > RD_EV_MAX_WHOLE_BYTES)
             sl->too_big = true;
         else
             cp_buf_append(&sl->data, buf, len);
-    } else {
+    } else { /* as read_path does, in one window */
         long no = 0;
-        feed_lines(sl, buf, len, true, &no);
+        head_scan h = { CP_BUF_INIT, CP_BUF_INIT, 0, false, true, false };
+        size_t used = scan_head(sl, &h, buf, len, true);
+        if (head_flush(sl, &h, &no)) {
+            const char *nl = memchr(buf + used, '\n', len - used);
+            used = nl ? (size_t)(nl + 1 - buf) : len;
+        }
+        feed_lines(sl, buf + used, len - used, true, &no);
     }
     finish(sl);
     commit(s, sl);

@@ -78,12 +78,13 @@ int rd_cptrace_sniff(const char *path, const unsigned char *head, size_t n)
 
 const char *cpr_str(const cpr *r, uint32_t id, size_t *n)
 {
-    if (id == 0 || id >= r->n_str || !r->str_p[id]) {
+    uint64_t i;
+    if (id == 0 || !cpr_map_get(&r->str_by_id, id, &i)) {
         *n = 0;
         return "";
     }
-    *n = r->str_n[id];
-    return r->str_p[id];
+    *n = r->strs[i].n;
+    return r->strs[i].p;
 }
 
 uint32_t cpr_intern(cpr *r, uint32_t id)
@@ -135,6 +136,10 @@ uint32_t cpr_gpu_track(cpr *r, int32_t device, uint64_t stream, bool cupti_strea
 size_t cpr_event(cpr *r, uint32_t track, int64_t t_ns, int64_t dur_ns, uint32_t name, tl_cat cat, int64_t corr,
                  uint32_t flags)
 {
+    /* an end before the start or past int64 is damage (counted); the event
+     * stays, clamped, because the caller attaches its args to it */
+    if (dur_ns < 0 || t_ns > INT64_MAX - dur_ns)
+        diag_count(r->dg, DIAG_BAD_EVENT, r->path, -1);
     tl_ev e = { cp_sat_add_i64(t_ns, r->shift), dur_ns < 0 ? 0 : dur_ns, name, 0, cat, track, corr, -1, flags };
     return tl_builder_add(r->b, &e);
 }
@@ -209,18 +214,14 @@ void cpr_map_free(cpr_map *m)
 
 static void add_str(cpr *r, uint32_t id, const char *p, uint32_t n)
 {
-    if (id >= r->n_str) {
-        size_t cap = r->n_str ? r->n_str : 64;
-        while (cap <= id)
-            cap *= 2;
-        r->str_p = cp_xrealloc(r->str_p, cap * sizeof *r->str_p);
-        r->str_n = cp_xrealloc(r->str_n, cap * sizeof *r->str_n);
-        memset(r->str_p + r->n_str, 0, (cap - r->n_str) * sizeof *r->str_p);
-        memset(r->str_n + r->n_str, 0, (cap - r->n_str) * sizeof *r->str_n);
-        r->n_str = cap;
+    uint64_t i;
+    if (cpr_map_get(&r->str_by_id, id, &i)) { /* ids are unique: a second one is damage; the last wins */
+        r->strs[i] = (cpr_strv){ p, n };
+        return;
     }
-    r->str_p[id] = p;
-    r->str_n[id] = n;
+    cp_xgrow((void **)&r->strs, &r->cap_str, r->n_str + 1, sizeof *r->strs);
+    r->strs[r->n_str] = (cpr_strv){ p, n };
+    cpr_map_put(&r->str_by_id, id, r->n_str++);
 }
 
 /* Walk the chunks; fn(r, chunk, records) for each whole one. Returns the
@@ -343,8 +344,26 @@ static void comm_record(cpr *r, const cpt_rec *x)
                      (uint32_t)x->dur_ns };
 }
 
+/* Records that are a span [t_ns, t_ns + dur_ns): their ends are computed
+ * (NCALL call ends, STEP ends, the events' ends), so a negative duration or an
+ * end past int64 is a damaged record, counted and dropped here once
+ * (fuzz_cptrace: signed overflow in call_record's t_ns + dur_ns). */
+static bool span_ok(cpr *r, const cpt_rec *x)
+{
+    switch (x->kind) {
+    case CPT_K_CUDA: case CPT_K_NCALL: case CPT_K_IO: case CPT_K_STEP: case CPT_K_REGION: case CPT_K_GPU: break;
+    default: return true;
+    }
+    if (x->dur_ns >= 0 && x->t_ns <= INT64_MAX - x->dur_ns)
+        return true;
+    diag_count(r->dg, DIAG_BAD_EVENT, r->path, -1);
+    return false;
+}
+
 static void one_record(cpr *r, uint32_t tid, const cpt_rec *x)
 {
+    if (!span_ok(r, x))
+        return;
     switch (x->kind) {
     case CPT_K_THREAD: {
         uint32_t tr = cpr_cpu_track(r, tid);
@@ -492,8 +511,8 @@ static void init_keys(cpr *r)
 
 static void free_file_state(cpr *r)
 {
-    free(r->str_p), free(r->str_n), free(r->nev), free(r->comms);
-    cpr_map_free(&r->nev_by_id);
+    free(r->strs), free(r->nev), free(r->comms);
+    cpr_map_free(&r->str_by_id), cpr_map_free(&r->nev_by_id);
     free(r->calls), free(r->gpu), free(r->streams), free(r->thr), free(r->ops_sorted);
     cpr_map_free(&r->corr_by_xid), cpr_map_free(&r->xid_by_corr), cpr_map_free(&r->call_by_xid);
     free(r->cpu), free(r->steps);

@@ -23,6 +23,11 @@
 #include <stdint.h>
 
 /* An NCCL profiler event, assembled from its start, states and stop. */
+typedef struct cpr_strv { /* a string's bytes in the file */
+    const char *p;
+    uint32_t n;
+} cpr_strv;
+
 typedef struct cpr_nev {
     uint64_t id, parent;
     uint8_t tix;           /* type bit (ncclProfile* = 1 << tix) */
@@ -113,10 +118,12 @@ typedef struct cpr {
     size_t size;
     const cpt_header *h;
     int64_t shift;         /* add to a record time: the main file's monotonic base */
-    /* strings of this file: id -> (pointer, length) */
-    const char **str_p;
-    uint32_t *str_n;
-    size_t n_str;
+    /* strings of this file in order of appearance, and id -> index: a map,
+     * not a table indexed by id, so a damaged id of 2^28 costs one entry
+     * (fuzz_cptrace: a 2 GiB table) */
+    cpr_strv *strs;
+    size_t n_str, cap_str;
+    cpr_map str_by_id;
     /* plugin events: vector + index by id */
     cpr_nev *nev;
     size_t n_nev, cap_nev;

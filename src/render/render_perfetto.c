@@ -84,7 +84,20 @@ static void arg_value(cp_jw *w, const tl_timeline *tl, const tl_arg *a)
     }
 }
 
-static void event(cp_jw *w, const tl_timeline *tl, int64_t base_ns, const tl_track *t, size_t e)
+/* args "Patterns" of an event in a marked pattern's subtree. */
+static void pattern_arg(cp_jw *w, const rp_marks *m, size_t e)
+{
+    if (!m || e < m->base || e - m->base >= m->n_ev || m->ev_row[e - m->base] < 0)
+        return;
+    int32_t row = m->ev_row[e - m->base];
+    cp_jw_key(w, "Patterns");
+    cp_jw_obj_begin(w);
+    cp_jw_key(w, m->pattern[row]);
+    cp_jw_int(w, m->count[row]);
+    cp_jw_obj_end(w);
+}
+
+static void event(cp_jw *w, const tl_timeline *tl, int64_t base_ns, const tl_track *t, size_t e, const rp_marks *m)
 {
     uint32_t cat = tl_event_cat_name(tl, e);
     bool gpu = t->key.kind == TL_TRACK_GPU;
@@ -140,11 +153,12 @@ static void event(cp_jw *w, const tl_timeline *tl, int64_t base_ns, const tl_tra
         cp_jw_key(w, "stream");
         cp_jw_int(w, t->key.stream);
     }
+    pattern_arg(w, m, e);
     cp_jw_obj_end(w);
     cp_jw_obj_end(w);
 }
 
-static void trace_events(cp_jw *w, const tl_timeline *tl, int64_t base_ns)
+static void trace_events(cp_jw *w, const tl_timeline *tl, int64_t base_ns, const rp_marks *marks)
 {
     for (size_t ti = 0; ti < tl->n_tracks; ti++) {
         const tl_track *t = &tl->tracks[ti];
@@ -152,7 +166,7 @@ static void trace_events(cp_jw *w, const tl_timeline *tl, int64_t base_ns)
         if (t->name)
             meta(w, "__metadata", "thread_name", pid, tid, tl_str(tl, t->name));
         for (size_t e = t->ev_begin; e < t->ev_end; e++)
-            event(w, tl, base_ns, t, e);
+            event(w, tl, base_ns, t, e, marks ? &marks[t->rank_index] : NULL);
     }
     for (size_t r = 0; r < tl->n_ranks && tl->n_ranks > 1; r++) {
         char name[96];
@@ -198,6 +212,33 @@ static void layer_tracks(cp_jw *w, const tl_timeline *tl, int64_t base_ns, const
             cp_jw_obj_end(w);
         }
     }
+}
+
+static void counter_tracks(cp_jw *w, const tl_timeline *tl, int64_t base_ns, const rp_counters *counters)
+{
+    for (size_t r = 0; counters && r < tl->n_ranks; r++)
+        for (size_t t = 0; t < counters[r].n; t++) {
+            const rp_counter_track *c = &counters[r].v[t];
+            int64_t pid = c->device + (tl->n_ranks > 1 ? (int64_t)tl->ranks[r].meta.rank * 10000000 : 0);
+            for (size_t k = 0; k < c->n; k++) {
+                cp_jw_obj_begin(w);
+                cp_jw_key(w, "ph"); cp_jw_str(w, "C");
+                cp_jw_key(w, "cat"); cp_jw_str(w, "chainprof.counter");
+                cp_jw_key(w, "name"); cp_jw_str(w, c->name);
+                cp_jw_key(w, "pid"); cp_jw_int(w, pid);
+                if (c->stream >= 0) {
+                    cp_jw_key(w, "id");
+                    cp_jw_int(w, c->stream);
+                }
+                jw_ts(w, base_ns, c->pts[k].ts_ns);
+                cp_jw_key(w, "args");
+                cp_jw_obj_begin(w);
+                cp_jw_key(w, c->arg);
+                cp_jw_double(w, c->pts[k].value);
+                cp_jw_obj_end(w);
+                cp_jw_obj_end(w);
+            }
+        }
 }
 
 static const rep_node *child(const rep_node *n, const char *key) { return n ? rep_child(n, key) : NULL; }
@@ -368,7 +409,7 @@ static void distributed_info(cp_jw *w, const tl_timeline *tl)
 }
 
 int render_perfetto(const tl_timeline *tl, const rep_report *r, const rp_layer_track *tracks,
-                    const rp_critpath *cp, cp_buf *out, cp_error *err)
+                    const rp_critpath *cp, const rp_extra *extra, cp_buf *out, cp_error *err)
 {
     (void)err;
     cp_jw w;
@@ -405,10 +446,11 @@ int render_perfetto(const tl_timeline *tl, const rep_report *r, const rp_layer_t
     cp_jw_obj_end(&w);
     cp_jw_key(&w, "traceEvents");
     cp_jw_arr_begin(&w);
-    trace_events(&w, tl, base_ns);
+    trace_events(&w, tl, base_ns, extra ? extra->marks : NULL);
     layer_tracks(&w, tl, base_ns, tracks);
     stragglers(&w, tl, base_ns, r);
     critical_path(&w, tl, base_ns, cp);
+    counter_tracks(&w, tl, base_ns, extra ? extra->counters : NULL);
     findings(&w, tl, base_ns, r);
     cp_jw_arr_end(&w);
     cp_jw_obj_end(&w);

@@ -45,12 +45,12 @@ static void put_meta(syn_out *o, const char *what, int64_t pid, int64_t tid, con
     SYN_LIT(o, "\n    }\n  }");
 }
 
-void syn_put_header(const job *j, rank_st *r)
+/* The header of one rank's file from the rank's identity alone (the DP job
+ * and the pipeline job both write it). */
+void syn_put_header_ex(syn_out *o, const syn_hdr *h)
 {
-    const syn_config *c = j->c;
-    syn_out *o = &r->out;
     SYN_LIT(o, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [");
-    for (int d = 0; d < c->gpus_per_node; d++) {
+    for (int d = 0; d < h->gpus_per_node; d++) {
         syn_puts(o, d ? ",\n    {\n" : "\n    {\n");
         SYN_LIT(o, "      \"id\": ");
         syn_put_i64(o, d);
@@ -63,59 +63,69 @@ void syn_put_header(const job *j, rank_st *r)
                    "\"sharedMemPerMultiprocessor\": 167936\n    }");
     }
     SYN_LIT(o, "\n  ],\n  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": ");
-    syn_put_i64(o, r->rank);
+    syn_put_i64(o, h->rank);
     SYN_LIT(o, ", \"world_size\": ");
-    syn_put_i64(o, c->ranks);
-    const pg_info *pgs[3] = { &j->world, r->tp_pg, r->dp_pg };
-    int n_pgs = j->tp > 1 ? 3 : 1;
+    syn_put_i64(o, h->world);
     SYN_LIT(o, ", \"pg_count\": ");
-    syn_put_i64(o, n_pgs);
+    syn_put_i64(o, h->n_pgs);
     SYN_LIT(o, ", \"pg_config\": [");
-    for (int i = 0; i < n_pgs; i++) {
+    for (int i = 0; i < h->n_pgs; i++) {
         SYN_LIT(o, "{\"pg_name\": \"");
-        syn_puts(o, pgs[i]->name);
+        syn_puts(o, h->pgs[i]->name);
         SYN_LIT(o, "\", \"pg_desc\": \"");
-        syn_puts(o, pgs[i]->desc);
+        syn_puts(o, h->pgs[i]->desc);
         SYN_LIT(o, "\", \"backend_config\": \"cuda:nccl\", \"pg_size\": ");
-        syn_put_i64(o, pgs[i]->size);
+        syn_put_i64(o, h->pgs[i]->size);
         SYN_LIT(o, ", \"ranks\": ");
-        syn_puts(o, pgs[i]->ranks);
-        syn_puts(o, i + 1 < n_pgs ? "}, " : "}");
+        syn_puts(o, h->pgs[i]->ranks);
+        syn_puts(o, i + 1 < h->n_pgs ? "}, " : "}");
     }
     SYN_LIT(o, "], \"nccl_version\": \"2.20.5\"},\n  \"record_shapes\": 0,\n  \"with_stack\": 0,\n"
                "  \"cuda_runtime_version\": 12010,\n  \"cuda_driver_version\": 12020,\n"
                "  \"trace_id\": \"");
     char id[40];
-    snprintf(id, sizeof id, "%016llX%04X", (unsigned long long)(c->seed * 0x9e3779b97f4a7c15ULL), r->rank & 0xffff);
+    snprintf(id, sizeof id, "%016llX%04X", (unsigned long long)(h->seed * 0x9e3779b97f4a7c15ULL), h->rank & 0xffff);
     syn_puts(o, id);
     SYN_LIT(o, "\",\n  \"traceEvents\": [");
-    put_meta(o, "process_name", r->pid, 0, "name", "python3", -1);
-    put_meta(o, "process_labels", r->pid, 0, "labels", "CPU", -1);
-    put_meta(o, "thread_name", r->pid, r->tid_main, "name", "thread ", r->tid_main);
-    put_meta(o, "thread_name", r->pid, r->tid_bw, "name", "thread ", r->tid_bw);
-    put_meta(o, "process_name", r->dev, 0, "name", "python3", -1);
-    put_meta(o, "process_labels", r->dev, 0, "labels", "GPU ", r->dev);
-    put_meta(o, "process_sort_index", r->dev, 0, "sort_index", NULL, 5000000 + r->dev);
-    put_meta(o, "thread_name", r->dev, SYN_COMPUTE_STREAM, "name", "stream ", SYN_COMPUTE_STREAM);
-    if (j->dp > 1)
-        put_meta(o, "thread_name", r->dev, SYN_NCCL_STREAM, "name", "stream ", SYN_NCCL_STREAM);
-    if (j->tp > 1)
-        put_meta(o, "thread_name", r->dev, SYN_TP_STREAM, "name", "stream ", SYN_TP_STREAM);
+    put_meta(o, "process_name", h->pid, 0, "name", "python3", -1);
+    put_meta(o, "process_labels", h->pid, 0, "labels", "CPU", -1);
+    put_meta(o, "thread_name", h->pid, h->tid_main, "name", "thread ", h->tid_main);
+    if (h->tid_bw != h->tid_main)
+        put_meta(o, "thread_name", h->pid, h->tid_bw, "name", "thread ", h->tid_bw);
+    put_meta(o, "process_name", h->dev, 0, "name", "python3", -1);
+    put_meta(o, "process_labels", h->dev, 0, "labels", "GPU ", h->dev);
+    put_meta(o, "process_sort_index", h->dev, 0, "sort_index", NULL, 5000000 + h->dev);
+    for (int i = 0; i < h->n_streams; i++)
+        put_meta(o, "thread_name", h->dev, h->streams[i], "name", "stream ", h->streams[i]);
 }
 
-void syn_put_footer(rank_st *r, int64_t end_ns, const char *name)
+void syn_put_header(const job *j, rank_st *r)
 {
-    syn_out *o = &r->out;
+    const pg_info *pgs[3] = { &j->world, r->tp_pg, r->dp_pg };
+    int64_t streams[3] = { SYN_COMPUTE_STREAM }, n_streams = 1;
+    if (j->dp > 1)
+        streams[n_streams++] = SYN_NCCL_STREAM;
+    if (j->tp > 1)
+        streams[n_streams++] = SYN_TP_STREAM;
+    syn_hdr h = { r->rank, j->c->ranks, j->c->gpus_per_node, j->c->seed, r->pid, r->tid_main, r->tid_bw, r->dev,
+                  pgs, j->tp > 1 ? 3 : 1, streams, (int)n_streams };
+    syn_put_header_ex(&r->out, &h);
+}
+
+void syn_put_footer_ex(syn_out *o, int64_t end_trace_ns, const char *name)
+{
     SYN_LIT(o, ",\n  {\n    \"name\": \"Record Window End\", \"ph\": \"i\", \"s\": \"g\",\n"
                "    \"pid\": \"\", \"tid\": \"\", \"ts\": ");
-    syn_put_us(o, T(r, end_ns));
+    syn_put_us(o, end_trace_ns);
     SYN_LIT(o, "\n  }\n],\n  \"traceName\": \"");
     syn_puts(o, name);
     SYN_LIT(o, "\",\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
     syn_put_i64(o, SYN_BASE_TIME_NS);
     SYN_LIT(o, "\n}\n");
-    r->out.events++;
+    o->events++;
 }
+
+void syn_put_footer(rank_st *r, int64_t end_ns, const char *name) { syn_put_footer_ex(&r->out, T(r, end_ns), name); }
 
 /* Create dir (and parents); refuse a non-empty one unless force. */
 int syn_prepare_dir(const char *dir, bool force, cp_error *err)

@@ -80,10 +80,30 @@ typedef struct job {
 /* true clock -> this rank's trace clock */
 static inline int64_t T(const rank_st *r, int64_t ns) { return ns + r->shift_ns; }
 
+/* A group of n ranks start, start + stride, ...; pg->ranks is owned. */
+void syn_pg_init(pg_info *pg, const char *name, const char *desc, int start, int stride, int n);
+
 /* syn_files.c: the trace header and footer PyTorch writes around
  * traceEvents, the output directory, the ground truth synth.json. */
 void syn_put_header(const job *j, rank_st *r);
 void syn_put_footer(rank_st *r, int64_t end_ns, const char *name);
+
+/* What the header of one rank's file says (any job): distributedInfo with
+ * its process groups, one deviceProperties entry per GPU of the node, the
+ * metadata events naming its CPU threads and GPU streams. */
+typedef struct syn_hdr {
+    int rank, world, gpus_per_node;
+    uint64_t seed;
+    int64_t pid, tid_main, tid_bw;
+    int dev;
+    const pg_info *const *pgs;
+    int n_pgs;
+    const int64_t *streams;
+    int n_streams;
+} syn_hdr;
+void syn_put_header_ex(syn_out *o, const syn_hdr *h);
+/* end_trace_ns on the file's own clock */
+void syn_put_footer_ex(syn_out *o, int64_t end_trace_ns, const char *name);
 int syn_prepare_dir(const char *dir, bool force, cp_error *err);
 int syn_write_truth(const job *j, const char *dir, const char *ext, cp_error *err);
 

@@ -892,7 +892,7 @@ static void step_finish(const job *j, rank_st *r, int step, int64_t step0, int64
 }
 
 /* A group of n ranks start, start + stride, ... */
-static void pg_init(pg_info *pg, const char *name, const char *desc, int start, int stride, int n)
+void syn_pg_init(pg_info *pg, const char *name, const char *desc, int start, int stride, int n)
 {
     snprintf(pg->name, sizeof pg->name, "%s", name);
     pg->desc = desc;
@@ -921,7 +921,7 @@ int syn_write_job(const syn_config *c, const char *dir, syn_result *res, cp_erro
     j.tokens = (int64_t)c->micro_batch * c->seq_len;
     j.tp = c->tp;
     j.dp = c->ranks / c->tp;
-    pg_init(&j.world, "0", "default_pg", 0, 1, c->ranks);
+    syn_pg_init(&j.world, "0", "default_pg", 0, 1, c->ranks);
     if (j.tp > 1) {
         int ntp = c->ranks / j.tp;
         j.tp_pgs = cp_xcalloc((size_t)ntp, sizeof *j.tp_pgs);
@@ -929,11 +929,11 @@ int syn_write_job(const syn_config *c, const char *dir, syn_result *res, cp_erro
         char name[16];
         for (int g = 0; g < ntp; g++) {
             snprintf(name, sizeof name, "%d", 1 + g);
-            pg_init(&j.tp_pgs[g], name, "mesh_tp", g * j.tp, 1, j.tp);
+            syn_pg_init(&j.tp_pgs[g], name, "mesh_tp", g * j.tp, 1, j.tp);
         }
         for (int t = 0; t < j.tp; t++) {
             snprintf(name, sizeof name, "%d", 1 + ntp + t);
-            pg_init(&j.dp_pgs[t], name, "mesh_dp", t, j.tp, j.dp);
+            syn_pg_init(&j.dp_pgs[t], name, "mesh_dp", t, j.tp, j.dp);
         }
     }
     const char *ext = c->compress == SYN_GZIP ? ".gz" : c->compress == SYN_ZSTD ? ".zst" : "";

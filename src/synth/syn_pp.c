@@ -28,6 +28,7 @@
  */
 #include "syn_pp.h"
 #include "syn_int.h"
+#include "syn_pp_int.h"
 #include "../base/afile.h"
 #include "../base/buf.h"
 #include "../base/jsonw.h"
@@ -38,31 +39,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { PK_F, PK_B, PK_RS, PK_OPT };
-/* op types of the truth; the p2p edges are types of their own */
-enum { PT_F, PT_B, PT_OPT, PT_RS, PT_FP2P, PT_BP2P, PT_N };
 static const char *const pt_name[PT_N] = { "forward-compute", "backward-compute", "optimizer",
                                            "grads-reduce-scatter", "forward-send/recv", "backward-send/recv" };
-
-typedef struct pop {
-    uint8_t kind;
-    int16_t chunk;
-    int32_t mb, step;
-    uint32_t w;            /* d * P + p */
-    int32_t dep;           /* op this one waits for across stages, -1 */
-    int64_t dur_ns;        /* traced: compute duration or transfer */
-} pop;
-
-typedef struct pp_job {
-    const syn_pp_config *c;
-    int P, D, M, V, S;
-    size_t n_w;
-    pop *ops;
-    size_t n_ops;
-    uint32_t *order;       /* per worker its ops in execution order: ord_start[w] .. ord_start[w+1] */
-    size_t *ord_start;
-    int64_t ideal[PT_N];
-} pp_job;
 
 static uint64_t mix64(uint64_t x)
 {
@@ -85,6 +63,9 @@ void syn_pp_default(syn_pp_config *c)
     c->p2p_ns = 100000;
     c->dp_ns = 3000000;
     c->opt_ns = 1000000;
+    c->gpus_per_node = 8;
+    c->p2p_bytes = 2097152; /* 1024 tokens x 1024 wide, bf16: ~21 GB/s over p2p_ns */
+    c->dp_bytes = 67108864;
     c->imb_stage = -1;
     c->slow_dp = -1;
     c->slow_pp = -1;
@@ -483,6 +464,23 @@ static void write_truth(cp_buf *b, const pp_job *j, const pp_truth *t)
     jw_kv_i(&w, "straggler_dp", c->slow_dp);
     jw_kv_i(&w, "straggler_pp", c->slow_pp);
     jw_kv_d(&w, "straggler_factor", c->slow_dp >= 0 ? c->slow_factor : NAN);
+    jw_kv_i(&w, "gpus_per_node", c->gpus_per_node);
+    jw_kv_i(&w, "p2p_bytes", c->p2p_bytes);
+    jw_kv_i(&w, "dp_bytes", c->dp_bytes);
+    cp_jw_obj_end(&w);
+    cp_jw_key(&w, "kineto"); /* the same schedule as Kineto traces (syn_ppk.c) */
+    cp_jw_obj_begin(&w);
+    jw_kv_s(&w, "rank", "stage * dp + dp_rank");
+    jw_kv_i(&w, "origin_ns", SYN_ORIGIN_NS);
+    jw_kv_i(&w, "step_shift_ns", SYN_PPK_STEP_GAP_NS);
+    cp_jw_key(&w, "files");
+    cp_jw_arr_begin(&w);
+    for (int r = 0; r < c->pp * c->dp; r++) {
+        char name[64];
+        snprintf(name, sizeof name, "rank-%d.json%s", r, syn_pp_ext(c));
+        cp_jw_str(&w, name);
+    }
+    cp_jw_arr_end(&w);
     cp_jw_obj_end(&w);
     cp_jw_key(&w, "whatif");
     cp_jw_obj_begin(&w);
@@ -550,6 +548,8 @@ int syn_pp_write(const syn_pp_config *c, const char *dir, uint64_t *n_ops, doubl
     rc = write_file(dir, "optrace.json", &tb, err);
     if (!rc)
         rc = write_file(dir, "synth.json", &gb, err);
+    if (!rc)
+        rc = syn_ppk_write(&j, st, en, dir, err);
     cp_buf_free(&tb);
     cp_buf_free(&gb);
     free(st);

@@ -30,6 +30,11 @@ typedef struct syn_pp_config {
     int64_t p2p_ns;         /* activation / gradient transfer between neighbouring stages */
     int64_t dp_ns;          /* grads-reduce-scatter transfer */
     int64_t opt_ns;         /* optimizer step */
+    /* the Kineto traces (syn_ppk.c) */
+    int gpus_per_node;
+    int64_t p2p_bytes;      /* one activation / gradient message (bf16) */
+    int64_t dp_bytes;       /* grads-reduce-scatter input per rank (bf16) */
+    int compress;           /* syn_compress of the rank files (synth.h) */
     /* injections (0 = none) */
     int imb_stage;          /* stage-imbalance: this stage's compute x imb_factor */
     double imb_factor;
@@ -46,7 +51,8 @@ void syn_pp_default(syn_pp_config *c);
 int syn_pp_parse_inject(syn_pp_config *c, const char *spec, cp_error *err);
 int syn_pp_check(const syn_pp_config *c, cp_error *err);
 
-/* Write DIR/optrace.json (the artifact's format) and DIR/synth.json (truth).
+/* Write DIR/optrace.json (the artifact's format), DIR/synth.json (truth)
+ * and DIR/rank-<r>.json, the same schedule as one Kineto trace per rank.
  * *n_ops gets the ops written, *t_ns the mean step time. */
 int syn_pp_write(const syn_pp_config *c, const char *dir, uint64_t *n_ops, double *t_ns, cp_error *err);
 

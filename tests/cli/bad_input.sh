@@ -26,6 +26,7 @@ timeout 60 "$CHAINPROF" analyze --json "$tmp/t" >"$tmp/a.json" 2>"$tmp/err" || f
 ln -s "$tmp/nowhere.json" "$tmp/t/dangling.json"
 A --json "$tmp/t" >"$tmp/a.json" 2>"$tmp/err" || fail "dangling link: exit $?"
 grep -q "dangling.json: cannot open" "$tmp/err" || fail "dangling link not reported: $(cat "$tmp/err")"
+grep -q '"unreadable_file"' "$tmp/a.json" || fail "dangling link not counted in the report"
 rm "$tmp/t/dangling.json" "$tmp/t/sub/same.json"
 
 # 2. -o inside an input directory works the second time too (the previous
@@ -232,4 +233,44 @@ if [ -n "$nsys" ]; then
 else
     echo "bad_input: no Nsight Systems export under ../shared/data: cut-export check skipped"
 fi
+# 13. junk before a valid evidence file: a first line of 10 MiB, or 64 KiB of
+#     binary, no longer hides the log from the sniffers (it was "not
+#     recognised", exit 3); the skipped lines are counted
+dmon="$CP_FIXTURES/dmon/dcgmi-id-line-na-two-gpus.txt"
+nt="$CP_FIXTURES/nccl-tests/new-2node-allgather-wrong-na.txt"
+python3 - "$tmp" "$dmon" "$nt" <<'PY'
+import random, sys
+d, dmon, nt = sys.argv[1:]
+random.seed(21)
+junk = bytes(random.getrandbits(8) for _ in range(65536))
+open(d + "/bin-dmon.txt", "wb").write(junk + b"\n" + open(dmon, "rb").read())
+open(d + "/long-nt.txt", "wb").write(b"x" * (10 << 20) + b"\n" + open(nt, "rb").read())
+PY
+kinds() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["inputs"][0]["kind"], " ".join(sorted(c["code"] for c in d["diagnostics"]["codes"])))' "$1"; }
+A --json "$tmp/bin-dmon.txt" >"$tmp/o.json" 2>"$tmp/err" || fail "binary before dmon: exit $?: $(cat "$tmp/err")"
+case "$(kinds "$tmp/o.json")" in dmon*unparsed_line*) ;; *) fail "binary before dmon: $(kinds "$tmp/o.json")" ;; esac
+A --json "$tmp/long-nt.txt" >"$tmp/o.json" 2>"$tmp/err" || fail "10 MiB line before nccl-tests: exit $?: $(cat "$tmp/err")"
+case "$(kinds "$tmp/o.json")" in *nccl_tests*limit_reached*) ;; *) fail "10 MiB line before nccl-tests: $(kinds "$tmp/o.json")" ;; esac
+# 14. an unreadable subdirectory of an input directory is warned about and
+#     counted in the report (it was skipped without a word); as root the
+#     run drops to nobody, for whom mode 000 means something
+mkdir -p "$tmp/u/sub"
+cp "$good" "$tmp/u/rank0.json"
+cp "$good" "$tmp/u/sub/rank1.json"
+chmod 000 "$tmp/u/sub"
+as_user=()
+if [ "$(id -u)" = 0 ]; then
+    command -v setpriv >/dev/null || fail "running as root without setpriv: cannot make a directory unreadable"
+    as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+    chmod 755 "$tmp"
+fi
+"${as_user[@]}" "$CHAINPROF" analyze --json "$tmp/u" >"$tmp/o.json" 2>"$tmp/err" || fail "unreadable subdir: exit $?: $(cat "$tmp/err")"
+chmod 755 "$tmp/u/sub"
+grep -q "u/sub: cannot open directory" "$tmp/err" || fail "unreadable subdir not warned about: $(cat "$tmp/err")"
+python3 - "$tmp/o.json" <<'PY' || fail "unreadable subdir not counted"
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = [c for c in d["diagnostics"]["codes"] if c["code"] == "unreadable_file"]
+assert len(d["inputs"]) == 1 and c and c[0]["count"] == 1 and c[0]["first"].endswith("/u/sub"), (d["inputs"], c)
+PY
 echo "bad_input: ok"

@@ -51,6 +51,9 @@ def lookup(node, path):
             if op == "count":  # rows whose column k is v
                 k, _, v = col.partition("=")
                 return sum(1 for r in node if str(r.get(k)) == v)
+            if op == "contains":  # rows whose column k contains v (pandas str.contains of a literal)
+                k, _, v = col.partition("=")
+                return sum(1 for r in node if v in str(r.get(k)))
             vals = [r[col] for r in node]
             if op == "set":
                 return ",".join(str(v) for v in sorted(set(vals), key=lambda v: (str(type(v)), v)))

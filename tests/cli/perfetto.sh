@@ -5,9 +5,12 @@
 #      layers track whose spans add up, layer by layer, to the report's
 #      exposed_ns exactly; a stragglers track with the straggler's steps; one
 #      global instant per finding with the finding in args; ranks on distinct
-#      processes; --format perfetto on stdout is the same bytes as -o;
+#      processes; the counter tracks (queue length per stream, memory
+#      bandwidth per kind) as the report's counter_tracks describe them;
+#      --format perfetto on stdout is the same bytes as -o;
 #   2. a one-rank Kineto trace round trip: analyze of its overlay gives the
-#      trace's own report (every section but the input's path);
+#      trace's own report (every section but the input's path); with
+#      --kernel-seq the top patterns' events carry args "Patterns";
 #   3. refusals: an input as -o, perfetto from a command without traces;
 #   4. the critical-path track, on that job and on one whose straggler is
 #      rank 0 (there the path crosses to rank 2 and back in every step; with
@@ -66,8 +69,29 @@ assert all(pid_rank[e["pid"]] == e["args"]["straggler"]["rank"] for e in st)
 fi = [e for e in ev if e.get("cat") == "chainprof.finding"]
 assert [e["args"]["finding"]["code"] for e in fi] == [f["code"] for f in a["findings"]], fi
 assert all(e["ph"] == "i" and e["s"] == "g" for e in fi)
-print("overlay: %d events, %d layer spans, %d stragglers, %d findings" % (
-    len(ev), sum(1 for e in ev if e.get("cat") == "chainprof.layer"), len(st), len(fi)))
+# counter tracks: each row of a rank's exact counter_tracks is that many counter events of its name
+# (and stream id) on the rank's GPU process, in time order, with the row's range; nothing else is a counter
+series = collections.defaultdict(list)
+for e in ev:
+    if e["ph"] == "C":
+        assert e.get("cat") == "chainprof.counter" and len(e["args"]) == 1, e
+        series[(e["pid"], e["name"], e.get("id"))].append((e["ts"], float(next(iter(e["args"].values())))))
+want = {}
+for r in a["ranks"]:
+    ct = r["exact"]["counter_tracks"]
+    assert ct["events"] == sum(t["events"] for t in ct["tracks"]) and ct["events"] > 0, ct
+    for t in ct["tracks"]:
+        want[(t["device"] + r["rank"] * 10000000, t["name"], t["stream"])] = t
+assert set(series) == set(want), (sorted(series, key=str), sorted(want, key=str))
+for k, pts in series.items():
+    t = want[k]
+    assert len(pts) == t["events"] and [p[0] for p in pts] == sorted(p[0] for p in pts), (k, len(pts), t)
+    assert abs(min(p[1] for p in pts) - t["min"]) < 1e-9 and abs(max(p[1] for p in pts) - t["max"]) < 1e-9, (k, t)
+    if k[1] == "Queue Length":  # every launch is dequeued by its kernel: the queue starts at 1, ends at 0
+        assert pts[0][1] == 1 and pts[-1][1] == 0 and t["min"] >= 0, (k, pts[:2], pts[-2:])
+print("overlay: %d events, %d layer spans, %d stragglers, %d findings, %d counter events" % (
+    len(ev), sum(1 for e in ev if e.get("cat") == "chainprof.layer"), len(st), len(fi),
+    sum(len(p) for p in series.values())))
 PY
 # 2. one rank: the overlay re-read is the trace
 "$CHAINPROF" synth --out "$tmp/one" --ranks 1 --steps 3 --inject dataloader-stall=30@1 > /dev/null || fail "synth 1"
@@ -83,6 +107,29 @@ for k in a:
     if k not in ("command", "inputs"):
         assert a[k] == b[k], k
 assert a["findings"] and a["layer_breakdown"][0]["host_pct"] > 0
+PY
+# 2b. frequent kernel patterns (--kernel-seq) marked on the trace's own events, as HTA's overlaid trace:
+# the exact view's rows within --kernel-seq-top, each root's subtree (root, nested ops, launches, kernels)
+"$CHAINPROF" analyze --no-history --json "$tmp/one/rank-0.json" --kernel-seq aten::linear --kernel-seq-min 1 \
+    -o "$tmp/ks.perfetto.json" > "$tmp/ks.json" || fail "analyze --kernel-seq"
+python3 - "$tmp/ks.perfetto.json" "$tmp/ks.json" <<'PY' || fail "pattern marks"
+import collections, json, sys
+o, a = (json.load(open(p)) for p in sys.argv[1:3])
+ks = a["ranks"][0]["exact"]["kernel_sequences"]
+rows = {r["pattern"]: r for r in ks["rows"][:ks["top_k"]]}
+assert rows, ks
+marked = [e for e in o["traceEvents"] if "Patterns" in e.get("args", {})]
+per = collections.Counter()
+for e in marked:
+    (p, c), = e["args"]["Patterns"].items()
+    assert p in rows and c == rows[p]["count"], (p, c)
+    per[(p, e["cat"], e["name"] == ks["operator"])] += 1
+for p, r in rows.items():
+    n_kernels = len(p.split("|")) - 1
+    assert per[(p, "cpu_op", True)] == r["count"], (p, per)        # the roots
+    gpu = sum(v for (q, cat, _), v in per.items() if q == p and cat in ("kernel", "gpu_memcpy", "gpu_memset"))
+    assert gpu == r["count"] * n_kernels, (p, gpu, r)               # their GPU events
+print("pattern marks: %d events, %d patterns" % (len(marked), len(rows)))
 PY
 # 3. refusals
 "$CHAINPROF" analyze --no-history "$tmp/one.perfetto.json" -o "$tmp/one.perfetto.json" 2>/dev/null

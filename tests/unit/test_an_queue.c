@@ -26,10 +26,40 @@ static void test_fixture_a(void **state)
     fx_done(&r);
 }
 
+/* The series behind the statistics (the overlay's counter tracks): stream
+ * 7's points at the times above, in order, then stream 20's. */
+static void test_series(void **state)
+{
+    (void)state;
+    fx_run r;
+    fx_run_all(&r, fixture_a());
+    an_counter_track *t;
+    size_t n = an_counter_tracks_of(&r.ctx, &an_views(&r.ctx, 0)->hta, &t);
+    assert_true(n >= 2);
+    static const int64_t at_us[] = { 1, 8, 20, 22, 26, 50, 58, 70, 80, 96 };
+    static const double len[] = { 1, 0, 1, 2, 3, 4, 3, 2, 1, 0 };
+    assert_string_equal(t[0].name, "Queue Length");
+    assert_int_equal(t[0].stream, 7);
+    assert_int_equal(t[0].n, 10);
+    for (size_t k = 0; k < 10; k++) {
+        assert_int_equal(t[0].pts[k].t_ns, at_us[k] * US);
+        CP_ASSERT_NEAR(t[0].pts[k].value, len[k], 0);
+    }
+    assert_int_equal(t[1].stream, 20);
+    assert_int_equal(t[1].n, 4);
+    for (size_t i = 2; i < n; i++) /* fixture A has no copies: any further track is a memory kind */
+        assert_int_equal(t[i].stream, -1);
+    an_counter_tracks_free(t, n);
+    assert_int_equal(fx_num(&r, "ranks.0.counter_tracks.events"), 14);
+    assert_int_equal(fx_num(&r, "ranks.0.counter_tracks.tracks.0.max"), 4);
+    fx_done(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixture_a),
+        cmocka_unit_test(test_series),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -342,6 +342,7 @@ static void test_paths(void **state)
     assert_int_equal(cp_paths_add(&q, d, NULL, NULL, NULL), 0);
     assert_int_equal(q.n, 5);
     assert_int_equal(q.n_unreadable, 1);
+    assert_string_equal(q.first_skipped, l); /* what the report's unreadable_file names */
     cp_paths_free(&q);
 }
 
@@ -382,18 +383,59 @@ static uint64_t pair_key(const void *rec, int k, const void *ctx)
     return cp_key_i64(k == 0 ? r->a : r->b);
 }
 
+/* reference order of cp_sort_idx2: (k1, k2 descending, index) */
+static const int64_t *ref_k1, *ref_k2;
+static int cmp_idx2_ref(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    if (ref_k1[x] != ref_k1[y])
+        return ref_k1[x] < ref_k1[y] ? -1 : 1;
+    if (ref_k2[x] != ref_k2[y])
+        return ref_k2[x] > ref_k2[y] ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* cp_sort_idx2 against qsort on inputs with short tie runs, one tie run
+ * longer than the insertion-sort limit, and k1 already in order */
+static void test_sort_idx2_random(void **state)
+{
+    (void)state;
+    enum { N = 20000 };
+    int64_t *k1 = malloc(N * sizeof *k1), *k2 = malloc(N * sizeof *k2);
+    size_t *idx = malloc(N * sizeof *idx), *ref = malloc(N * sizeof *ref);
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int mode = 0; mode < 3; mode++) {
+        for (size_t i = 0; i < N; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            k1[i] = mode == 0 ? (int64_t)(x % 5000) : mode == 1 ? (i < 300 ? 42 : (int64_t)(x % 100000)) : (int64_t)(i / 3);
+            k2[i] = (int64_t)(x >> 32 & 7) - 3;
+            idx[i] = ref[i] = i;
+        }
+        ref_k1 = k1, ref_k2 = k2;
+        qsort(ref, N, sizeof *ref, cmp_idx2_ref);
+        cp_sort_idx2(idx, N, k1, k2, true);
+        assert_memory_equal(idx, ref, N * sizeof *idx);
+    }
+    free(k1), free(k2), free(idx), free(ref);
+}
+
 static void test_sort(void **state)
 {
     (void)state;
     uint64_t seed = 88172645463325252ull;
     size_t sizes[] = { 0, 1, 2, 63, 64, 65, 1000, 50000 };
     for (size_t si = 0; si < CP_ARRAY_LEN(sizes); si++)
-        for (int mode = 0; mode < 3; mode++) {
+        for (int mode = 0; mode < 4; mode++) {
             size_t n = sizes[si];
             cp_kv *v = malloc((n + 1) * sizeof *v), *ref = malloc((n + 1) * sizeof *ref);
             for (size_t i = 0; i < n; i++) {
                 seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
-                int64_t x = mode == 0 ? (int64_t)seed : mode == 1 ? (int64_t)(seed % 7) - 3 : (int64_t)i;
+                /* mode 3: the middle 11-bit digit is the same in every key
+                 * (a skipped pass), the digits around it vary */
+                int64_t x = mode == 0   ? (int64_t)seed
+                            : mode == 1 ? (int64_t)(seed % 7) - 3
+                            : mode == 2 ? (int64_t)i
+                                        : (int64_t)((seed & 0x7ff) | (UINT64_C(5) << 11) | ((seed >> 40 & 0x7ff) << 22));
                 v[i] = (cp_kv){ cp_key_i64(x), i };
             }
             memcpy(ref, v, n * sizeof *v);
@@ -461,7 +503,7 @@ int main(void)
         cmocka_unit_test(test_jsonw),       cmocka_unit_test(test_src_formats),
         cmocka_unit_test(test_src_missing), cmocka_unit_test(test_afile),
         cmocka_unit_test(test_afile_signal),
-        cmocka_unit_test(test_paths),       cmocka_unit_test(test_sort),
+        cmocka_unit_test(test_paths),       cmocka_unit_test(test_sort), cmocka_unit_test(test_sort_idx2_random),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

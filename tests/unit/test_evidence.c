@@ -250,6 +250,59 @@ static void test_text_plumbing(void **state)
     assert_int_equal(diag_total(&d), 2);
 }
 
+/* Junk before a log (binary lines, a line past RD_EV_MAX_LINE_BYTES) is left
+ * out of what the sniffers judge and counted; the log is still recognised and
+ * its line numbers stay those of the file: the same from a buffer and a file. */
+static void junk_head_check(ev_set *s, const char *what)
+{
+    char kinds[128];
+    ev_kinds_str(s->inputs[0].kinds, kinds, sizeof kinds);
+    if (strcmp(kinds, "nccl_tests") != 0)
+        fail_msg("%s: kinds %s", what, kinds);
+    diag_set d;
+    diag_init(&d);
+    ev_set_diag(s, &d);
+    assert_int_equal(d.count[DIAG_UNPARSED_LINE], 4);
+    assert_int_equal(d.count[DIAG_LIMIT_REACHED], 1);
+    assert_non_null(strstr(d.first[DIAG_EVIDENCE_BAD_ROW], "wrong-na.txt:23")); /* 18 + 5 junk lines */
+}
+
+static void test_junk_head(void **state)
+{
+    (void)state;
+    char src[1200], tmp[] = "/tmp/cp_ev_junk_XXXXXX";
+    size_t len;
+    char *log = ev_load_fixture("nccl-tests/new-2node-allgather-wrong-na.txt", &len, src, sizeof src);
+    static const char bin[] = "\x01\x02\x03\x04 b\n\x05\x06\x07\n\x08\x0e\x0f\n\0\0\0\n";
+    size_t nb = sizeof bin - 1, nlong = RD_EV_MAX_LINE_BYTES + 10, n = nb + nlong + 1 + len;
+    char *buf = malloc(n);
+    assert_non_null(buf);
+    memcpy(buf, bin, nb);
+    memset(buf + nb, 'x', nlong);
+    buf[nb + nlong] = '\n';
+    memcpy(buf + nb + nlong + 1, log, len);
+    ev_set s;
+    ev_set_init(&s);
+    rd_ev_read_buffer(&s, "wrong-na.txt", buf, n);
+    junk_head_check(&s, "buffer");
+    ev_set_free(&s);
+    int fd = mkstemp(tmp);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, buf, n), (ssize_t)n);
+    close(fd);
+    char named[64];
+    snprintf(named, sizeof named, "%s-wrong-na.txt", tmp);
+    assert_int_equal(rename(tmp, named), 0);
+    ev_set_init(&s);
+    char *paths[] = {named};
+    assert_int_equal(rd_ev_read_files(&s, paths, 1, 1, NULL, NULL), 0);
+    junk_head_check(&s, "file");
+    ev_set_free(&s);
+    unlink(named);
+    free(buf);
+    free(log);
+}
+
 /* Evidence files may be gzip-compressed; the loop reads the decompressed text. */
 static void test_gzip_evidence(void **state)
 {
@@ -390,6 +443,7 @@ int main(void)
         cmocka_unit_test(test_text_plumbing),
         cmocka_unit_test(test_reports),
         cmocka_unit_test(test_gzip_evidence),
+        cmocka_unit_test(test_junk_head),
     };
     const struct CMUnitTest samples[] = {
         cmocka_unit_test(test_samples_detected),

@@ -276,6 +276,32 @@ static void test_damage(void **state)
     free(m.p);
 }
 
+/* Spans whose end does not fit int64 or that end before they start are
+ * counted as damaged and dropped (fuzz_cptrace: signed overflow of
+ * t_ns + dur_ns in the NCCL call's end); the good records around them stay. */
+static void test_span_overflow(void **state)
+{
+    (void)state;
+    img m = start(0, "h0");
+    chunk(&m, 1);
+    rec(&m, (cpt_rec){ .kind = CPT_K_STEP, .u32 = 1, .t_ns = 2000000000, .dur_ns = 1000, .a = 0 });
+    rec(&m, (cpt_rec){ .kind = CPT_K_NCALL, .op = CPT_NCCL_ALL_REDUCE, .u32 = CPT_NO_COMM,
+                       .t_ns = INT64_MAX - 10, .dur_ns = 1000 });
+    rec(&m, (cpt_rec){ .kind = CPT_K_STEP, .u32 = 1, .t_ns = INT64_MAX - 5, .dur_ns = 6, .a = 1 });
+    rec(&m, (cpt_rec){ .kind = CPT_K_IO, .op = CPT_IO_READ, .t_ns = 2000000100, .dur_ns = -5, .a = 3, .b = 1 });
+    rec(&m, (cpt_rec){ .kind = CPT_K_NCALL, .op = CPT_NCCL_ALL_REDUCE, .u32 = CPT_NO_COMM,
+                       .t_ns = 2000000200, .dur_ns = 300 });
+    end(&m);
+    tl_timeline *tl = read_img(&m, 0);
+    assert_int_equal(count(tl, "ProfilerStep#0"), 1);
+    assert_int_equal(count(tl, "ProfilerStep#1"), 0);
+    assert_int_equal(count(tl, "ncclAllReduce"), 1);
+    assert_int_equal(count(tl, "read"), 0);
+    assert_int_equal(diag_of(tl, DIAG_BAD_EVENT), 3);
+    tl_free(tl);
+    free(m.p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -283,6 +309,7 @@ int main(void)
         cmocka_unit_test(test_records),
         cmocka_unit_test(test_kernel_channels),
         cmocka_unit_test(test_damage),
+        cmocka_unit_test(test_span_overflow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
