@@ -8,9 +8,13 @@
  * `void (*free)(void *self)`, which an_ctx_free calls. An analyzer that has nothing to
  * say for a trace (no GPU events, no steps) writes nulls, never zeros.
  *
- * Checklist for a new analyzer (one file + one table row):
+ * Checklist for a new analyzer (one file + a row in each table):
  *   1. src/analysis/an_<name>.c with `int an_<name>_run(an_ctx *ctx)`;
- *   2. X(<name>, "summary") in analyzers.def (order = dependency order);
+ *   2. X(<name>, "summary") in analyzers.def (order = dependency order),
+ *      and D(<name>, class) at the same place in an_dist.def: how it runs
+ *      when mpirun shares the ranks out (AN_DIST_RANK if it reads one rank
+ *      at a time; else exchange what it needs through an_job_gather, or
+ *      AN_DIST_JOB: not computed under mpirun);
  *   3. its metrics (formula, unit, convention) in docs/METRICS.md and its
  *      JSON keys in docs/FORMATS.md;
  *   4. unit tests on small timelines built in code (tests/unit/).
