@@ -35,6 +35,8 @@
 
 typedef struct aten_row {
     uint32_t op;             /* op name (timeline string id) */
+    const char *op_name;     /* its string: ties are ordered by it, not by the id, which differs
+                              * between one timeline and the shards of one (mpirun) */
     uint32_t seq;            /* kernel sequence (id in the rank's own table) */
     int64_t count;           /* op instances */
     double sum_op_delay_ns, sum_rt_delay_ns;
@@ -132,7 +134,7 @@ static int cmp_row(const void *pa, const void *pb)
     if (da != db)
         return da > db ? -1 : 1;
     if (a->op != b->op)
-        return a->op < b->op ? -1 : 1;
+        return strcmp(a->op_name, b->op_name);
     return (a->seq > b->seq) - (a->seq < b->seq);
 }
 
@@ -223,7 +225,7 @@ static void aten_compute(const an_ctx *ctx, const an_view *v, void *outp)
     cp_sort_records(ins, ni, sizeof *ins, 2, inst_key, NULL);
     size_t cap = 0;
     for (size_t a = 0, b; a < ni; a = b) {
-        aten_row r = { ins[a].op, ins[a].seq, 0, 0, 0 };
+        aten_row r = { ins[a].op, tl_str(tl, ins[a].op), ins[a].seq, 0, 0, 0 };
         for (b = a; b < ni && ins[b].op == ins[a].op && ins[b].seq == ins[a].seq; b++) {
             r.count++;
             r.sum_op_delay_ns += (double)ins[b].op_delay_ns;

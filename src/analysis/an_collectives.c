@@ -34,6 +34,7 @@
  *   deviceProperties; unknown -> null.
  */
 #include "an_verdict.h"
+#include "../base/buf.h"
 #include "../base/par.h"
 #include "../base/sort.h"
 #include "../base/util.h"
@@ -68,7 +69,8 @@ static int dtype_size(const char *d)
 }
 
 typedef struct rec {
-    uint32_t rank_index;
+    uint32_t rank_index; /* in the job's ranks (ctx->job), the timeline's own in one process */
+    uint32_t local;      /* in this timeline's ranks; UINT32_MAX: another process's rank */
     int32_t rank;
     size_t ev;       /* the kernel's event (the critical path's cross-rank edges) */
     uint64_t pg;     /* group identity: name id << 32 | ranks-string id */
@@ -180,7 +182,7 @@ static void gather_rank(void *ctx, size_t ri)
             }
             rec *r = &v[n++];
             memset(r, 0, sizeof *r);
-            r->rank_index = (uint32_t)ri;
+            r->rank_index = r->local = (uint32_t)ri;
             r->rank = rk->meta.rank;
             r->ev = i;
             r->pg = (uint64_t)arg_str_id(tl, i, k->pg_name) << 32 | arg_str_id(tl, i, k->pg_ranks);
@@ -245,6 +247,119 @@ static rec *gather(const an_ctx *ctx, const an_layers_result *lr, size_t *n_out,
     return v;
 }
 
+/* ---- sharded run (mpirun): every process's records, through an_job_gather ---- */
+
+/* One record as it travels; the group's name and ranks strings by index
+ * into the strings before the records (the process's own numbering). */
+typedef struct wire_rec {
+    int64_t start, end, bytes, ev; /* ev: the sender's own event index */
+    int32_t rank, n, op, inter, peer, dir;
+    uint32_t name, ranks;
+} wire_rec;
+
+static void put_records(const tl_timeline *tl, const rec *v, size_t n, cp_buf *msg)
+{
+    cp_intern loc;
+    cp_intern_init(&loc);
+    wire_rec *w = cp_xcalloc(n ? n : 1, sizeof *w);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t name = (uint32_t)(v[i].pg >> 32), ranks = (uint32_t)v[i].pg;
+        w[i] = (wire_rec){ v[i].start, v[i].end, v[i].bytes, (int64_t)v[i].ev, v[i].rank, v[i].n, (int32_t)v[i].op,
+                           v[i].inter, v[i].peer, v[i].dir, cp_intern_s(&loc, tl_str(tl, name)),
+                           cp_intern_s(&loc, tl_str(tl, ranks)) };
+    }
+    uint32_t ns = (uint32_t)cp_intern_count(&loc), nr = (uint32_t)n;
+    cp_buf_append(msg, &ns, sizeof ns);
+    for (uint32_t i = 0; i < ns; i++) {
+        uint32_t len = cp_intern_len(&loc, i);
+        cp_buf_append(msg, &len, sizeof len);
+        cp_buf_append(msg, cp_intern_str(&loc, i), len);
+    }
+    cp_buf_append(msg, &nr, sizeof nr);
+    cp_buf_append(msg, w, n * sizeof *w);
+    free(w);
+    cp_intern_free(&loc);
+}
+
+static bool take(const unsigned char *p, size_t len, size_t *pos, void *out, size_t n)
+{
+    if (n > len - *pos)
+        return false;
+    memcpy(out, p + *pos, n);
+    *pos += n;
+    return true;
+}
+
+/* One process's part of the gathered bytes appended to *out (groups
+ * re-interned into dict); false on a damaged message. */
+static bool get_records(const an_ctx *ctx, const unsigned char *p, size_t len, size_t *pos, cp_intern *dict,
+                        rec **out, size_t *n, size_t *cap)
+{
+    uint32_t ns, nr = 0;
+    if (!take(p, len, pos, &ns, sizeof ns) || ns > (len - *pos) / sizeof(uint32_t))
+        return false;
+    uint32_t *gid = cp_xcalloc(ns + 1, sizeof *gid);
+    bool ok = true;
+    for (uint32_t i = 0; i < ns && ok; i++) {
+        uint32_t sl;
+        ok = take(p, len, pos, &sl, sizeof sl) && sl <= len - *pos;
+        if (ok) {
+            gid[i] = cp_intern_n(dict, (const char *)p + *pos, sl);
+            *pos += sl;
+        }
+    }
+    ok = ok && take(p, len, pos, &nr, sizeof nr) && nr <= (len - *pos) / sizeof(wire_rec);
+    for (uint32_t i = 0; i < nr && ok; i++) {
+        wire_rec w;
+        take(p, len, pos, &w, sizeof w);
+        int li = tl_rank_index(ctx->tl, w.rank);
+        ok = w.name < ns && w.ranks < ns && an_job_index(ctx, w.rank) != UINT32_MAX;
+        if (!ok)
+            break;
+        cp_xgrow((void **)out, cap, *n + 1, sizeof **out);
+        rec *r = &(*out)[(*n)++];
+        memset(r, 0, sizeof *r);
+        *r = (rec){ .rank_index = an_job_index(ctx, w.rank), .local = li >= 0 ? (uint32_t)li : UINT32_MAX,
+                    .rank = w.rank, .ev = li >= 0 ? (size_t)w.ev : SIZE_MAX, .pg = (uint64_t)gid[w.name] << 32 | gid[w.ranks],
+                    .start = w.start, .end = w.end, .bytes = w.bytes, .n = w.n, .op = (coll_op)w.op,
+                    .inter = w.inter != 0, .last_ev = SIZE_MAX, .transfer_ns = w.end - w.start,
+                    .peer = w.peer, .dir = (uint8_t)w.dir };
+    }
+    free(gid);
+    return ok;
+}
+
+/* Replace this process's records by the job's, in (process, rank, track,
+ * event) order, which the (rank, time) sort of match() makes the order one
+ * timeline of every rank gives. Events are this process's own: ev is
+ * SIZE_MAX in other ranks' records, so the matched members (the critical
+ * path's input, not computed under mpirun) are left empty and the kernel
+ * records are this process's, each with its place among the job's. */
+static int exchange(const an_ctx *ctx, rec **pv, size_t *pn)
+{
+    cp_buf msg = CP_BUF_INIT;
+    put_records(ctx->tl, *pv, *pn, &msg);
+    void *all = NULL;
+    size_t bytes = 0;
+    int rc = an_job_gather(ctx, msg.data, msg.len, &all, &bytes);
+    cp_buf_free(&msg);
+    if (rc < 0)
+        return rc;
+    cp_intern dict;
+    cp_intern_init(&dict);
+    rec *v = NULL;
+    size_t n = 0, cap = 0, pos = 0;
+    bool ok = true;
+    while (ok && pos < bytes)
+        ok = get_records(ctx, all, bytes, &pos, &dict, &v, &n, &cap);
+    cp_intern_free(&dict);
+    free(all);
+    free(*pv);
+    *pv = v ? v : cp_xmalloc(sizeof *v);
+    *pn = n;
+    return ok ? 0 : CP_ERR_FORMAT;
+}
+
 /* Sequence numbers per (rank, group), then the cross-rank match. */
 /* Record orders (cp_sort_records: stable radix passes, last key first). */
 enum rec_order {
@@ -269,6 +384,35 @@ static uint64_t rec_key(const void *p, int k, const void *ctx)
 static void sort_recs(rec *v, size_t n, enum rec_order o)
 {
     cp_sort_records(v, n, sizeof *v, rec_order_keys[o], rec_key, &o);
+}
+
+/* Groups renumbered by first appearance in (rank, time) order: the match
+ * order then depends on the records alone, not on string ids, which differ
+ * between one timeline and the shards of one under mpirun. */
+static void canonical_groups(rec *v, size_t n)
+{
+    cp_kv *kv = cp_xmalloc((n ? n : 1) * sizeof *kv), *fk = cp_xmalloc((n ? n : 1) * sizeof *fk);
+    for (size_t i = 0; i < n; i++)
+        kv[i] = (cp_kv){ v[i].pg, i };
+    cp_sort_kv(kv, n, NULL); /* stable: a group's records in record order, its first one first */
+    size_t ng = 0;
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || kv[i].key != kv[i - 1].key) {
+            fk[ng] = (cp_kv){ kv[i].val, ng };
+            ng++;
+        }
+    cp_sort_kv(fk, ng, NULL); /* groups by their first record */
+    uint64_t *ord = cp_xmalloc((ng ? ng : 1) * sizeof *ord);
+    for (size_t k = 0; k < ng; k++)
+        ord[fk[k].val] = k;
+    for (size_t i = 0, g = 0; i < n; i++) {
+        if (i && kv[i].key != kv[i - 1].key)
+            g++;
+        v[kv[i].val].pg = ord[g];
+    }
+    free(kv);
+    free(fk);
+    free(ord);
 }
 
 /* Point-to-point pairs: the k-th send a->b of a group is the k-th recv on
@@ -341,6 +485,7 @@ static void match_p2p(rec *v, size_t n, int64_t *n_matched, int64_t *n_p2p)
 static void match(rec *v, size_t n, int64_t *n_matched, int64_t *n_p2p)
 {
     sort_recs(v, n, BY_RANK_TIME);
+    canonical_groups(v, n);
     match_p2p(v, n, n_matched, n_p2p);
     uint64_t *keys = NULL;
     int64_t *cnt = NULL;
@@ -541,7 +686,7 @@ static double model_expected_gbps(const an_ctx *ctx, const hw_gpu *gpu, coll_op 
 
 static void add_wait_to_steps(an_layers_result *lr, const rec *r)
 {
-    an_rank_layers *rl = &lr->ranks[r->rank_index];
+    an_rank_layers *rl = &lr->ranks[r->local];
     size_t lo = 0, hi = rl->n_steps;
     while (lo < hi) { /* first step ending after the kernel start */
         size_t mid = (lo + hi) / 2;
@@ -587,10 +732,12 @@ static void keep_members(an_collectives_result *cr, const rec *v, size_t n)
 static void keep_kernels(an_collectives_result *cr, const rec *v, size_t n)
 {
     cr->kernels = cp_xmalloc((n ? n : 1) * sizeof *cr->kernels);
+    size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        cr->kernels[i] = (an_coll_kernel){ v[i].ev, v[i].op, v[i].n, v[i].bytes, v[i].transfer_ns, v[i].peer, v[i].dir,
-                                            v[i].matched };
-    cr->n_kernel_recs = n;
+        if (v[i].local != UINT32_MAX) /* under mpirun: this process's ranks */
+            cr->kernels[k++] = (an_coll_kernel){ v[i].ev, i, v[i].op, v[i].n, v[i].bytes, v[i].transfer_ns, v[i].peer,
+                                                 v[i].dir, v[i].matched };
+    cr->n_kernel_recs = k;
 }
 
 static void free_result(void *self)
@@ -614,13 +761,27 @@ int an_collectives_run(an_ctx *ctx)
 
     size_t n = 0;
     rec *v = gather(ctx, lr, &n, &cr->n_kernels, &cr->n_without_args);
+    bool sharded = ctx->opts && ctx->opts->job_gather;
+    if (sharded) {
+        int64_t cnt[2] = { cr->n_kernels, cr->n_without_args };
+        int rc = an_job_sum(ctx, cnt, 2);
+        if (rc == 0)
+            rc = exchange(ctx, &v, &n);
+        if (rc < 0) {
+            free(v);
+            return rc;
+        }
+        cr->n_kernels = cnt[0], cr->n_without_args = cnt[1];
+    }
     match(v, n, &cr->n_matched, &cr->n_p2p_matched);
-    keep_members(cr, v, n);
+    if (!sharded)
+        keep_members(cr, v, n);
     for (size_t i = 0; i < n; i++) {
         rec *r = &v[i];
         r->busbw = r->transfer_ns > 0 ? (double)r->bytes / (double)r->transfer_ns * an_busbw_factor(r->op, r->n)
                                       : NAN;
-        add_wait_to_steps(lr, r);
+        if (r->local != UINT32_MAX)
+            add_wait_to_steps(lr, r);
     }
 
     keep_kernels(cr, v, n);

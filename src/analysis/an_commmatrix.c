@@ -31,6 +31,7 @@
  *   exact rows for the traced ranks and nothing invented for the others.
  */
 #include "an_verdict.h"
+#include "../base/buf.h"
 #include "../base/sort.h"
 #include "../base/util.h"
 
@@ -48,8 +49,8 @@ typedef struct cm_rec {
 } cm_rec;
 
 typedef struct cm_group {
-    uint32_t key;     /* "Process Group Ranks" (else "Process Group Name") string id, 0 unknown */
-    uint32_t name;    /* "Process Group Name" string id, 0 unknown */
+    uint32_t key;     /* "Process Group Ranks" (else "Process Group Name"), id in the run's dict, 0 unknown */
+    uint32_t name;    /* "Process Group Name", id in the run's dict, 0 unknown */
     int32_t size;
     bool inter;
     int64_t bytes, time_ns;
@@ -68,10 +69,142 @@ static bool ring_op(coll_op op)
            op == COLL_REDUCE;
 }
 
-static uint32_t arg_sid(const tl_timeline *tl, size_t ev, uint32_t key)
+static const char *arg_s(const tl_timeline *tl, size_t ev, uint32_t key)
 {
     tl_arg a;
-    return key != UINT32_MAX && tl_arg_by_id(tl, ev, key, &a) && a.type == TL_ARG_STR ? a.v.s : 0;
+    return key != UINT32_MAX && tl_arg_by_id(tl, ev, key, &a) && a.type == TL_ARG_STR ? tl_str(tl, a.v.s) : "";
+}
+
+/* One placed share of a kernel's traffic, before the groups are numbered:
+ * pos orders them as one timeline's kernel records come (the shares of one
+ * all-to-all in member order); key and name are ids in the run's dict. */
+typedef struct cm_share {
+    int64_t pos, src, dst, size, bytes, time_ns;
+    uint32_t key, name;
+} cm_share;
+
+static uint64_t share_key(const void *p, int k, const void *ctx)
+{
+    (void)k, (void)ctx;
+    return (uint64_t)((const cm_share *)p)->pos;
+}
+
+/* This process's kernels' shares (every kernel in one process). */
+static size_t own_shares(an_ctx *ctx, const an_collectives_result *cr, cp_intern *dict, cm_share **out,
+                         int64_t *unplaced)
+{
+    const tl_timeline *tl = ctx->tl;
+    uint32_t k_pgr = cp_intern_find(&tl->strings, "Process Group Ranks", 19);
+    uint32_t k_pgn = cp_intern_find(&tl->strings, "Process Group Name", 18);
+    cm_share *v = NULL;
+    size_t n = 0, cap = 0;
+    int32_t *mem = cp_xmalloc(AN_CM_MAX_GROUP * sizeof *mem);
+    for (size_t i = 0; cr && i < cr->n_kernel_recs; i++) {
+        const an_coll_kernel *k = &cr->kernels[i];
+        int32_t self = tl->ranks[tl->tracks[tl->track[k->ev]].rank_index].meta.rank;
+        int gs = an_event_group(ctx, k->ev, mem, AN_CM_MAX_GROUP);
+        int at = -1;
+        for (int j = 0; j < gs && j < AN_CM_MAX_GROUP; j++)
+            if (mem[j] == self)
+                at = j;
+        const char *name = arg_s(tl, k->ev, k_pgn), *key = arg_s(tl, k->ev, k_pgr);
+        uint32_t nid = cp_intern_s(dict, name), kid = *key ? cp_intern_s(dict, key) : nid;
+        if (k->op == COLL_SEND_RECV && k->p2p && k->peer >= 0 && k->bytes > 0) {
+            if (k->p2p == AN_P2P_RECV && k->matched)
+                continue; /* its sender's row has it */
+            bool send = k->p2p == AN_P2P_SEND;
+            cp_xgrow((void **)&v, &cap, n + 1, sizeof *v);
+            v[n++] = (cm_share){ (int64_t)k->pos, send ? self : k->peer, send ? k->peer : self, gs, k->bytes,
+                                 k->transfer_ns, kid, nid };
+            continue;
+        }
+        if (k->op == COLL_SEND_RECV || k->op == COLL_OTHER || gs < 2 || gs > AN_CM_MAX_GROUP || at < 0 ||
+            k->bytes <= 0) {
+            (*unplaced)++;
+            continue;
+        }
+        int64_t wire = (int64_t)llround((double)k->bytes * an_busbw_factor(k->op, gs));
+        for (int j = 0; j < gs; j++) { /* ring ops: the next member; all-to-all: every other one */
+            bool ring = ring_op(k->op);
+            if (ring ? j != (at + 1) % gs : j == at)
+                continue;
+            cp_xgrow((void **)&v, &cap, n + 1, sizeof *v);
+            v[n++] = (cm_share){ (int64_t)k->pos, self, mem[j], gs, ring ? wire : wire / (gs - 1), k->transfer_ns, kid, nid };
+        }
+    }
+    free(mem);
+    *out = v;
+    return n;
+}
+
+/* Under mpirun: every process's shares, in the order one timeline gives
+ * them. A process's part: its group strings once ({length, bytes} each, in
+ * dict order), then its shares with key and name as indices into them.
+ * Returns the new count, or (size_t)-1. */
+static size_t job_shares(an_ctx *ctx, cp_intern *dict, cm_share **pv, size_t n, int64_t *unplaced)
+{
+    if (!ctx->opts || !ctx->opts->job_gather)
+        return n;
+    cp_buf msg = CP_BUF_INIT;
+    int64_t head[2] = { (int64_t)cp_intern_count(dict), (int64_t)n };
+    cp_buf_append(&msg, head, sizeof head);
+    for (uint32_t i = 0; i < (uint32_t)head[0]; i++) {
+        int64_t len = cp_intern_len(dict, i);
+        cp_buf_append(&msg, &len, sizeof len);
+        cp_buf_append(&msg, cp_intern_str(dict, i), (size_t)len);
+    }
+    cp_buf_append(&msg, *pv, n * sizeof **pv);
+    void *all = NULL;
+    size_t bytes = 0, pos = 0, m = 0, cap = 0;
+    int rc = an_job_sum(ctx, unplaced, 1);
+    if (rc == 0)
+        rc = an_job_gather(ctx, msg.data, msg.len, &all, &bytes);
+    cp_buf_free(&msg);
+    cm_share *v = NULL;
+    const char *p = all;
+    uint32_t *map = NULL;
+    size_t cap_map = 0;
+    while (rc == 0 && pos < bytes) {
+        if (bytes - pos < sizeof head || (memcpy(head, p + pos, sizeof head), head[0] < 0 || head[1] < 0)) {
+            rc = CP_ERR_FORMAT;
+            break;
+        }
+        pos += sizeof head;
+        cp_xgrow((void **)&map, &cap_map, (size_t)head[0] + 1, sizeof *map);
+        for (int64_t i = 0; i < head[0] && rc == 0; i++) {
+            int64_t len;
+            if (bytes - pos < sizeof len || (memcpy(&len, p + pos, sizeof len), len < 0) ||
+                (uint64_t)len > bytes - pos - sizeof len) {
+                rc = CP_ERR_FORMAT;
+                break;
+            }
+            map[i] = cp_intern_n(dict, p + pos + sizeof len, (size_t)len);
+            pos += sizeof len + (size_t)len;
+        }
+        if (rc == 0 && (uint64_t)head[1] > (bytes - pos) / sizeof(cm_share))
+            rc = CP_ERR_FORMAT;
+        for (int64_t i = 0; rc == 0 && i < head[1]; i++) {
+            cm_share sh;
+            memcpy(&sh, p + pos, sizeof sh);
+            pos += sizeof sh;
+            if (sh.key >= (uint64_t)head[0] || sh.name >= (uint64_t)head[0]) {
+                rc = CP_ERR_FORMAT;
+                break;
+            }
+            sh.key = map[sh.key];
+            sh.name = map[sh.name];
+            cp_xgrow((void **)&v, &cap, m + 1, sizeof *v);
+            v[m++] = sh;
+        }
+    }
+    free(map);
+    free(all);
+    free(*pv);
+    *pv = v;
+    if (rc < 0)
+        return (size_t)-1;
+    cp_sort_records(v, m, sizeof *v, 1, share_key, NULL); /* stable: an all-to-all's shares keep their order */
+    return m;
 }
 
 static uint32_t group_index(cm_group **gv, size_t *ng, size_t *cap, uint32_t key, uint32_t name, int32_t size)
@@ -96,7 +229,6 @@ static double gbps(int64_t bytes, int64_t ns) { return ns > 0 ? (double)bytes / 
 
 int an_commmatrix_run(an_ctx *ctx)
 {
-    const tl_timeline *tl = ctx->tl;
     rep_report *rp = ctx->rep;
     const an_collectives_result *cr = ctx->results[AN_collectives];
     const an_layers_result *lr = ctx->results[AN_layers];
@@ -104,53 +236,25 @@ int an_commmatrix_run(an_ctx *ctx)
     rep_str(rp, top, "pattern", NULL,
             "bytes x busbw factor per kernel; ring ops to the next member in the group's order, all-to-all "
             "evenly to every other member; send/recv to the named peer");
-    uint32_t k_pgr = cp_intern_find(&tl->strings, "Process Group Ranks", 19);
-    uint32_t k_pgn = cp_intern_find(&tl->strings, "Process Group Name", 18);
-    cm_rec *v = NULL;
-    size_t n = 0, cap = 0;
+    cp_intern dict; /* group strings; id 0 is "" (unknown) */
+    cp_intern_init(&dict);
+    int64_t unplaced = 0;
+    cm_share *sh = NULL;
+    size_t nsh = job_shares(ctx, &dict, &sh, own_shares(ctx, cr, &dict, &sh, &unplaced), &unplaced);
+    if (nsh == (size_t)-1) {
+        free(sh);
+        cp_intern_free(&dict);
+        return CP_ERR_FORMAT;
+    }
+    cm_rec *v = cp_xmalloc((nsh ? nsh : 1) * sizeof *v);
+    size_t n = 0;
     cm_group *gv = NULL;
     size_t ng = 0, capg = 0;
-    int64_t unplaced = 0;
-    int32_t *mem = cp_xmalloc(AN_CM_MAX_GROUP * sizeof *mem);
-    for (size_t i = 0; cr && i < cr->n_kernel_recs; i++) {
-        const an_coll_kernel *k = &cr->kernels[i];
-        int32_t self = tl->ranks[tl->tracks[tl->track[k->ev]].rank_index].meta.rank;
-        int gs = an_event_group(ctx, k->ev, mem, AN_CM_MAX_GROUP);
-        int at = -1;
-        for (int j = 0; j < gs && j < AN_CM_MAX_GROUP; j++)
-            if (mem[j] == self)
-                at = j;
-        if (k->op == COLL_SEND_RECV && k->p2p && k->peer >= 0 && k->bytes > 0) {
-            if (k->p2p == AN_P2P_RECV && k->matched)
-                continue; /* its sender's row has it */
-            uint32_t name = arg_sid(tl, k->ev, k_pgn), key = arg_sid(tl, k->ev, k_pgr);
-            uint32_t gi = group_index(&gv, &ng, &capg, key ? key : name, name, gs);
-            bool send = k->p2p == AN_P2P_SEND;
-            cp_xgrow((void **)&v, &cap, n + 1, sizeof *v);
-            v[n++] = (cm_rec){ send ? self : k->peer, send ? k->peer : self, gi, k->bytes, k->transfer_ns };
-            continue;
-        }
-        if (k->op == COLL_SEND_RECV || k->op == COLL_OTHER || gs < 2 || gs > AN_CM_MAX_GROUP || at < 0 ||
-            k->bytes <= 0) {
-            unplaced++;
-            continue;
-        }
-        uint32_t name = arg_sid(tl, k->ev, k_pgn), key = arg_sid(tl, k->ev, k_pgr);
-        uint32_t gi = group_index(&gv, &ng, &capg, key ? key : name, name, gs);
-        int64_t wire = (int64_t)llround((double)k->bytes * an_busbw_factor(k->op, gs));
-        if (ring_op(k->op)) {
-            cp_xgrow((void **)&v, &cap, n + 1, sizeof *v);
-            v[n++] = (cm_rec){ self, mem[(at + 1) % gs], gi, wire, k->transfer_ns };
-        } else { /* all-to-all: an equal share to every other member */
-            for (int j = 0; j < gs; j++) {
-                if (j == at)
-                    continue;
-                cp_xgrow((void **)&v, &cap, n + 1, sizeof *v);
-                v[n++] = (cm_rec){ self, mem[j], gi, wire / (gs - 1), k->transfer_ns };
-            }
-        }
+    for (size_t i = 0; i < nsh; i++) { /* groups numbered by first appearance, as the kernels come */
+        uint32_t gi = group_index(&gv, &ng, &capg, sh[i].key, sh[i].name, (int32_t)sh[i].size);
+        v[n++] = (cm_rec){ (int32_t)sh[i].src, (int32_t)sh[i].dst, gi, sh[i].bytes, sh[i].time_ns };
     }
-    free(mem);
+    free(sh);
     cp_sort_records(v, n, sizeof *v, 3, rec_key, NULL);
     /* per (src, dst, group), then per (src, dst) */
     size_t m = 0;
@@ -211,7 +315,7 @@ int an_commmatrix_run(an_ctx *ctx)
     rep_node *gt = rep_table(rp, top, "by_group", "traffic per process group", gcols, CP_ARRAY_LEN(gcols));
     for (size_t i = 0; i < ng; i++) {
         rep_node *row = rep_row(rp, gt);
-        const char *nm = gv[i].name ? tl_str(tl, gv[i].name) : gv[i].key ? tl_str(tl, gv[i].key) : NULL;
+        const char *nm = gv[i].name ? cp_intern_str(&dict, gv[i].name) : gv[i].key ? cp_intern_str(&dict, gv[i].key) : NULL;
         if (nm)
             rep_cell_str(rp, row, nm);
         else
@@ -263,5 +367,6 @@ int an_commmatrix_run(an_ctx *ctx)
     free(pv);
     free(v);
     free(gv);
+    cp_intern_free(&dict);
     return 0;
 }

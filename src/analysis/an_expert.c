@@ -251,6 +251,53 @@ static void rank_rules(const tl_timeline *tl, size_t ri, rank_out *o)
     }
 }
 
+/* Every rank's hits in rank order with *rank_of[] their numbers: this
+ * timeline's own, or under mpirun every process's through an_job_gather
+ * ({rank, hits[AN_EXPERT__COUNT]} per rank; each part sorted, merged by
+ * rank). NULL on a damaged exchange. */
+static an_expert_hits *job_hits(const an_ctx *ctx, const an_expert_results *res, size_t *nr, int32_t **rank_of)
+{
+    const tl_timeline *tl = ctx->tl;
+    typedef struct { int64_t rank; an_expert_hits h[AN_EXPERT__COUNT]; } wire;
+    *rank_of = cp_xcalloc(tl->n_ranks + 1, sizeof **rank_of);
+    for (size_t i = 0; i < tl->n_ranks; i++)
+        (*rank_of)[i] = tl->ranks[i].meta.rank;
+    if (!ctx->opts || !ctx->opts->job_gather)
+        return res->hits;
+    wire *mine = cp_xcalloc(tl->n_ranks + 1, sizeof *mine);
+    for (size_t i = 0; i < tl->n_ranks; i++) {
+        mine[i].rank = tl->ranks[i].meta.rank;
+        memcpy(mine[i].h, &res->hits[i * AN_EXPERT__COUNT], sizeof mine[i].h);
+    }
+    void *all = NULL;
+    size_t bytes = 0;
+    int rc = an_job_gather(ctx, mine, tl->n_ranks * sizeof *mine, &all, &bytes);
+    free(mine);
+    free(*rank_of);
+    *rank_of = NULL;
+    if (rc < 0 || bytes % sizeof(wire)) {
+        free(all);
+        return NULL;
+    }
+    wire *w = all;
+    size_t n = bytes / sizeof *w;
+    for (size_t i = 1; i < n; i++) /* by rank */
+        for (size_t j = i; j > 0 && w[j].rank < w[j - 1].rank; j--) {
+            wire t = w[j];
+            w[j] = w[j - 1];
+            w[j - 1] = t;
+        }
+    an_expert_hits *hits = cp_xcalloc(n * AN_EXPERT__COUNT + 1, sizeof *hits);
+    *rank_of = cp_xcalloc(n + 1, sizeof **rank_of);
+    for (size_t i = 0; i < n; i++) {
+        (*rank_of)[i] = (int32_t)w[i].rank;
+        memcpy(&hits[i * AN_EXPERT__COUNT], w[i].h, sizeof w[i].h);
+    }
+    free(all);
+    *nr = n;
+    return hits;
+}
+
 int an_expert_run(an_ctx *ctx)
 {
     const tl_timeline *tl = ctx->tl;
@@ -298,11 +345,16 @@ int an_expert_run(an_ctx *ctx)
             rep_cell_int(rep, row, o.hits[k].total_ns);
         }
     }
-    for (int k = 0; k < AN_EXPERT__COUNT; k++) {
+    size_t nr = tl->n_ranks;
+    int32_t *rank_of = NULL;
+    an_expert_hits *hits = job_hits(ctx, res, &nr, &rank_of);
+    if (!hits)
+        return CP_ERR_FORMAT;
+    for (int k = 0; k < AN_EXPERT__COUNT && an_job_writer(ctx); k++) {
         int64_t ranks = 0, count = 0, total = 0, worst = -1;
         size_t worst_ri = 0;
-        for (size_t ri = 0; ri < tl->n_ranks; ri++) {
-            const an_expert_hits *h = &res->hits[ri * AN_EXPERT__COUNT + k];
+        for (size_t ri = 0; ri < nr; ri++) {
+            const an_expert_hits *h = &hits[ri * AN_EXPERT__COUNT + k];
             if (!h->count)
                 continue;
             ranks++;
@@ -320,10 +372,13 @@ int an_expert_run(an_ctx *ctx)
         rep_cell_int(rep, row, ranks);
         rep_cell_int(rep, row, count);
         rep_cell_int(rep, row, total);
-        rep_cell_int(rep, row, tl->ranks[worst_ri].meta.rank);
+        rep_cell_int(rep, row, rank_of[worst_ri]);
         rep_cell_int(rep, row, worst);
         rep_cell_str(rep, row, rule_titles[k]);
         rep_cell_str(rep, row, rule_advice[k]);
     }
+    free(rank_of);
+    if (hits != res->hits)
+        free(hits);
     return 0;
 }

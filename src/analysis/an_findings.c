@@ -28,6 +28,7 @@
  */
 #include "an_results.h"
 #include "an_verdict.h"
+#include "../base/buf.h"
 #include "../base/util.h"
 #include "../model/catalog.h"
 
@@ -596,7 +597,7 @@ static void top_host_ops_evidence(fctx *f, an_finding *x)
     size_t len = (size_t)snprintf(line, sizeof line, "host ops with the most GPU-idle time:");
     for (size_t i = 0; i < ho->n && i < 3 && len < sizeof line; i++)
         len += (size_t)snprintf(line + len, sizeof line - len, "%s %.80s %.1f %%", i ? "," : "",
-                                tl_str(f->ctx->tl, ho->v[i].name), op_pct(f, &ho->v[i]));
+                                ho->v[i].label, op_pct(f, &ho->v[i]));
     an_finding_evidence(x, "%s", line);
 }
 
@@ -619,7 +620,7 @@ static void r_host_work(fctx *f, const rule *self)
         if (op_pct(f, o) < MIN_EXPOSED_PCT)
             break; /* sorted: the rest expose less */
         if (o->calls <= 0 || (double)o->exposed_ns / (double)o->calls < HOST_WORK_CALL_NS ||
-            an_host_class_of(tl_str(f->ctx->tl, o->name)) != AN_HC_OTHER)
+            an_host_class_of(o->label) != AN_HC_OTHER)
             continue;
         pick[n++] = i;
         sum += (double)o->exposed_ns / nr;
@@ -628,7 +629,7 @@ static void r_host_work(fctx *f, const rule *self)
         return;
     f->host_work_ns = sum;
     char title[200];
-    snprintf(title, sizeof title, "the GPU waits for host work in %.120s%s", tl_str(f->ctx->tl, ho->v[pick[0]].name),
+    snprintf(title, sizeof title, "the GPU waits for host work in %.120s%s", ho->v[pick[0]].label,
              n > 1 ? " and other long host ops" : "");
     an_finding *x = add(f, self, gain_pct(f, sum), title,
                         "take this work off the step's critical path: move it into DataLoader workers "
@@ -640,7 +641,7 @@ static void r_host_work(fctx *f, const rule *self)
         const an_hostop *o = &ho->v[pick[k]];
         an_finding_evidence(x, "%.120s: the GPU idle %.1f %% of the measured step time while it ran (mean over ranks), "
                             "%lld exposed calls, %.1f ms each",
-                            tl_str(f->ctx->tl, o->name), op_pct(f, o),
+                            o->label, op_pct(f, o),
                             (long long)o->calls, (double)o->exposed_ns / (double)o->calls / 1e6);
     }
 }
@@ -805,30 +806,88 @@ static void r_low_overlap(fctx *f, const rule *self)
 /* The allocator's peak near the device's memory (from the memory
  * analyzer's [memory] events): the job is one batch away from an OOM. No
  * time gain: the finding is a risk, its severity by how close it is. */
+/* One rank's peak as the memory rule reads it (exchanged under mpirun). */
+typedef struct mem_rank {
+    int64_t rank, cap, has, device, reserved, allocated, top_bytes, top_len;
+} mem_rank;
+
+/* Every rank's peak in rank order: this timeline's, or under mpirun every
+ * process's through an_job_gather (each record then its top op's name, NUL
+ * included). *names holds the names (the caller frees it); top_len becomes
+ * the name's offset in it, -1 none. NULL on a failed exchange. */
+static mem_rank *job_mem_peaks(const an_ctx *ctx, size_t *n_out, char **names)
+{
+    const tl_timeline *tl = ctx->tl;
+    cp_buf msg = CP_BUF_INIT;
+    for (size_t r = 0; r < tl->n_ranks; r++) {
+        an_memory_peak p = { 0 };
+        mem_rank m = { tl->ranks[r].meta.rank, tl->ranks[r].meta.gpu_mem_bytes, an_memory_peak_of(ctx, r, &p), 0, 0, 0, 0, 0 };
+        m.device = p.device, m.reserved = p.peak_reserved_bytes, m.allocated = p.peak_allocated_bytes;
+        m.top_bytes = p.top_op_bytes, m.top_len = p.top_op ? (int64_t)strlen(p.top_op) + 1 : 0;
+        cp_buf_append(&msg, &m, sizeof m);
+        if (m.top_len)
+            cp_buf_append(&msg, p.top_op, (size_t)m.top_len);
+    }
+    void *all = NULL;
+    size_t bytes = 0, pos = 0, n = 0, cap = 0;
+    int rc = an_job_gather(ctx, msg.data, msg.len, &all, &bytes);
+    cp_buf_free(&msg);
+    mem_rank *v = NULL;
+    const char *p = all;
+    while (rc == 0 && pos < bytes) {
+        mem_rank m;
+        if (bytes - pos < sizeof m || (memcpy(&m, p + pos, sizeof m), m.top_len < 0) ||
+            (uint64_t)m.top_len > bytes - pos - sizeof m || (m.top_len && p[pos + sizeof m + (size_t)m.top_len - 1])) {
+            rc = CP_ERR_FORMAT;
+            break;
+        }
+        cp_xgrow((void **)&v, &cap, n + 1, sizeof *v);
+        v[n] = m;
+        v[n++].top_len = m.top_len ? (int64_t)(pos + sizeof m) : -1;
+        pos += sizeof m + (size_t)m.top_len;
+    }
+    if (rc < 0) {
+        free(all);
+        free(v);
+        return NULL;
+    }
+    for (size_t i = 1; i < n; i++) /* rank order, as one timeline has them */
+        for (size_t j = i; j > 0 && v[j].rank < v[j - 1].rank; j--) {
+            mem_rank t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    *names = all;
+    *n_out = n;
+    return v ? v : cp_xcalloc(1, sizeof *v);
+}
+
 static void r_mem_capacity(fctx *f, const rule *self)
 {
-    const tl_timeline *tl = f->ctx->tl;
     double worst = 0;
-    size_t wr = 0;
-    an_memory_peak wp = { 0 };
-    for (size_t r = 0; r < tl->n_ranks; r++) {
-        an_memory_peak p;
-        int64_t cap = tl->ranks[r].meta.gpu_mem_bytes;
-        if (cap <= 0 || !an_memory_peak_of(f->ctx, r, &p))
+    size_t n = 0;
+    char *names = NULL;
+    mem_rank *mr = job_mem_peaks(f->ctx, &n, &names), w = { 0 };
+    for (size_t r = 0; mr && r < n; r++) {
+        if (mr[r].cap <= 0 || !mr[r].has)
             continue;
-        double frac = (double)p.peak_reserved_bytes / (double)cap;
+        double frac = (double)mr[r].reserved / (double)mr[r].cap;
         if (frac > worst) {
             worst = frac;
-            wr = r;
-            wp = p;
+            w = mr[r];
         }
     }
-    if (worst < AN_MEM_NEAR_FRAC)
+    free(mr);
+    an_memory_peak wp = { (int32_t)w.device, w.reserved, w.allocated, w.top_len >= 0 && names ? names + w.top_len : NULL,
+                          w.top_bytes };
+    if (worst < AN_MEM_NEAR_FRAC) {
+        free(names);
         return;
+    }
     const double gib = 1024.0 * 1024 * 1024;
     char t[160];
     snprintf(t, sizeof t, "GPU memory is %.0f %% reserved at its peak (rank %d): close to out of memory", 100 * worst,
-             tl->ranks[wr].meta.rank);
+             (int)w.rank);
     an_finding *x = add(f, self, NAN, t,
                         "leave headroom before scaling the batch or sequence: activation checkpointing, a smaller "
                         "micro-batch with gradient accumulation, sharding optimizer state (ZeRO/FSDP); when reserved "
@@ -836,13 +895,14 @@ static void r_mem_capacity(fctx *f, const rule *self)
                         "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
                         "no time gain is estimated: this is the risk of an out-of-memory failure");
     x->severity = worst >= AN_MEM_CRITICAL_FRAC ? AN_SEV_HIGH : AN_SEV_MEDIUM;
-    x->rank = tl->ranks[wr].meta.rank;
+    x->rank = (int32_t)w.rank;
     an_finding_evidence(x, "rank %d cuda:%d: peak reserved %.2f GiB of %.2f GiB, peak allocated %.2f GiB ([memory] events)",
-                        tl->ranks[wr].meta.rank, wp.device, (double)wp.peak_reserved_bytes / gib,
-                        (double)tl->ranks[wr].meta.gpu_mem_bytes / gib, (double)wp.peak_allocated_bytes / gib);
+                        (int)w.rank, wp.device, (double)wp.peak_reserved_bytes / gib, (double)w.cap / gib,
+                        (double)wp.peak_allocated_bytes / gib);
     if (wp.top_op)
         an_finding_evidence(x, "at the allocated peak %s held the most: %.2f GiB", wp.top_op,
                             (double)wp.top_op_bytes / gib);
+    free(names);
 }
 
 static const rule rules[] = {
@@ -1026,7 +1086,16 @@ static void put_findings(const fctx *f, rep_report *rp)
 
 int an_findings_run(an_ctx *ctx)
 {
-    fctx f = { .ctx = ctx, .lr = ctx->results[AN_layers], .cr = ctx->results[AN_collectives],
+    if (ctx->not_computed[AN_links] || ctx->not_computed[AN_roofline]) { /* theirs would be among ours */
+        ctx->not_computed[AN_findings] = true;
+        return 0;
+    }
+    int rc;
+    const an_layers_result *own = ctx->results[AN_layers];
+    an_layers_result *lr = an_layers_job(ctx, own, &rc); /* every rank's, under mpirun too */
+    if (!lr)
+        return rc;
+    fctx f = { .ctx = ctx, .lr = lr, .cr = ctx->results[AN_collectives],
                .sr = ctx->results[AN_stragglers], .ho = ctx->results[AN_hostops], .job = ctx->results[AN_job] };
     an_findings_result *out = cp_xcalloc(1, sizeof *out);
     out->free = free_result;
@@ -1050,5 +1119,6 @@ int an_findings_run(an_ctx *ctx)
         qsort(out->v, out->n, sizeof *out->v, finding_cmp);
     put_verdict(&f, ctx->rep);
     put_findings(&f, ctx->rep);
+    an_layers_job_free(own, lr);
     return 0;
 }

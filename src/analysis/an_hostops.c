@@ -25,6 +25,7 @@
  * accumulator indexed by name id.
  */
 #include "an_verdict.h"
+#include "../base/buf.h"
 #include "../base/util.h"
 
 #include <math.h>
@@ -102,14 +103,79 @@ static int row_cmp(const void *a, const void *b)
     const an_hostop *x = a, *y = b;
     if (x->exposed_ns != y->exposed_ns)
         return x->exposed_ns > y->exposed_ns ? -1 : 1;
-    return (x->name > y->name) - (x->name < y->name);
+    return strcmp(x->label, y->label); /* by name, not string id: the same in every process */
 }
 
 static void free_result(void *self)
 {
     an_hostops_result *h = self;
     free(h->v);
+    cp_intern_free(&h->names);
     free(h);
+}
+
+/* Sharded run (mpirun): every process's ops summed by name, through
+ * an_job_gather. A process's part: {step_ns, n_ops}, then per op
+ * {exposed_ns, calls, name length} and the name. The labels then live in
+ * out->names; out->v is the job's, in row order. */
+static int job_ops(const an_ctx *ctx, an_hostops_result *out)
+{
+    cp_buf msg = CP_BUF_INIT;
+    int64_t head[2] = { out->step_ns, (int64_t)out->n };
+    cp_buf_append(&msg, head, sizeof head);
+    for (size_t i = 0; i < out->n; i++) {
+        int64_t h[3] = { out->v[i].exposed_ns, out->v[i].calls, (int64_t)strlen(out->v[i].label) };
+        cp_buf_append(&msg, h, sizeof h);
+        cp_buf_append(&msg, out->v[i].label, (size_t)h[2]);
+    }
+    void *all = NULL;
+    size_t bytes = 0, pos = 0, n_alloc = 0;
+    int rc = an_job_gather(ctx, msg.data, msg.len, &all, &bytes);
+    cp_buf_free(&msg);
+    if (rc < 0)
+        return rc;
+    const unsigned char *p = all;
+    int64_t *acc = NULL; /* per label id: exposed_ns, calls */
+    out->step_ns = 0;
+    while (rc == 0 && pos < bytes) {
+        if (bytes - pos < sizeof head) {
+            rc = CP_ERR_FORMAT;
+            break;
+        }
+        memcpy(head, p + pos, sizeof head);
+        pos += sizeof head;
+        out->step_ns += head[0];
+        for (int64_t k = 0; k < head[1] && rc == 0; k++) {
+            int64_t h[3];
+            if (bytes - pos < sizeof h || (memcpy(h, p + pos, sizeof h), h[2] < 0) ||
+                (uint64_t)h[2] > bytes - pos - sizeof h) {
+                rc = CP_ERR_FORMAT;
+                break;
+            }
+            uint32_t id = cp_intern_n(&out->names, (const char *)p + pos + sizeof h, (size_t)h[2]);
+            if (id >= n_alloc) {
+                size_t m = CP_MAX(2 * n_alloc, (size_t)id + 1);
+                acc = cp_xrealloc(acc, 2 * m * sizeof *acc);
+                memset(acc + 2 * n_alloc, 0, 2 * (m - n_alloc) * sizeof *acc);
+                n_alloc = m;
+            }
+            acc[2 * id] += h[0];
+            acc[2 * id + 1] += h[1];
+            pos += sizeof h + (size_t)h[2];
+        }
+    }
+    free(all);
+    out->n = 0;
+    for (size_t id = 0; rc == 0 && id < n_alloc; id++)
+        if (acc[2 * id] > 0) {
+            cp_xgrow((void **)&out->v, &out->cap, out->n + 1, sizeof *out->v);
+            out->v[out->n++] = (an_hostop){ UINT32_MAX, cp_intern_str(&out->names, (uint32_t)id), acc[2 * id],
+                                            acc[2 * id + 1] };
+        }
+    free(acc);
+    if (out->n > 1)
+        qsort(out->v, out->n, sizeof *out->v, row_cmp);
+    return rc;
 }
 
 int an_hostops_run(an_ctx *ctx)
@@ -139,7 +205,7 @@ int an_hostops_run(an_ctx *ctx)
     for (size_t id = 0; id < n_str; id++)
         if (w.exposed_ns[id] > 0) {
             cp_xgrow((void **)&out->v, &out->cap, out->n + 1, sizeof *out->v);
-            out->v[out->n++] = (an_hostop){ (uint32_t)id, w.exposed_ns[id], w.calls[id] };
+            out->v[out->n++] = (an_hostop){ (uint32_t)id, tl_str(tl, (uint32_t)id), w.exposed_ns[id], w.calls[id] };
         }
     if (out->n > 1)
         qsort(out->v, out->n, sizeof *out->v, row_cmp);
@@ -147,6 +213,12 @@ int an_hostops_run(an_ctx *ctx)
     free(w.calls);
     free(w.stack);
     free(is_op);
+    cp_intern_init(&out->names);
+    if (ctx->opts && ctx->opts->job_gather) {
+        int rc = job_ops(ctx, out);
+        if (rc < 0)
+            return rc;
+    }
 
     static const rep_col cols[] = {
         { "name", "op", NULL, -1 },
@@ -161,7 +233,7 @@ int an_hostops_run(an_ctx *ctx)
     for (size_t i = 0; i < out->n && i < AN_HOSTOPS_ROWS; i++) {
         const an_hostop *o = &out->v[i];
         rep_node *row = rep_row(ctx->rep, tab);
-        rep_cell_str(ctx->rep, row, tl_str(tl, o->name));
+        rep_cell_str(ctx->rep, row, o->label);
         rep_cell_int(ctx->rep, row, o->exposed_ns);
         rep_cell_num(ctx->rep, row, out->step_ns > 0 ? 100.0 * (double)o->exposed_ns / (double)out->step_ns : NAN);
         rep_cell_int(ctx->rep, row, o->calls);

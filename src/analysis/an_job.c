@@ -120,13 +120,15 @@ static const char *vendor_key(tl_gpu_vendor v)
 }
 
 /* Vendor agreed by every rank that has one; the traced GPU's catalog row
- * when its vendor is that one. */
-static void hardware(const tl_timeline *tl, an_job_result *j)
+ * when its vendor is that one. Over the job's ranks (ctx->job: under mpirun
+ * also those other processes hold). */
+static void hardware(const an_ctx *ctx, an_job_result *j)
 {
     tl_gpu_vendor v = TL_VENDOR_UNKNOWN;
     bool mixed = false;
-    for (size_t i = 0; i < tl->n_ranks; i++) {
-        tl_gpu_vendor r = tl->ranks[i].meta.vendor;
+    const an_job_rank *jr = ctx->job;
+    for (size_t i = 0; i < ctx->n_job; i++) {
+        tl_gpu_vendor r = jr[i].vendor;
         if (r == TL_VENDOR_UNKNOWN)
             continue;
         if (v != TL_VENDOR_UNKNOWN && r != v)
@@ -134,12 +136,12 @@ static void hardware(const tl_timeline *tl, an_job_result *j)
         v = r;
     }
     j->vendor = mixed ? TL_VENDOR_UNKNOWN : v;
-    for (size_t i = 0; i < tl->n_ranks && !j->gpu; i++) {
-        if (!tl->ranks[i].meta.gpu_name)
+    for (size_t i = 0; i < ctx->n_job && !j->gpu; i++) {
+        if (!jr[i].gpu_name)
             continue;
         if (!j->gpu_name)
-            j->gpu_name = tl_str(tl, tl->ranks[i].meta.gpu_name);
-        const hw_gpu *g = hw_gpu_find(tl_str(tl, tl->ranks[i].meta.gpu_name));
+            j->gpu_name = jr[i].gpu_name;
+        const hw_gpu *g = hw_gpu_find(jr[i].gpu_name);
         if (!g)
             continue;
         if (j->vendor != TL_VENDOR_UNKNOWN && !cp_str_ieq(g->vendor, vendor_key(j->vendor))) {
@@ -156,13 +158,18 @@ static void hardware(const tl_timeline *tl, an_job_result *j)
     if (!j->hw && j->gpu)
         j->hw = hw_vendor_find(j->gpu->vendor);
     j->world_size = -1;
-    for (size_t i = 0; i < tl->n_ranks; i++)
-        j->world_size = CP_MAX(j->world_size, tl->ranks[i].meta.world_size);
-    j->ranks_traced = (int32_t)tl->n_ranks;
+    for (size_t i = 0; i < ctx->n_job; i++)
+        j->world_size = CP_MAX(j->world_size, jr[i].world_size);
+    j->ranks_traced = (int32_t)ctx->n_job;
 }
 
-static void count_events(const tl_timeline *tl, an_job_result *j)
+/* The counters over every rank (each process counts its own, then the
+ * sums). Only whether training_markers is nonzero is used, and that is the
+ * same summed: the sequence-number clause counts until something marks
+ * training, which is itself a marker. */
+static int count_events(const an_ctx *ctx, an_job_result *j)
 {
+    const tl_timeline *tl = ctx->tl;
     size_t n_str = cp_intern_count(&tl->strings);
     uint16_t *cache = cp_xcalloc(n_str + 1, sizeof *cache);
     uint32_t seq_key = cp_intern_find(&tl->strings, "Sequence number", 15);
@@ -195,6 +202,14 @@ static void count_events(const tl_timeline *tl, an_job_result *j)
         j->graph_instantiations += (k & NC_GRAPH_INSTANTIATE) != 0;
     }
     free(cache);
+    int64_t sum[] = { j->backward_ops, j->optimizer_ops, j->training_markers, j->dataloader_regions,
+                      j->serving_markers, j->graph_launches, j->graph_captures, j->graph_instantiations, framework };
+    int rc = an_job_sum(ctx, sum, CP_ARRAY_LEN(sum));
+    if (rc < 0)
+        return rc;
+    j->backward_ops = sum[0], j->optimizer_ops = sum[1], j->training_markers = sum[2];
+    j->dataloader_regions = sum[3], j->serving_markers = sum[4], j->graph_launches = sum[5];
+    j->graph_captures = sum[6], j->graph_instantiations = sum[7], framework = sum[8];
     if (j->backward_ops || j->optimizer_ops || j->training_markers) {
         j->kind = AN_JOB_TRAINING;
         j->kind_why = j->backward_ops    ? "backward ops in the trace"
@@ -214,6 +229,7 @@ static void count_events(const tl_timeline *tl, an_job_result *j)
     j->graph_phase = j->graph_launches               ? AN_GRAPH_REPLAY
                      : j->graph_captures || j->graph_instantiations ? AN_GRAPH_CAPTURE
                                                                     : AN_GRAPH_NONE;
+    return 0;
 }
 
 const char *an_job_kind_name(an_job_kind k)
@@ -243,13 +259,14 @@ static void free_result(void *self) { free(self); }
 
 int an_job_run(an_ctx *ctx)
 {
-    const tl_timeline *tl = ctx->tl;
     rep_report *rp = ctx->rep;
     an_job_result *j = cp_xcalloc(1, sizeof *j);
     j->free = free_result;
     ctx->results[AN_job] = j;
-    hardware(tl, j);
-    count_events(tl, j);
+    hardware(ctx, j);
+    int rc = count_events(ctx, j);
+    if (rc < 0)
+        return rc;
 
     rep_node *o = rep_obj(rp, rp->root, "job", "job");
     rep_str(rp, o, "kind", "kind", an_job_kind_name(j->kind));

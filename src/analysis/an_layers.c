@@ -889,6 +889,78 @@ static void free_result(void *self)
     free(lr);
 }
 
+static void free_job_copy(void *self)
+{
+    an_layers_result *lr = self;
+    for (size_t i = 0; i < lr->n_ranks; i++)
+        free(lr->ranks[i].steps);
+    free(lr->ranks);
+    free(lr);
+}
+
+/* Wire form of one rank: its scalars, then n_steps an_step_layers. */
+typedef struct job_rank_head {
+    int64_t rank, node, implicit_step, n_steps;
+    an_step_layers total;
+} job_rank_head;
+
+an_layers_result *an_layers_job(const an_ctx *ctx, const an_layers_result *lr, int *rc)
+{
+    *rc = 0;
+    if (!ctx->opts || !ctx->opts->job_gather)
+        return (an_layers_result *)lr;
+    cp_buf msg = CP_BUF_INIT;
+    for (size_t r = 0; r < lr->n_ranks; r++) {
+        const an_rank_layers *rl = &lr->ranks[r];
+        job_rank_head h = { rl->rank, rl->node, rl->implicit_step, (int64_t)rl->n_steps, rl->total };
+        cp_buf_append(&msg, &h, sizeof h);
+        cp_buf_append(&msg, rl->steps, rl->n_steps * sizeof *rl->steps);
+    }
+    void *all = NULL;
+    size_t bytes = 0, pos = 0, cap = 0;
+    *rc = an_job_gather(ctx, msg.data, msg.len, &all, &bytes);
+    cp_buf_free(&msg);
+    an_layers_result *job = cp_xcalloc(1, sizeof *job);
+    *job = *lr; /* the node map and scope caches are the job's already */
+    job->free = free_job_copy;
+    job->ranks = NULL;
+    job->n_ranks = 0;
+    const unsigned char *p = all;
+    while (*rc == 0 && pos < bytes) {
+        job_rank_head h;
+        if (bytes - pos < sizeof h || (memcpy(&h, p + pos, sizeof h), h.n_steps < 0) ||
+            (uint64_t)h.n_steps > (bytes - pos - sizeof h) / sizeof(an_step_layers)) {
+            *rc = CP_ERR_FORMAT;
+            break;
+        }
+        pos += sizeof h;
+        cp_xgrow((void **)&job->ranks, &cap, job->n_ranks + 1, sizeof *job->ranks);
+        an_rank_layers *rl = &job->ranks[job->n_ranks++];
+        *rl = (an_rank_layers){ (int32_t)h.rank, (int32_t)h.node, h.implicit_step != 0, (size_t)h.n_steps,
+                                cp_xmalloc(((size_t)h.n_steps + 1) * sizeof *rl->steps), h.total, NULL, 0 };
+        memcpy(rl->steps, p + pos, (size_t)h.n_steps * sizeof *rl->steps);
+        pos += (size_t)h.n_steps * sizeof *rl->steps;
+    }
+    free(all);
+    for (size_t i = 1; i < job->n_ranks; i++) /* rank order, as one timeline has them */
+        for (size_t j = i; j > 0 && job->ranks[j].rank < job->ranks[j - 1].rank; j--) {
+            an_rank_layers t = job->ranks[j];
+            job->ranks[j] = job->ranks[j - 1];
+            job->ranks[j - 1] = t;
+        }
+    if (*rc < 0) {
+        free_job_copy(job);
+        return NULL;
+    }
+    return job;
+}
+
+void an_layers_job_free(const an_layers_result *lr, an_layers_result *job)
+{
+    if (job && job != lr)
+        job->free(job);
+}
+
 static double pct(int64_t a, int64_t b) { return b > 0 ? 100.0 * (double)a / (double)b : NAN; }
 
 int an_layers_run(an_ctx *ctx)

@@ -192,7 +192,15 @@ int an_links_run(an_ctx *ctx)
     ctx->results[AN_links] = out;
     keys k = { key_of(tl, "wire_ns"), key_of(tl, "bytes"), key_of(tl, "peer"), key_of(tl, "Process Group Name"),
                key_of(tl, "comm_rank"), key_of(tl, "ncclProxyOp Send"), key_of(tl, "ncclProxyOp Recv") };
-    if (k.wire == UINT32_MAX || (k.send == UINT32_MAX && k.recv == UINT32_MAX) || tl->n_ranks < 2)
+    /* under mpirun: whether any process has proxy steps; the pairs need
+     * every rank's, which are not exchanged (yet) */
+    int64_t has[2] = { k.wire != UINT32_MAX && (k.send != UINT32_MAX || k.recv != UINT32_MAX), (int64_t)tl->n_ranks };
+    int rc = an_job_sum(ctx, has, 2);
+    if (rc < 0)
+        return rc;
+    if (!has[0] || has[1] < 2)
+        return 0;
+    if (an_dist_give_up(ctx, AN_links))
         return 0;
     size_t n = tl->n_ranks;
     pairs p = { .n = n, .bytes = cp_xcalloc(n * n, sizeof(double)), .wire_ns = cp_xcalloc(n * n, sizeof(double)),

@@ -824,6 +824,8 @@ int an_roofline_run(an_ctx *ctx)
     const ev_set *set = ctx->opts ? ctx->opts->evidence : NULL;
     if (!set || !ev_count(set, EV_NCU))
         return 0;
+    if (an_dist_give_up(ctx, AN_roofline)) /* the join needs every rank's kernels */
+        return 0;
     rstate s = {.ctx = ctx};
     const an_job_result *job = ctx->results[AN_job];
     s.gpu = job ? job->gpu : NULL;

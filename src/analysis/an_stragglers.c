@@ -70,16 +70,21 @@ int an_stragglers_run(an_ctx *ctx)
     sr->free = free_result;
     sr->k = STRAGGLER_K;
     ctx->results[AN_stragglers] = sr;
-    size_t nr = lr->n_ranks;
+    int rc;
+    an_layers_result *job = an_layers_job(ctx, lr, &rc); /* every rank's, under mpirun too */
+    if (!job)
+        return rc;
+    size_t nr = job->n_ranks;
+    const an_rank_layers *ranks = job->ranks;
     acc *a = cp_xcalloc(nr ? nr : 1, sizeof *a);
 
     /* step ids: the union over ranks, sorted */
     int64_t *ids = NULL;
     size_t nid = 0, capid = 0;
     for (size_t r = 0; r < nr; r++)
-        for (size_t s = 0; s < lr->ranks[r].n_steps; s++) {
+        for (size_t s = 0; s < ranks[r].n_steps; s++) {
             cp_xgrow((void **)&ids, &capid, nid + 1, sizeof *ids);
-            ids[nid++] = lr->ranks[r].steps[s].id;
+            ids[nid++] = ranks[r].steps[s].id;
         }
     if (nid)
         qsort(ids, nid, sizeof *ids, i64_cmp);
@@ -91,7 +96,7 @@ int an_stragglers_run(an_ctx *ctx)
             continue;
         size_t m = 0;
         for (size_t r = 0; r < nr; r++) {
-            st[r] = an_step_by_id(&lr->ranks[r], ids[i]);
+            st[r] = an_step_by_id(&ranks[r], ids[i]);
             if (st[r]) {
                 own[r] = st[r]->dur_ns - st[r]->comm_wait_ns;
                 tmp[m++] = own[r];
@@ -149,7 +154,7 @@ int an_stragglers_run(an_ctx *ctx)
                 best = blame_layers[b];
         sr->v = cp_xrealloc(sr->v, (sr->n + 1) * sizeof *sr->v);
         an_straggler *s = &sr->v[sr->n++];
-        s->rank = lr->ranks[r].rank;
+        s->rank = ranks[r].rank;
         s->n_steps = x->n_steps;
         s->steps = x->steps;
         s->layer = best;
@@ -157,6 +162,7 @@ int an_stragglers_run(an_ctx *ctx)
         s->excess_ns = x->excess_ns;
     }
     free(a);
+    an_layers_job_free(lr, job);
     /* most time lost first */
     for (size_t i = 1; i < sr->n; i++)
         for (size_t j = i; j > 0 && sr->v[j].excess_ns > sr->v[j - 1].excess_ns; j--) {

@@ -83,7 +83,8 @@ typedef struct an_layers_result {
  * time during exposed-host instants, summed over ranks. */
 #define AN_HOSTOPS_ROWS 20            /* rows in the report's host_ops table */
 typedef struct an_hostop {
-    uint32_t name;                    /* string id in the timeline */
+    uint32_t name;                    /* string id in the timeline; UINT32_MAX under mpirun */
+    const char *label;                /* the op's name (the timeline's string, or the result's copy) */
     int64_t exposed_ns;               /* GPU idle while this op was innermost, all ranks */
     int64_t calls;                    /* calls that had some of it */
 } an_hostop;
@@ -91,8 +92,9 @@ typedef struct an_hostop {
 typedef struct an_hostops_result {
     void (*free)(void *self);
     size_t n, cap;
-    an_hostop *v;                     /* every op with exposed time, most first */
+    an_hostop *v;                     /* every op with exposed time, most first (ties by name) */
     int64_t step_ns;                  /* step time, all ranks */
+    cp_intern names;                  /* under mpirun: the labels of every process's ops */
 } an_hostops_result;
 
 /* Host region class of an event name, by the same patterns the sweep uses:
@@ -106,6 +108,13 @@ bool an_is_file_io_call(const char *name);
 
 /* The step of rl with ProfilerStep id `id`, NULL when it has none. */
 const an_step_layers *an_step_by_id(const an_rank_layers *rl, int64_t id);
+
+/* The layers of every rank of the job: lr itself in one process; under
+ * mpirun a copy with every process's ranks (steps and totals, in rank
+ * order, no host segments) exchanged through an_job_gather, NULL on a
+ * failed exchange (*rc set). Release with an_layers_job_free. */
+an_layers_result *an_layers_job(const an_ctx *ctx, const an_layers_result *lr, int *rc);
+void an_layers_job_free(const an_layers_result *lr, an_layers_result *job);
 
 /* Node index of a global rank under the result's node map. */
 int32_t an_node_of(const an_layers_result *lr, int32_t rank);
@@ -216,6 +225,8 @@ typedef struct an_coll_member {
  * what the communication matrix spreads over the group's links. */
 typedef struct an_coll_kernel {
     size_t ev;
+    size_t pos;                       /* its place among the job's records (match order): under
+                                       * mpirun each process keeps its own, pos orders them all */
     coll_op op;
     int32_t n;                        /* group size, 1 unknown */
     int64_t bytes;                    /* nccl-tests' size convention */

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define X(name, summary) int an_##name##_run(an_ctx *ctx);
@@ -53,7 +54,9 @@ static void job_ranks(an_ctx *ctx, const tl_timeline *tl, const an_opts *opts)
     ctx->job_own = cp_xcalloc(tl->n_ranks ? tl->n_ranks : 1, sizeof *ctx->job_own);
     for (size_t i = 0; i < tl->n_ranks; i++) {
         const tl_rank_meta *m = &tl->ranks[i].meta;
-        ctx->job_own[i] = (an_job_rank){ m->rank, m->n_devices, m->hostname ? tl_str(tl, m->hostname) : NULL };
+        ctx->job_own[i] = (an_job_rank){ m->rank, m->n_devices, m->world_size, m->vendor,
+                                         m->hostname ? tl_str(tl, m->hostname) : NULL,
+                                         m->gpu_name ? tl_str(tl, m->gpu_name) : NULL };
     }
     ctx->job = ctx->job_own;
     ctx->n_job = tl->n_ranks;
@@ -87,11 +90,17 @@ int an_run_all(an_ctx *ctx, const tl_timeline *tl, rep_report *rep, const an_opt
         rep_str(rep, o, "gpu", "GPU", r->meta.gpu_name ? tl_str(tl, r->meta.gpu_name) : NULL);
         rep_str(rep, o, "gpu_vendor", "GPU vendor", vendor_name(r->meta.vendor));
     }
+    bool sharded = opts && opts->rank_analyzers_only;
+    if (sharded && !opts->job_root)
+        ctx->scratch = rep_new("scratch", 0, NULL);
     for (const an_analyzer *a = table; a->name; a++) {
-        if (opts && opts->rank_analyzers_only && an_dist((an_id)(a - table)) != AN_DIST_RANK)
+        an_dist_class cls = an_dist((an_id)(a - table));
+        if (sharded && cls == AN_DIST_JOB)
             continue;
         clock_t c0 = clock(); /* process CPU time: where analyze spends it, at -vv */
+        ctx->rep = cls == AN_DIST_EXCHANGE && ctx->scratch ? ctx->scratch : rep;
         int rc = a->run(ctx);
+        ctx->rep = rep;
         char what[64];
         snprintf(what, sizeof what, "analysis %s", a->name);
         cp_log_phase(what, c0);
@@ -113,4 +122,56 @@ void an_ctx_free(an_ctx *ctx)
         }
     free(ctx->rank_nodes);
     free(ctx->job_own);
+    rep_free(ctx->scratch);
+}
+
+bool an_dist_give_up(an_ctx *ctx, an_id id)
+{
+    if (!ctx->opts || !ctx->opts->job_gather)
+        return false;
+    ctx->not_computed[id] = true;
+    return true;
+}
+
+uint32_t an_job_index(const an_ctx *ctx, int32_t rank)
+{
+    size_t lo = 0, hi = ctx->n_job;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ctx->job[mid].rank < rank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < ctx->n_job && ctx->job[lo].rank == rank ? (uint32_t)lo : UINT32_MAX;
+}
+
+int an_job_gather(const an_ctx *ctx, const void *mine, size_t bytes, void **all, size_t *all_bytes)
+{
+    const an_opts *o = ctx->opts;
+    if (o && o->job_gather)
+        return o->job_gather(o->job_hook, mine, bytes, all, all_bytes);
+    *all = cp_xmalloc(bytes ? bytes : 1);
+    if (bytes)
+        memcpy(*all, mine, bytes);
+    *all_bytes = bytes;
+    return 0;
+}
+
+int an_job_sum(const an_ctx *ctx, int64_t *v, size_t n)
+{
+    void *all;
+    size_t bytes;
+    if (!ctx->opts || !ctx->opts->job_gather)
+        return 0;
+    int rc = an_job_gather(ctx, v, n * sizeof *v, &all, &bytes);
+    if (rc < 0)
+        return rc;
+    const int64_t *a = all;
+    memset(v, 0, n * sizeof *v);
+    for (size_t k = 0; k + n <= bytes / sizeof *v; k += n)
+        for (size_t i = 0; i < n; i++)
+            v[i] += a[k + i];
+    free(all);
+    return 0;
 }

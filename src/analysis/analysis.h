@@ -8,9 +8,13 @@
  * `void (*free)(void *self)`, which an_ctx_free calls. An analyzer that has nothing to
  * say for a trace (no GPU events, no steps) writes nulls, never zeros.
  *
- * Checklist for a new analyzer (one file + one table row):
+ * Checklist for a new analyzer (one file + a row in each table):
  *   1. src/analysis/an_<name>.c with `int an_<name>_run(an_ctx *ctx)`;
- *   2. X(<name>, "summary") in analyzers.def (order = dependency order);
+ *   2. X(<name>, "summary") in analyzers.def (order = dependency order),
+ *      and D(<name>, class) at the same place in an_dist.def: how it runs
+ *      when mpirun shares the ranks out (AN_DIST_RANK if it reads one rank
+ *      at a time; else exchange what it needs through an_job_gather, or
+ *      AN_DIST_JOB: not computed under mpirun);
  *   3. its metrics (formula, unit, convention) in docs/METRICS.md and its
  *      JSON keys in docs/FORMATS.md;
  *   4. unit tests on small timelines built in code (tests/unit/).
@@ -35,7 +39,7 @@ struct ev_set; /* src/model/evidence.h: the evidence files (owned by the caller)
 
 /* How an analyzer runs when the ranks are shared out over processes
  * (an_dist.def says which is which and why). */
-typedef enum an_dist_class { AN_DIST_RANK, AN_DIST_JOB } an_dist_class;
+typedef enum an_dist_class { AN_DIST_RANK, AN_DIST_EXCHANGE, AN_DIST_JOB } an_dist_class;
 an_dist_class an_dist(an_id id);
 
 /* One rank of the whole job, as every analyzer that needs the job's shape
@@ -44,7 +48,10 @@ an_dist_class an_dist(an_id id);
 typedef struct an_job_rank {
     int32_t rank;
     int32_t n_devices;
+    int32_t world_size;   /* -1 unknown */
+    tl_gpu_vendor vendor;
     const char *hostname; /* NULL when the trace names none */
+    const char *gpu_name; /* NULL when the trace names none */
 } an_job_rank;
 
 typedef struct an_opts {
@@ -85,7 +92,12 @@ typedef struct an_opts {
      * every process's AN_DIST_RANK analyzers call it alike, whatever ranks
      * they hold. NULL in one process. Returns 0 or a negative cp_status. */
     int (*job_max)(void *hook, int64_t *v, size_t n);
+    /* Every process's bytes (mine[bytes] here), concatenated in process
+     * order into *all (malloc'd, the caller frees), *all_bytes long. A
+     * collective like job_max. */
+    int (*job_gather)(void *hook, const void *mine, size_t bytes, void **all, size_t *all_bytes);
     void *job_hook;
+    bool job_root; /* sharded run: this process writes the job-wide nodes (rank 0) */
 } an_opts;
 
 #define AN_LAUNCH_ROWS 1000
@@ -99,7 +111,36 @@ typedef struct an_ctx {
     const an_job_rank *job; /* every rank of the job, sorted by rank (opts' or job_own) */
     size_t n_job;
     an_job_rank *job_own;
+    /* Sharded run, not the root: where AN_DIST_EXCHANGE analyzers' job-wide
+     * nodes go (rank 0 writes the real ones); what they write under the
+     * rank objects lives in its arena, so it is freed with the context */
+    rep_report *scratch;
+    /* Sharded run: analyzers that found input they cannot handle from
+     * summaries (links' proxy steps, roofline's Nsight Compute results)
+     * mark themselves here and write nothing; the report lists them, and
+     * findings, which merges theirs, then writes nothing either */
+    bool not_computed[AN__COUNT + 1];
 } an_ctx;
+
+/* In a sharded run: mark analyzer id as not computed (see an_ctx) and
+ * return true; in one process: false (compute as usual). */
+bool an_dist_give_up(an_ctx *ctx, an_id id);
+
+/* Whether this process writes the job-wide rows of an AN_DIST_RANK
+ * analyzer's tables (one process, or rank 0 of a sharded run): the others
+ * leave them empty, so the merge keeps rank 0's once. */
+static inline bool an_job_writer(const an_ctx *ctx)
+{
+    return !ctx->opts || !ctx->opts->job_gather || ctx->opts->job_root;
+}
+/* Index of rank in ctx->job (sorted by rank), UINT32_MAX when absent. */
+uint32_t an_job_index(const an_ctx *ctx, int32_t rank);
+/* Job-wide sums in a sharded run: v[0..n) replaced by the sum over every
+ * process's v (no-op in one process). Every process calls it alike. */
+int an_job_sum(const an_ctx *ctx, int64_t *v, size_t n);
+/* Every process's bytes in process order (one process: a copy of mine);
+ * *all is the caller's to free. */
+int an_job_gather(const an_ctx *ctx, const void *mine, size_t bytes, void **all, size_t *all_bytes);
 
 typedef struct an_analyzer {
     const char *name;

@@ -29,7 +29,8 @@ void cp_buf_reserve(cp_buf *b, size_t extra)
 void cp_buf_append(cp_buf *b, const void *data, size_t n)
 {
     cp_buf_reserve(b, n);
-    memcpy(b->data + b->len, data, n);
+    if (n) /* data may be NULL for an empty append (an empty array's elements) */
+        memcpy(b->data + b->len, data, n);
     b->len += n;
     b->data[b->len] = 0;
 }

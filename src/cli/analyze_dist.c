@@ -30,6 +30,7 @@
 #include "../comm/comm_shard.h"
 #include "../model/rep_wire.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,15 @@ void ad_close(ad_run *d)
     memset(d, 0, sizeof *d);
 }
 
+int ad_threads(const ad_run *d, int cores)
+{
+    const char *s = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    long local = s ? strtol(s, NULL, 10) : 1;
+    if (!ad_on(d) || local < 1)
+        return cores;
+    return cores / local > 1 ? (int)(cores / local) : 1;
+}
+
 int ad_share(ad_run *d, const uint64_t *est_bytes, size_t n)
 {
     d->owner = cp_xcalloc(n ? n : 1, sizeof *d->owner);
@@ -102,8 +112,8 @@ int ad_agree_flags(ad_run *d, int64_t *flags, size_t n)
 
 /* One rank as it travels: fixed size, so the gather needs no parsing. */
 typedef struct ad_rank_rec {
-    int32_t rank, n_devices, source, has_host;
-    char host[AD_HOST_MAX];
+    int32_t rank, n_devices, source, has_host, world_size, vendor, has_gpu;
+    char host[AD_HOST_MAX], gpu[AD_HOST_MAX];
 } ad_rank_rec;
 
 static int rec_cmp(const void *a, const void *b)
@@ -118,18 +128,22 @@ static ad_rank_rec *own_records(const tl_timeline *tl)
     ad_rank_rec *v = cp_xcalloc(tl->n_ranks ? tl->n_ranks : 1, sizeof *v);
     for (size_t i = 0; i < tl->n_ranks; i++) {
         const tl_rank_meta *m = &tl->ranks[i].meta;
-        v[i] = (ad_rank_rec){ m->rank, m->n_devices, (int32_t)m->rank_source, m->hostname != 0, { 0 } };
+        v[i] = (ad_rank_rec){ m->rank, m->n_devices, (int32_t)m->rank_source, m->hostname != 0, m->world_size,
+                              (int32_t)m->vendor, m->gpu_name != 0, { 0 }, { 0 } };
         if (m->hostname)
             snprintf(v[i].host, sizeof v[i].host, "%s", tl_str(tl, m->hostname));
+        if (m->gpu_name)
+            snprintf(v[i].gpu, sizeof v[i].gpu, "%s", tl_str(tl, m->gpu_name));
     }
     return v;
 }
 
 /* Renumbered or doubled ranks would be numbered differently in one
- * process (tl_finish assigns them over all files at once). */
-static int check_ranks(const ad_rank_rec *v, size_t n, int size)
+ * process (tl_finish assigns them over all files at once), unless one
+ * process holds every trace (holders: processes that read any). */
+static int check_ranks(const ad_rank_rec *v, size_t n, int holders)
 {
-    for (size_t i = 0; i < n && size > 1; i++) {
+    for (size_t i = 0; i < n && holders > 1; i++) {
         if (v[i].source == TL_RANK_ASSIGNED || v[i].source == TL_RANK_REASSIGNED) {
             cp_log_error("rank %d: its trace does not say its rank (or another file has it too), so "
                          "chainprof numbers it over all the files: run without mpirun", v[i].rank);
@@ -153,8 +167,11 @@ int ad_job(ad_run *d, const tl_timeline *tl, int64_t *t0_ns)
     size_t *sizes = cp_xcalloc((size_t)d->size, sizeof *sizes), total = 0;
     int rc = comm_allgatherv(d->cm, own, tl->n_ranks * sizeof *own, &all, sizes, &err);
     free(own);
-    for (int p = 0; rc == 0 && p < d->size; p++)
+    int holders = 0;
+    for (int p = 0; rc == 0 && p < d->size; p++) {
         total += sizes[p];
+        holders += sizes[p] > 0;
+    }
     free(sizes);
     int64_t t[1] = { tl->n_events ? -tl->t0_ns : INT64_MIN }; /* the minimum as the max of negatives */
     if (rc == 0)
@@ -166,7 +183,7 @@ int ad_job(ad_run *d, const tl_timeline *tl, int64_t *t0_ns)
     ad_rank_rec *v = all;
     size_t n = total / sizeof *v; /* whole records: each process sent n_ranks of them */
     qsort(v, n, sizeof *v, rec_cmp);
-    if ((rc = check_ranks(v, n, d->size)) != 0) {
+    if ((rc = check_ranks(v, n, holders)) != 0) {
         free(all);
         return rc;
     }
@@ -174,7 +191,8 @@ int ad_job(ad_run *d, const tl_timeline *tl, int64_t *t0_ns)
     d->n_job = n;
     d->job_hosts = all; /* the names stay in the records */
     for (size_t i = 0; i < n; i++)
-        d->job[i] = (an_job_rank){ v[i].rank, v[i].n_devices, v[i].has_host ? v[i].host : NULL };
+        d->job[i] = (an_job_rank){ v[i].rank, v[i].n_devices, v[i].world_size, (tl_gpu_vendor)v[i].vendor,
+                                   v[i].has_host ? v[i].host : NULL, v[i].has_gpu ? v[i].gpu : NULL };
     *t0_ns = t[0] == INT64_MIN ? 0 : -t[0];
     return 0;
 }
@@ -200,6 +218,21 @@ int ad_job_max(void *hook, int64_t *v, size_t n)
     }
     free(all);
     return 0;
+}
+
+int ad_job_gather(void *hook, const void *mine, size_t bytes, void **all, size_t *all_bytes)
+{
+    ad_run *d = hook;
+    size_t *sizes = cp_xcalloc((size_t)d->size, sizeof *sizes);
+    int rc = comm_allgatherv(d->cm, mine, bytes, all, sizes, &d->err);
+    *all_bytes = 0;
+    for (int p = 0; rc == 0 && p < d->size; p++)
+        *all_bytes += sizes[p];
+    free(sizes);
+    d->exchange_bytes += *all_bytes;
+    if (rc < 0)
+        d->failed = 1;
+    return rc;
 }
 
 /* ---- report messages: [diag codes][node count][nodes] ---- */
@@ -253,17 +286,21 @@ static const rep_node *after_envelope(const rep_report *r)
     return c ? c->next : r->root->first;
 }
 
-static void encode(cp_buf *b, const rep_report *local, const diag_set *dg)
+void ad_encode(const rep_report *local, const diag_set *diag, cp_buf *msg)
 {
-    put_diag(b, dg);
+    put_diag(msg, diag);
     uint32_t n = 0;
     for (const rep_node *c = after_envelope(local); c; c = c->next)
         n++;
-    cp_buf_append(b, &n, sizeof n);
+    cp_buf_append(msg, &n, sizeof n);
+    rep_wire_enc e;
+    rep_wire_enc_init(&e, msg);
     for (const rep_node *c = after_envelope(local); c; c = c->next)
-        rep_wire_put(b, c);
+        rep_wire_put(&e, c);
+    rep_wire_enc_free(&e);
 }
 
+/* One process's message into out (merged by key into the root). */
 static int decode(const unsigned char *p, size_t len, rep_report *out, diag_set *merged, cp_error *err)
 {
     size_t pos = 0;
@@ -274,44 +311,55 @@ static int decode(const unsigned char *p, size_t len, rep_report *out, diag_set 
         return cp_error_set(err, CP_ERR_FORMAT, NULL, 0, 0, (long long)pos, "report message: no node count");
     memcpy(&n, p + pos, sizeof n);
     pos += sizeof n;
-    for (uint32_t i = 0; i < n; i++) {
-        rep_node *node;
-        if (rep_wire_get(out, NULL, p, len, &pos, &node, err) < 0)
-            return CP_ERR_FORMAT;
-        rep_node *holder = rep_obj(out, NULL, NULL, NULL); /* detached: merge by key into the root */
-        node->parent = holder;
-        holder->first = holder->last = node;
-        holder->n_children = 1;
-        rep_wire_merge(out->root, holder);
+    rep_wire_dec d;
+    rep_wire_dec_init(&d, p + pos, len - pos);
+    int rc = 0;
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        rep_node *holder = rep_obj(out, NULL, NULL, NULL); /* detached: merged by key into the root */
+        if ((rc = rep_wire_get(out, holder, &d, NULL, err)) == 0)
+            rep_wire_merge(out->root, holder);
     }
-    if (pos != len)
-        return cp_error_set(err, CP_ERR_FORMAT, NULL, 0, 0, (long long)pos, "report message: %zu bytes left over",
-                            len - pos);
-    return 0;
+    if (rc == 0 && d.pos != d.len)
+        rc = cp_error_set(err, CP_ERR_FORMAT, NULL, 0, 0, (long long)(pos + d.pos),
+                          "report message: %zu bytes left over", d.len - d.pos);
+    rep_wire_dec_free(&d);
+    return rc;
 }
 
-int ad_gather(ad_run *d, const rep_report *local, const diag_set *diag, rep_report *out, diag_set *merged_diag)
+#define AD_TAG_REPORT 19
+
+/* Rank 0 takes the messages one process at a time (its own first), so it
+ * holds the merged report and one message, never all of them at once. */
+int ad_gather(ad_run *d, cp_buf *msg, rep_report *out, diag_set *merged_diag)
 {
     cp_error err;
     cp_error_clear(&err);
-    cp_buf b = CP_BUF_INIT;
-    encode(&b, local, diag);
-    void *all = NULL;
-    size_t *sizes = cp_xcalloc((size_t)d->size, sizeof *sizes);
-    int rc = comm_gatherv(d->cm, b.data, b.len, 0, &all, sizes, &err);
-    cp_buf_free(&b);
-    const unsigned char *p = all;
+    int64_t *sizes = cp_xcalloc((size_t)d->size, sizeof *sizes);
+    sizes[d->rank] = msg->len > INT_MAX ? -1 : (int64_t)msg->len; /* MPI counts are int */
+    int rc = comm_allgather(d->cm, NULL, sizes, 1, COMM_DT_I64, &err);
+    for (int q = 0; rc == 0 && q < d->size; q++)
+        if (sizes[q] < 0)
+            rc = cp_error_set(&err, CP_ERR_NOMEM, NULL, 0, 0, -1,
+                              "the report of process %d is over %d bytes, MPI's limit: use more processes", q, INT_MAX);
+    if (rc == 0 && d->rank != 0)
+        rc = comm_send(d->cm, msg->data, msg->len, 0, AD_TAG_REPORT, &err);
     for (int q = 0; rc == 0 && d->rank == 0 && q < d->size; q++) {
-        if (decode(p, sizes[q], out, merged_diag, &err) < 0) {
+        unsigned char *p = q == 0 ? (unsigned char *)msg->data : cp_xmalloc((size_t)sizes[q] + 1);
+        if (q > 0)
+            rc = comm_recv(d->cm, p, (size_t)sizes[q], q, AD_TAG_REPORT, &err);
+        if (rc == 0 && decode(p, (size_t)sizes[q], out, merged_diag, &err) < 0) {
             cp_log_error("the report of process %d:", q);
             rc = CP_ERR_FORMAT;
         }
-        p += sizes[q];
-        d->summary_bytes += sizes[q];
+        d->summary_bytes += (size_t)sizes[q];
+        if (q == 0)
+            cp_buf_free(msg);
+        else
+            free(p);
     }
+    cp_buf_free(msg);
+    free(sizes);
     if (rc == 0 && d->rank == 0) /* arrays with elements from two processes, in rank order */
         rep_sort_merged(out->root, "rank");
-    free(all);
-    free(sizes);
     return rc < 0 ? fail(d, &err) : 0;
 }

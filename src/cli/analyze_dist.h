@@ -5,6 +5,7 @@
 #define CP_CLI_ANALYZE_DIST_H
 
 #include "../analysis/analysis.h"
+#include "../base/buf.h"
 #include "../base/error.h"
 #include "../comm/comm.h"
 #include "../model/diag.h"
@@ -23,6 +24,7 @@ typedef struct ad_run {
     size_t n_job;
     char *job_hosts;       /* the gathered records job[].hostname points into */
     size_t summary_bytes;  /* report message bytes rank 0 received, all processes */
+    size_t exchange_bytes; /* bytes this process received through the analyzers' job hooks */
     cp_error err;          /* the first failure of a collective inside the analysis (job_max) */
     int failed;
 } ad_run;
@@ -32,6 +34,11 @@ typedef struct ad_run {
 int ad_open(ad_run *d, double timeout_s);
 void ad_close(ad_run *d);
 static inline bool ad_on(const ad_run *d) { return d->cm != NULL; }
+
+/* Threads for one process when -j is not given: the machine's cores over
+ * the processes mpirun started on this host (OMPI_COMM_WORLD_LOCAL_SIZE),
+ * at least 1, so P processes on one host do not each start one per core. */
+int ad_threads(const ad_run *d, int cores);
 
 /* Share n files out by est_bytes (rank 0 decides, everyone gets its
  * split). Returns 0 or an exit code. */
@@ -52,14 +59,18 @@ int ad_agree_flags(ad_run *d, int64_t *flags, size_t n);
  * see. Returns 0 or an exit code. */
 int ad_job(ad_run *d, const tl_timeline *tl, int64_t *t0_ns);
 
-/* The an_opts.job_max hook (hook = the ad_run). */
+/* The an_opts.job_max and job_gather hooks (hook = the ad_run). */
 int ad_job_max(void *hook, int64_t *v, size_t n);
+int ad_job_gather(void *hook, const void *mine, size_t bytes, void **all, size_t *all_bytes);
 
-/* Send this process's report nodes (every child of local's root after the
- * envelope) and its diagnostics to rank 0. At rank 0, *merged_diag gets
- * every process's diagnostics in process order and the nodes are merged
- * into out's root: objects by key, arrays of ranks and rows concatenated
- * and ordered by `rank`. Returns 0 or an exit code. */
-int ad_gather(ad_run *d, const rep_report *local, const diag_set *diag, rep_report *out, diag_set *merged_diag);
+/* This process's report message: its diagnostics and every child of
+ * local's root after the envelope, as rep_wire bytes appended to msg. */
+void ad_encode(const rep_report *local, const diag_set *diag, cp_buf *msg);
+
+/* Send msg to rank 0 (msg is freed). At rank 0 every process's message in
+ * process order: *merged_diag gets their diagnostics and the nodes are
+ * merged into out's root: objects by key, arrays with elements from two
+ * processes ordered by `rank`. Returns 0 or an exit code. */
+int ad_gather(ad_run *d, cp_buf *msg, rep_report *out, diag_set *merged_diag);
 
 #endif

@@ -27,6 +27,9 @@
 
 #include <errno.h>
 #include <limits.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -492,7 +495,7 @@ static int dist_refuse(const cli_ctx *ctx, const input *inputs, size_t n)
     if (perfetto)
         return cli_usage_error(ctx, "the Perfetto overlay needs every event in one process: run it without mpirun");
     if (cli_get(ctx, O_FAIL_ON))
-        return cli_usage_error(ctx, "--fail-on needs the findings, which a run under mpirun does not compute yet");
+        return cli_usage_error(ctx, "--fail-on under mpirun is not supported yet: run it in one process");
     return 0;
 }
 
@@ -508,13 +511,15 @@ static uint64_t read_estimate(const input *in)
 
 /* The report's account of the sharded run: tool.processes always (1 in
  * one process), and under mpirun the split and what was not computed. */
-static void dist_report(rep_report *rep, const ad_run *dr, size_t n_job)
+static void dist_report(rep_report *rep, const ad_run *dr, size_t n_job, const bool *gave_up)
 {
     rep_node *tool = rep_child(rep->root, "tool");
     rep_int(rep, tool, "processes", "processes", dr->size, NULL);
     if (!ad_on(dr))
         return;
     rep_int(rep, tool, "summary_bytes", "report messages to rank 0", (int64_t)dr->summary_bytes, "bytes");
+    rep_int(rep, tool, "exchange_bytes", "records rank 0 received from the analyzers' exchanges",
+            (int64_t)dr->exchange_bytes, "bytes");
     rep_node *lb = rep_arr(rep, tool, "read_bytes", "input bytes each process read (estimated)");
     for (int p = 0; p < dr->size; p++)
         rep_int(rep, lb, NULL, NULL, (int64_t)dr->load_bytes[p], "bytes");
@@ -523,7 +528,7 @@ static void dist_report(rep_report *rep, const ad_run *dr, size_t n_job)
     rep_node *nc = rep_arr(rep, d, "not_computed", "analyses that need every rank at once (not yet under mpirun)");
     const an_analyzer *t = an_analyzers();
     for (size_t i = 0; t[i].name; i++)
-        if (an_dist((an_id)i) != AN_DIST_RANK)
+        if (an_dist((an_id)i) == AN_DIST_JOB || gave_up[i])
             rep_str(rep, nc, NULL, NULL, t[i].name);
 }
 
@@ -568,6 +573,8 @@ int cmd_analyze(cli_ctx *ctx)
         cp_paths_free(&paths);
         return rc;
     }
+    if (!cli_get(ctx, CLI_O_THREADS))
+        nthreads = ad_threads(&dr, nthreads);
     cp_error err;
     cp_error_clear(&err);
     input *inputs = cp_xcalloc(paths.n, sizeof *inputs);
@@ -704,8 +711,11 @@ int cmd_analyze(cli_ctx *ctx)
         ao.n_job_ranks = dr.n_job;
         ao.rank_analyzers_only = true;
         ao.job_max = ad_job_max;
+        ao.job_gather = ad_job_gather;
         ao.job_hook = &dr;
+        ao.job_root = dr.rank == 0;
     }
+    bool gave_up[AN__COUNT + 1] = { false };
     int arc = an_run_all(&an, tl, local, &ao, &err);
     if (arc < 0)
         rc = cli_fail(&err);
@@ -715,7 +725,28 @@ int cmd_analyze(cli_ctx *ctx)
         diag_set mine = tl->diag, all; /* this process's damage, then the job's at rank 0 */
         diag_merge(&mine, &dropped);
         diag_init(&all);
-        rc = ad_gather(&dr, local, &mine, rep, &all);
+        if (tl->diag.count[DIAG_TRUNCATED_FILE])
+            cp_log_warn("%s: truncated trace; events up to the last complete one were used",
+                        tl->diag.first[DIAG_TRUNCATED_FILE]);
+        cp_buf msg = CP_BUF_INIT;
+        ad_encode(local, &mine, &msg);
+        memcpy(gave_up, an.not_computed, sizeof gave_up); /* the same on every process: job-wide decisions */
+        /* the ranks' timeline and analyses are in msg: rank 0 merges the
+         * job's report without them */
+        an_ctx_free(&an);
+        memset(&an, 0, sizeof an);
+        rep_free(local);
+        local = NULL;
+        tl_free(tl);
+        tl = NULL;
+#ifdef __GLIBC__
+        /* give the freed heap back now: rank 0's peak is then the job's
+         * report, not that plus its own share's high-water mark */
+        malloc_trim(0);
+#endif
+        clock_t c_gather = clock();
+        rc = ad_gather(&dr, &msg, rep, &all);
+        cp_log_phase("gather and merge", c_gather);
         if (!rc && rep) {
             diag_merge(&all, &skipped);
             ev_set_diag(&evidence, &all);
@@ -728,8 +759,8 @@ int cmd_analyze(cli_ctx *ctx)
         goto out;
     if (!rep) /* not rank 0: its part is in rank 0's report */
         goto out;
-    dist_report(rep, &dr, ad_on(&dr) ? dr.n_job : tl->n_ranks);
-    if (tl->diag.count[DIAG_TRUNCATED_FILE])
+    dist_report(rep, &dr, ad_on(&dr) ? dr.n_job : tl->n_ranks, gave_up);
+    if (tl && tl->diag.count[DIAG_TRUNCATED_FILE])
         cp_log_warn("%s: truncated trace; events up to the last complete one were used",
                     tl->diag.first[DIAG_TRUNCATED_FILE]);
     order_for_people(rep, cli_has(ctx, O_DETAIL));
@@ -753,7 +784,7 @@ int cmd_analyze(cli_ctx *ctx)
     }
 out:
     an_ctx_free(&an);
-    if (local != rep)
+    if (local && local != rep)
         rep_free(local);
     rep_free(rep);
     tl_free(tl);

@@ -3,192 +3,273 @@
  * Design
  * - The encoding is the node tree itself, depth first: type, flags, key,
  *   title, unit, digits, value, the table's columns, then the children
- *   count and the children. Strings are a 32-bit length (UINT32_MAX for
- *   NULL) and their bytes; integers and doubles are copied in the host's
- *   byte order, so every process of one job must run the same build on the
- *   same architecture (mpirun of one binary does).
+ *   count and the children. Integers are varints (zigzag when signed: the
+ *   timeline's extras encoding, tl_extras.h), doubles their 8 bytes in the
+ *   host's order, so every process of one job must run the same build on
+ *   the same architecture (mpirun of one binary does).
+ * - Strings go through a dictionary shared by the message: a reference is
+ *   a varint, 0 NULL, 1 a new string (length, bytes) that takes the next
+ *   index, k >= 2 the string of index k - 2 (index 0 is ""). The keys,
+ *   titles and units of every rank's objects are the same few hundred
+ *   strings, so a message costs about what its numbers do (bench_scale.sh
+ *   prints the bytes per rank).
  * - Decoding rebuilds the nodes through report.c's own constructors, so a
  *   decoded subtree is the tree the sender had: every writer renders it
  *   identically, which the MPI test checks field by field.
- * - Decoding checks every length against the buffer and nests at most
+ * - Decoding checks every length against the message and nests at most
  *   REP_WIRE_DEPTH levels: the bytes come from our own processes, but a
  *   short or corrupted message must be an error, not a crash.
  */
 #include "rep_wire.h"
 
 #include "../base/util.h"
+#include "tl_extras.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define REP_WIRE_DEPTH 64
 
-static void put_u32(cp_buf *b, uint32_t v) { cp_buf_append(b, &v, sizeof v); }
+void rep_wire_enc_init(rep_wire_enc *e, cp_buf *b)
+{
+    e->b = b;
+    cp_intern_init(&e->dict);
+}
 
-static void put_str(cp_buf *b, const char *s)
+void rep_wire_enc_free(rep_wire_enc *e) { cp_intern_free(&e->dict); }
+
+static void put_u(rep_wire_enc *e, uint64_t v)
+{
+    uint8_t tmp[10];
+    cp_buf_append(e->b, tmp, (size_t)(tlx_put_u(tmp, v) - tmp));
+}
+
+static void put_s(rep_wire_enc *e, int64_t v)
+{
+    uint8_t tmp[10];
+    cp_buf_append(e->b, tmp, (size_t)(tlx_put_s(tmp, v) - tmp));
+}
+
+static void put_str(rep_wire_enc *e, const char *s)
 {
     if (!s) {
-        put_u32(b, UINT32_MAX);
+        put_u(e, 0);
         return;
     }
     size_t n = strlen(s);
-    put_u32(b, (uint32_t)n);
-    cp_buf_append(b, s, n);
+    uint32_t id = cp_intern_find(&e->dict, s, n);
+    if (id != UINT32_MAX) {
+        put_u(e, (uint64_t)id + 2);
+        return;
+    }
+    cp_intern_n(&e->dict, s, n); /* the next index, as the decoder counts */
+    put_u(e, 1);
+    put_u(e, n);
+    cp_buf_append(e->b, s, n);
 }
 
-void rep_wire_put(cp_buf *b, const rep_node *n)
+void rep_wire_put(rep_wire_enc *e, const rep_node *n)
 {
     unsigned char t = (unsigned char)n->type;
-    cp_buf_append(b, &t, 1);
-    put_u32(b, n->flags);
-    put_str(b, n->key);
-    put_str(b, n->title);
-    put_str(b, n->unit);
-    put_u32(b, (uint32_t)n->digits);
+    cp_buf_append(e->b, &t, 1);
+    put_u(e, n->flags);
+    put_str(e, n->key);
+    put_str(e, n->title);
+    put_str(e, n->unit);
+    put_s(e, n->digits);
     switch (n->type) {
-    case REP_INT: cp_buf_append(b, &n->v.i, sizeof n->v.i); break;
-    case REP_NUM: cp_buf_append(b, &n->v.d, sizeof n->v.d); break;
+    case REP_INT: put_s(e, n->v.i); break;
+    case REP_NUM: cp_buf_append(e->b, &n->v.d, sizeof n->v.d); break;
     case REP_STR:
-    case REP_JSON: put_str(b, n->v.s); break;
-    case REP_BOOL: t = n->v.b; cp_buf_append(b, &t, 1); break;
+    case REP_JSON: put_str(e, n->v.s); break;
+    case REP_BOOL: put_u(e, n->v.b); break;
     default: break;
     }
-    put_u32(b, (uint32_t)n->n_cols);
+    put_u(e, n->n_cols);
     for (size_t i = 0; i < n->n_cols; i++) {
-        put_str(b, n->cols[i].key);
-        put_str(b, n->cols[i].title);
-        put_str(b, n->cols[i].unit);
-        put_u32(b, (uint32_t)n->cols[i].digits);
+        put_str(e, n->cols[i].key);
+        put_str(e, n->cols[i].title);
+        put_str(e, n->cols[i].unit);
+        put_s(e, n->cols[i].digits);
     }
-    put_u32(b, (uint32_t)n->n_children);
+    put_u(e, n->n_children);
     for (const rep_node *c = n->first; c; c = c->next)
-        rep_wire_put(b, c);
+        rep_wire_put(e, c);
+}
+
+void rep_wire_dec_init(rep_wire_dec *d, const void *data, size_t len)
+{
+    memset(d, 0, sizeof *d);
+    d->p = data;
+    d->len = len;
+}
+
+void rep_wire_dec_free(rep_wire_dec *d)
+{
+    free(d->dict);
+    d->dict = NULL;
+    d->n_dict = d->cap_dict = 0;
 }
 
 typedef struct rd {
     rep_report *r;
-    const unsigned char *p;
-    size_t len, pos;
+    rep_wire_dec *d;
+    size_t pos;
     cp_error *err;
     int bad;
 } rd;
 
-static int short_msg(rd *d, const char *what)
+static int bad_msg(rd *x, const char *what)
 {
-    if (!d->bad)
-        cp_error_set(d->err, CP_ERR_FORMAT, NULL, 0, 0, (long long)d->pos,
-                     "report message: %s runs past the end (%zu bytes)", what, d->len);
-    d->bad = 1;
+    if (!x->bad)
+        cp_error_set(x->err, CP_ERR_FORMAT, NULL, 0, 0, (long long)x->pos, "report message: damaged %s (%zu bytes)",
+                     what, x->d->len);
+    x->bad = 1;
     return -1;
 }
 
-static int get(rd *d, void *out, size_t n, const char *what)
+static uint64_t get_u(rd *x, const char *what)
 {
-    if (d->bad || n > d->len - d->pos)
-        return short_msg(d, what);
-    memcpy(out, d->p + d->pos, n);
-    d->pos += n;
-    return 0;
-}
-
-static uint32_t get_u32(rd *d, const char *what)
-{
-    uint32_t v = 0;
-    get(d, &v, sizeof v, what);
+    uint64_t v = 0;
+    for (unsigned s = 0; !x->bad; s += 7) {
+        if (x->pos >= x->d->len || s > 63) {
+            bad_msg(x, what);
+            return 0;
+        }
+        unsigned char c = x->d->p[x->pos++];
+        v |= (uint64_t)(c & 0x7f) << s;
+        if (!(c & 0x80))
+            break;
+    }
     return v;
 }
 
-/* A string in the report's arena (NULL for the NULL marker). */
-static const char *get_str(rd *d, const char *what)
+static int64_t get_s(rd *x, const char *what)
 {
-    uint32_t n = get_u32(d, what);
-    if (d->bad || n == UINT32_MAX)
-        return NULL;
-    if (n > d->len - d->pos) {
-        short_msg(d, what);
-        return NULL;
+    uint64_t u = get_u(x, what);
+    return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+}
+
+static const char *get_str(rd *x, const char *what)
+{
+    rep_wire_dec *d = x->d;
+    if (!d->n_dict) { /* index 0 is "", as in the encoder's table */
+        cp_xgrow((void **)&d->dict, &d->cap_dict, 1, sizeof *d->dict);
+        d->dict[d->n_dict++] = "";
     }
-    const char *s = cp_arena_strndup(&d->r->arena, (const char *)d->p + d->pos, n);
-    d->pos += n;
+    uint64_t ref = get_u(x, what);
+    if (x->bad || ref == 0)
+        return NULL;
+    if (ref >= 2) {
+        if (ref - 2 >= d->n_dict)
+            return bad_msg(x, what), NULL;
+        return d->dict[ref - 2];
+    }
+    uint64_t n = get_u(x, what);
+    if (x->bad || n > d->len - x->pos)
+        return bad_msg(x, what), NULL;
+    const char *s = cp_arena_strndup(&x->r->arena, (const char *)d->p + x->pos, (size_t)n);
+    x->pos += (size_t)n;
+    cp_xgrow((void **)&d->dict, &d->cap_dict, d->n_dict + 1, sizeof *d->dict);
+    d->dict[d->n_dict++] = s;
     return s;
 }
 
-static rep_node *node_of(rd *d, rep_node *parent, rep_type t, const char *key, const char *title,
+static rep_node *node_of(rd *x, rep_node *parent, rep_type t, const char *key, const char *title,
                          const char *unit)
 {
     switch (t) {
-    case REP_OBJ: return rep_obj(d->r, parent, key, title);
-    case REP_ARR: return rep_arr(d->r, parent, key, title);
-    case REP_INT: return rep_int(d->r, parent, key, title, 0, unit);
-    case REP_NUM: return rep_num(d->r, parent, key, title, 0, unit);
-    case REP_STR: return rep_str(d->r, parent, key, title, "");
-    case REP_BOOL: return rep_bool(d->r, parent, key, title, false);
-    case REP_NULL: return rep_null(d->r, parent, key, title, unit);
-    case REP_JSON: return rep_json(d->r, parent, key, "");
+    case REP_OBJ: return rep_obj(x->r, parent, key, title);
+    case REP_ARR: return rep_arr(x->r, parent, key, title);
+    case REP_INT: return rep_int(x->r, parent, key, title, 0, unit);
+    case REP_NUM: return rep_num(x->r, parent, key, title, 0, unit);
+    case REP_STR: return rep_str(x->r, parent, key, title, "");
+    case REP_BOOL: return rep_bool(x->r, parent, key, title, false);
+    case REP_NULL: return rep_null(x->r, parent, key, title, unit);
+    case REP_JSON: return rep_json(x->r, parent, key, "");
     }
     return NULL;
 }
 
-static rep_node *get_node(rd *d, rep_node *parent, int depth)
+/* A node's own fields into a new node under parent (NULL on damage). */
+static rep_node *get_head(rd *x, rep_node *parent, int depth)
 {
-    unsigned char t = 0;
-    if (get(d, &t, 1, "node type") < 0)
+    if (x->pos >= x->d->len)
+        return bad_msg(x, "node type"), NULL;
+    unsigned char t = x->d->p[x->pos++];
+    if (t > REP_JSON || depth > REP_WIRE_DEPTH)
+        return bad_msg(x, t > REP_JSON ? "node type" : "nesting (too deep)"), NULL;
+    uint32_t flags = (uint32_t)get_u(x, "flags");
+    const char *key = get_str(x, "key"), *title = get_str(x, "title"), *unit = get_str(x, "unit");
+    int digits = (int)get_s(x, "digits");
+    if (x->bad)
         return NULL;
-    if (t > REP_JSON || depth > REP_WIRE_DEPTH) {
-        cp_error_set(d->err, CP_ERR_FORMAT, NULL, 0, 0, (long long)d->pos, "report message: %s",
-                     t > REP_JSON ? "unknown node type" : "nested too deep");
-        d->bad = 1;
-        return NULL;
-    }
-    uint32_t flags = get_u32(d, "flags");
-    const char *key = get_str(d, "key"), *title = get_str(d, "title"), *unit = get_str(d, "unit");
-    int digits = (int)get_u32(d, "digits");
-    if (d->bad)
-        return NULL;
-    rep_node *n = node_of(d, parent, (rep_type)t, key, title, unit);
-    n->unit = unit; /* as sent: constructors that take none leave it NULL */
+    /* the strings are the dictionary's, already in the report's arena:
+     * nodes point at them instead of copying each (rank 0 holds every
+     * rank's objects, the same few hundred keys and titles thousands of
+     * times over) */
+    rep_node *n = node_of(x, parent, (rep_type)t, NULL, NULL, NULL);
+    n->key = parent && parent->type == REP_ARR ? NULL : key;
+    n->title = title;
+    n->unit = unit;
     n->flags = flags;
     n->digits = digits;
-    unsigned char b = 0;
     switch (n->type) {
-    case REP_INT: get(d, &n->v.i, sizeof n->v.i, "integer"); break;
-    case REP_NUM: get(d, &n->v.d, sizeof n->v.d, "number"); break;
+    case REP_INT: n->v.i = get_s(x, "integer"); break;
+    case REP_NUM:
+        if (sizeof n->v.d > x->d->len - x->pos)
+            return bad_msg(x, "number"), NULL;
+        memcpy(&n->v.d, x->d->p + x->pos, sizeof n->v.d);
+        x->pos += sizeof n->v.d;
+        break;
     case REP_STR:
-    case REP_JSON: n->v.s = get_str(d, "string"); break;
-    case REP_BOOL: get(d, &b, 1, "bool"); n->v.b = b; break;
+    case REP_JSON: n->v.s = get_str(x, "string"); break;
+    case REP_BOOL: n->v.b = get_u(x, "bool") != 0; break;
     default: break;
     }
-    uint32_t nc = get_u32(d, "columns");
-    if (!d->bad && nc > (d->len - d->pos) / 16) /* each column takes at least 16 bytes */
-        short_msg(d, "columns");
-    if (d->bad)
-        return NULL;
-    if (nc) {
-        n->cols = CP_ANEWN(&d->r->arena, rep_col, nc);
-        n->n_cols = nc;
-        for (uint32_t i = 0; i < nc && !d->bad; i++) {
-            n->cols[i].key = get_str(d, "column key");
-            n->cols[i].title = get_str(d, "column title");
-            n->cols[i].unit = get_str(d, "column unit");
-            n->cols[i].digits = (int)get_u32(d, "column digits");
-        }
-    }
-    uint32_t kids = get_u32(d, "children");
-    for (uint32_t i = 0; i < kids && !d->bad; i++)
-        get_node(d, n, depth + 1);
-    return d->bad ? NULL : n;
+    if (!x->bad && (n->type == REP_STR || n->type == REP_JSON) && !n->v.s)
+        bad_msg(x, "string");
+    return x->bad ? NULL : n;
 }
 
-int rep_wire_get(rep_report *r, rep_node *parent, const unsigned char *data, size_t len, size_t *pos,
-                 rep_node **out, cp_error *err)
+static rep_node *get_node(rd *x, rep_node *parent, int depth)
 {
-    rd d = { r, data, len, *pos, err, 0 };
-    if (d.pos > len)
-        return short_msg(&d, "start"), CP_ERR_FORMAT;
-    rep_node *n = get_node(&d, parent, 0);
+    rep_node *n = get_head(x, parent, depth);
     if (!n)
+        return NULL;
+    uint64_t nc = get_u(x, "columns");
+    if (!x->bad && nc > (x->d->len - x->pos) / 4) /* a column takes at least 4 bytes */
+        bad_msg(x, "columns");
+    if (x->bad)
+        return NULL;
+    if (nc) {
+        n->cols = CP_ANEWN(&x->r->arena, rep_col, nc);
+        n->n_cols = (size_t)nc;
+        for (uint64_t i = 0; i < nc && !x->bad; i++) {
+            n->cols[i].key = get_str(x, "column key");
+            n->cols[i].title = get_str(x, "column title");
+            n->cols[i].unit = get_str(x, "column unit");
+            n->cols[i].digits = (int)get_s(x, "column digits");
+        }
+    }
+    uint64_t kids = get_u(x, "children");
+    if (!x->bad && kids > x->d->len - x->pos) /* a node takes at least 1 byte */
+        bad_msg(x, "children");
+    for (uint64_t i = 0; i < kids && !x->bad; i++)
+        get_node(x, n, depth + 1);
+    return x->bad ? NULL : n;
+}
+
+int rep_wire_get(rep_report *r, rep_node *parent, rep_wire_dec *d, rep_node **out, cp_error *err)
+{
+    rd x = { r, d, d->pos, err, 0 };
+    size_t n_dict = d->n_dict;
+    rep_node *n = get_node(&x, parent, 0);
+    if (!n) {
+        d->n_dict = n_dict < d->n_dict ? n_dict : d->n_dict; /* strings of the damaged part are not met */
         return CP_ERR_FORMAT;
-    *pos = d.pos;
+    }
+    d->pos = x.pos;
     if (out)
         *out = n;
     return 0;

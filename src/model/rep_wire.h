@@ -6,16 +6,35 @@
 
 #include "../base/buf.h"
 #include "../base/error.h"
+#include "../base/intern.h"
 #include "report.h"
 
-/* Append node n and everything under it to b. */
-void rep_wire_put(cp_buf *b, const rep_node *n);
+/* A message: one or more subtrees sharing a dictionary of strings (keys,
+ * titles, units and string values repeat across ranks: each is sent once). */
+typedef struct rep_wire_enc {
+    cp_buf *b;
+    cp_intern dict;
+} rep_wire_enc;
 
-/* Decode one subtree from data[*pos..len) as the last child of parent
- * (parent NULL: a detached node, for rep_wire_merge); *pos advances past
- * it. A short or inconsistent buffer is CP_ERR_FORMAT naming what. */
-int rep_wire_get(rep_report *r, rep_node *parent, const unsigned char *data, size_t len, size_t *pos,
-                 rep_node **out, cp_error *err);
+void rep_wire_enc_init(rep_wire_enc *e, cp_buf *b);
+void rep_wire_enc_free(rep_wire_enc *e);
+/* Append node n and everything under it. */
+void rep_wire_put(rep_wire_enc *e, const rep_node *n);
+
+typedef struct rep_wire_dec {
+    const unsigned char *p;
+    size_t len, pos;
+    const char **dict; /* strings met so far (in the report's arena), [0] = "" */
+    size_t n_dict, cap_dict;
+} rep_wire_dec;
+
+void rep_wire_dec_init(rep_wire_dec *d, const void *data, size_t len);
+void rep_wire_dec_free(rep_wire_dec *d);
+/* Decode the next subtree as the last child of parent (parent NULL: a
+ * detached node, for rep_wire_merge). A short or inconsistent message is
+ * CP_ERR_FORMAT naming what and where; d->pos then stays where it was and
+ * parent may hold a partial node (give the report up). */
+int rep_wire_get(rep_report *r, rep_node *parent, rep_wire_dec *d, rep_node **out, cp_error *err);
 
 /* Merge src (detached, same report) into dst: objects by key (a key dst
  * lacks is appended in src's order), arrays by appending src's elements

@@ -69,20 +69,36 @@ static void test_wire_roundtrip(void **state)
     rank_obj(a, ranks, 0);
     rank_obj(a, ranks, 1);
     cp_buf buf = CP_BUF_INIT;
-    rep_wire_put(&buf, ranks);
-    size_t pos = 0;
-    rep_node *got;
+    rep_wire_enc e;
+    rep_wire_enc_init(&e, &buf);
+    rep_wire_put(&e, ranks);
+    rep_wire_put(&e, ranks); /* the second copy all back-references */
+    rep_wire_enc_free(&e);
+    rep_wire_dec d;
+    rep_wire_dec_init(&d, buf.data, buf.len);
+    rep_node *got, *got2;
     cp_error err;
     cp_error_clear(&err);
-    assert_int_equal(rep_wire_get(b, b->root, (const unsigned char *)buf.data, buf.len, &pos, &got, &err), 0);
-    assert_int_equal(pos, buf.len);
+    assert_int_equal(rep_wire_get(b, b->root, &d, &got, &err), 0);
+    size_t first_len = d.pos;
+    assert_int_equal(rep_wire_get(b, b->root, &d, &got2, &err), 0);
+    assert_int_equal(d.pos, buf.len);
     same_tree(ranks, got);
-    /* every cut of the message is an error, never a crash or a partial node */
-    for (size_t cut = 0; cut < buf.len; cut += 7) {
-        pos = 0;
-        assert_true(rep_wire_get(b, NULL, (const unsigned char *)buf.data, cut, &pos, NULL, &err) < 0);
-        assert_int_equal(pos, 0);
+    same_tree(ranks, got2);
+    assert_true(4 * (buf.len - first_len) < 3 * first_len); /* strings once per message (392 then 261 bytes) */
+    rep_wire_dec_free(&d);
+    /* every cut of the message is an error, never a crash or a partial read */
+    for (size_t cut = 0; cut < first_len; cut++) {
+        rep_wire_dec_init(&d, buf.data, cut);
+        assert_true(rep_wire_get(b, NULL, &d, NULL, &err) < 0);
+        assert_int_equal(d.pos, 0);
+        rep_wire_dec_free(&d);
     }
+    /* a reference to a string not yet sent */
+    unsigned char forged[] = { REP_STR, 0, 9, 0, 0, 0 };
+    rep_wire_dec_init(&d, forged, sizeof forged);
+    assert_true(rep_wire_get(b, NULL, &d, NULL, &err) < 0);
+    rep_wire_dec_free(&d);
     cp_buf_free(&buf);
     rep_free(a);
     rep_free(b);
