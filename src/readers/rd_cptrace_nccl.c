@@ -113,6 +113,13 @@ static void state(cpr *r, const cpt_rec *x)
 
 void cpr_nev_record(cpr *r, uint32_t tid, const cpt_rec *x)
 {
+    /* host times are CLOCK_MONOTONIC, never negative: a negative one is a
+     * damaged record, and keeping it would overflow the differences below
+     * (fuzz_cptrace: t0 - ptimer0 in kernel_channels) */
+    if (x->t_ns < 0) {
+        diag_count(r->dg, DIAG_BAD_EVENT, r->path, -1);
+        return;
+    }
     if (x->op == CPT_NEV_STATE) {
         state(r, x);
         return;
@@ -292,9 +299,14 @@ static void kernel_channels(cpr *r)
         cpr_nev *op = find(r, k->parent);
         if (!op || (op->tix != TIX_COLL && op->tix != TIX_P2P))
             continue;
-        if (off != INT64_MAX && k->ptimer0 && k->ptimer1 >= k->ptimer0)
-            widen(&op->k0, &op->k1, (int64_t)k->ptimer0 + off, (int64_t)k->ptimer1 + off);
-        else if (!k->ptimer0) /* v3: no GPU timer; the proxy thread's view */
+        if (off != INT64_MAX && k->ptimer0 && k->ptimer1 >= k->ptimer0) {
+            int64_t a, b; /* damaged GPU timers can put the channel past int64: counted, not widened */
+            if (k->ptimer1 >= ((uint64_t)1 << 62) || __builtin_add_overflow((int64_t)k->ptimer0, off, &a) ||
+                __builtin_add_overflow((int64_t)k->ptimer1, off, &b))
+                diag_count(r->dg, DIAG_BAD_EVENT, r->path, -1);
+            else
+                widen(&op->k0, &op->k1, a, b);
+        } else if (!k->ptimer0) /* v3: no GPU timer; the proxy thread's view */
             widen(&op->k0, &op->k1, k->t0, k->kch_stop_host >= 0 ? k->kch_stop_host : k->t1);
     }
 }
