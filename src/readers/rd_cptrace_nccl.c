@@ -212,19 +212,19 @@ static void steps_into_ops(cpr *r)
         op->n_children++;
         if (op->is_send) {
             int64_t on = s->st_send_wait >= 0 ? s->st_send_wait : s->t0;
-            op->wire_ns += s->t1 - on;
+            op->wire_ns = cp_sat_add_i64(op->wire_ns, s->t1 - on); /* sums of damaged steps saturate */
             if (s->st_peer_wait >= 0 && s->st_send_wait >= s->st_peer_wait)
-                op->peer_wait_ns += s->st_send_wait - s->st_peer_wait;
+                op->peer_wait_ns = cp_sat_add_i64(op->peer_wait_ns, s->st_send_wait - s->st_peer_wait);
             int64_t after_gpu = s->st_peer_wait >= 0 ? s->st_peer_wait : s->st_send_wait;
             if (s->st_gpu_wait >= 0 && after_gpu >= s->st_gpu_wait)
-                op->gpu_wait_ns += after_gpu - s->st_gpu_wait;
+                op->gpu_wait_ns = cp_sat_add_i64(op->gpu_wait_ns, after_gpu - s->st_gpu_wait);
         } else {
             int64_t from = s->st_recv_wait >= 0 ? s->st_recv_wait : s->t0;
             int64_t to = s->st_flush_wait >= 0 ? s->st_flush_wait : s->t1;
             if (to >= from)
-                op->wire_ns += to - from;
+                op->wire_ns = cp_sat_add_i64(op->wire_ns, to - from);
             if (s->st_recv_gpu_wait >= 0 && s->t1 >= s->st_recv_gpu_wait)
-                op->gpu_wait_ns += s->t1 - s->st_recv_gpu_wait;
+                op->gpu_wait_ns = cp_sat_add_i64(op->gpu_wait_ns, s->t1 - s->st_recv_gpu_wait);
         }
     }
 }
@@ -262,8 +262,13 @@ static void proxy_ops(cpr *r)
                 op->wire_ns = to >= from ? to - from : 0;
             }
         }
-        if (!op->bytes && op->n_steps > 0 && op->chunk > 0)
-            op->bytes = (uint64_t)(op->n_steps * op->chunk);
+        int64_t moved;
+        if (!op->bytes && op->n_steps > 0 && op->chunk > 0) { /* a product past int64 is damage (fuzz_cptrace) */
+            if (__builtin_mul_overflow(op->n_steps, op->chunk, &moved))
+                diag_count(r->dg, DIAG_BAD_EVENT, r->path, -1);
+            else
+                op->bytes = (uint64_t)moved;
+        }
         cpr_event(r, cpr_cpu_track(r, op->tid), op->t0, op->t1 - op->t0, op->is_send ? send : recv, TL_CAT_OTHER, -1, 0);
         tl_builder_arg_int(r->b, r->k.peer, op->root_peer);
         pg_args(r, comm_of(r, op->comm));
