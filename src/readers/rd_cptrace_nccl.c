@@ -332,6 +332,17 @@ static const char *torch_dtype(const char *nccl)
     return nccl;
 }
 
+/* count x ranks, the element count a rank's buffer holds; a damaged count
+ * whose product does not fit int64 is counted and kept as it is (fuzz_cptrace) */
+static int64_t times_ranks(cpr *r, int64_t count, int64_t ranks)
+{
+    int64_t v;
+    if (!__builtin_mul_overflow(count, ranks, &v))
+        return v;
+    diag_count(r->dg, DIAG_BAD_EVENT, r->path, -1);
+    return count;
+}
+
 /* The collective args of an operation on the last added event. */
 static void op_args(cpr *r, const cpr_nev *op, const char *timing)
 {
@@ -340,11 +351,11 @@ static void op_args(cpr *r, const cpr_nev *op, const char *timing)
     const char *func = cpr_str(r, op->func, &n);
     int64_t ranks = c && c->n_ranks > 0 ? c->n_ranks : 1, in = (int64_t)op->count, out = in;
     if (!strcmp(func, "AllGather"))
-        out = in * ranks;
+        out = times_ranks(r, in, ranks);
     else if (!strcmp(func, "ReduceScatter"))
-        in = out * ranks;
+        in = times_ranks(r, out, ranks);
     else if (!strcmp(func, "AllToAll") || !strcmp(func, "AlltoAll"))
-        in = out = in * ranks;
+        in = out = times_ranks(r, in, ranks);
     tl_builder_arg_str(r->b, r->k.coll_name, cpr_intern(r, op->func));
     tl_builder_arg_int(r->b, r->k.in_n, in);
     tl_builder_arg_int(r->b, r->k.out_n, out);
