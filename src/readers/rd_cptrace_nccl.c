@@ -113,6 +113,13 @@ static void state(cpr *r, const cpt_rec *x)
 
 void cpr_nev_record(cpr *r, uint32_t tid, const cpt_rec *x)
 {
+    /* host times are CLOCK_MONOTONIC, never negative: a negative one is a
+     * damaged record, and keeping it would overflow the differences below
+     * (fuzz_cptrace: t0 - ptimer0 in kernel_channels) */
+    if (x->t_ns < 0) {
+        diag_count(r->dg, DIAG_BAD_EVENT, r->path, -1);
+        return;
+    }
     if (x->op == CPT_NEV_STATE) {
         state(r, x);
         return;
@@ -205,19 +212,19 @@ static void steps_into_ops(cpr *r)
         op->n_children++;
         if (op->is_send) {
             int64_t on = s->st_send_wait >= 0 ? s->st_send_wait : s->t0;
-            op->wire_ns += s->t1 - on;
+            op->wire_ns = cp_sat_add_i64(op->wire_ns, s->t1 - on); /* sums of damaged steps saturate */
             if (s->st_peer_wait >= 0 && s->st_send_wait >= s->st_peer_wait)
-                op->peer_wait_ns += s->st_send_wait - s->st_peer_wait;
+                op->peer_wait_ns = cp_sat_add_i64(op->peer_wait_ns, s->st_send_wait - s->st_peer_wait);
             int64_t after_gpu = s->st_peer_wait >= 0 ? s->st_peer_wait : s->st_send_wait;
             if (s->st_gpu_wait >= 0 && after_gpu >= s->st_gpu_wait)
-                op->gpu_wait_ns += after_gpu - s->st_gpu_wait;
+                op->gpu_wait_ns = cp_sat_add_i64(op->gpu_wait_ns, after_gpu - s->st_gpu_wait);
         } else {
             int64_t from = s->st_recv_wait >= 0 ? s->st_recv_wait : s->t0;
             int64_t to = s->st_flush_wait >= 0 ? s->st_flush_wait : s->t1;
             if (to >= from)
-                op->wire_ns += to - from;
+                op->wire_ns = cp_sat_add_i64(op->wire_ns, to - from);
             if (s->st_recv_gpu_wait >= 0 && s->t1 >= s->st_recv_gpu_wait)
-                op->gpu_wait_ns += s->t1 - s->st_recv_gpu_wait;
+                op->gpu_wait_ns = cp_sat_add_i64(op->gpu_wait_ns, s->t1 - s->st_recv_gpu_wait);
         }
     }
 }
@@ -255,8 +262,13 @@ static void proxy_ops(cpr *r)
                 op->wire_ns = to >= from ? to - from : 0;
             }
         }
-        if (!op->bytes && op->n_steps > 0 && op->chunk > 0)
-            op->bytes = (uint64_t)(op->n_steps * op->chunk);
+        int64_t moved;
+        if (!op->bytes && op->n_steps > 0 && op->chunk > 0) { /* a product past int64 is damage (fuzz_cptrace) */
+            if (__builtin_mul_overflow(op->n_steps, op->chunk, &moved))
+                diag_count(r->dg, DIAG_BAD_EVENT, r->path, -1);
+            else
+                op->bytes = (uint64_t)moved;
+        }
         cpr_event(r, cpr_cpu_track(r, op->tid), op->t0, op->t1 - op->t0, op->is_send ? send : recv, TL_CAT_OTHER, -1, 0);
         tl_builder_arg_int(r->b, r->k.peer, op->root_peer);
         pg_args(r, comm_of(r, op->comm));
@@ -292,9 +304,14 @@ static void kernel_channels(cpr *r)
         cpr_nev *op = find(r, k->parent);
         if (!op || (op->tix != TIX_COLL && op->tix != TIX_P2P))
             continue;
-        if (off != INT64_MAX && k->ptimer0 && k->ptimer1 >= k->ptimer0)
-            widen(&op->k0, &op->k1, (int64_t)k->ptimer0 + off, (int64_t)k->ptimer1 + off);
-        else if (!k->ptimer0) /* v3: no GPU timer; the proxy thread's view */
+        if (off != INT64_MAX && k->ptimer0 && k->ptimer1 >= k->ptimer0) {
+            int64_t a, b; /* damaged GPU timers can put the channel past int64: counted, not widened */
+            if (k->ptimer1 >= ((uint64_t)1 << 62) || __builtin_add_overflow((int64_t)k->ptimer0, off, &a) ||
+                __builtin_add_overflow((int64_t)k->ptimer1, off, &b))
+                diag_count(r->dg, DIAG_BAD_EVENT, r->path, -1);
+            else
+                widen(&op->k0, &op->k1, a, b);
+        } else if (!k->ptimer0) /* v3: no GPU timer; the proxy thread's view */
             widen(&op->k0, &op->k1, k->t0, k->kch_stop_host >= 0 ? k->kch_stop_host : k->t1);
     }
 }
@@ -315,6 +332,17 @@ static const char *torch_dtype(const char *nccl)
     return nccl;
 }
 
+/* count x ranks, the element count a rank's buffer holds; a damaged count
+ * whose product does not fit int64 is counted and kept as it is (fuzz_cptrace) */
+static int64_t times_ranks(cpr *r, int64_t count, int64_t ranks)
+{
+    int64_t v;
+    if (!__builtin_mul_overflow(count, ranks, &v))
+        return v;
+    diag_count(r->dg, DIAG_BAD_EVENT, r->path, -1);
+    return count;
+}
+
 /* The collective args of an operation on the last added event. */
 static void op_args(cpr *r, const cpr_nev *op, const char *timing)
 {
@@ -323,11 +351,11 @@ static void op_args(cpr *r, const cpr_nev *op, const char *timing)
     const char *func = cpr_str(r, op->func, &n);
     int64_t ranks = c && c->n_ranks > 0 ? c->n_ranks : 1, in = (int64_t)op->count, out = in;
     if (!strcmp(func, "AllGather"))
-        out = in * ranks;
+        out = times_ranks(r, in, ranks);
     else if (!strcmp(func, "ReduceScatter"))
-        in = out * ranks;
+        in = times_ranks(r, out, ranks);
     else if (!strcmp(func, "AllToAll") || !strcmp(func, "AlltoAll"))
-        in = out = in * ranks;
+        in = out = times_ranks(r, in, ranks);
     tl_builder_arg_str(r->b, r->k.coll_name, cpr_intern(r, op->func));
     tl_builder_arg_int(r->b, r->k.in_n, in);
     tl_builder_arg_int(r->b, r->k.out_n, out);

@@ -304,7 +304,8 @@ static void test_span_overflow(void **state)
 
 /* A step's process CPU time sums the threads' CPU deltas: damaged CPU times
  * whose sum does not fit int64 drop that arg (counted), a negative CPU time is
- * a damaged record (fuzz_cptrace: signed overflow in emit_steps). */
+ * a damaged record (fuzz_cptrace: signed overflow in emit_steps); so is a
+ * negative plugin event time. */
 static void test_cpu_overflow(void **state)
 {
     (void)state;
@@ -324,6 +325,18 @@ static void test_cpu_overflow(void **state)
     assert_true(tl_arg_int(tl, st, "cpu_ns", &v) && v == big); /* the step thread's own delta fits */
     assert_false(tl_arg_int(tl, st, "process_cpu_ns", &v));
     assert_int_equal(diag_of(tl, DIAG_BAD_EVENT), 2);
+    tl_free(tl);
+    free(m.p);
+    /* a plugin event at a negative host time is damaged (its differences to
+     * the GPU timer overflowed, fuzz_cptrace): counted, its stop unmatched */
+    m = start(0, "h0");
+    chunk(&m, 21);
+    rec(&m, (cpt_rec){ .kind = CPT_K_NEV, .op = CPT_NEV_COLL_START, .u32 = 0, .t_ns = INT64_MIN + 9, .a = 10, .c = 7 });
+    rec(&m, (cpt_rec){ .kind = CPT_K_NEV, .op = CPT_NEV_COLL_STOP, .t_ns = t0, .a = 10 });
+    end(&m);
+    tl = read_img(&m, 0);
+    assert_int_equal(diag_of(tl, DIAG_BAD_EVENT), 1);
+    assert_int_equal(diag_of(tl, DIAG_UNMATCHED_FLOW), 1);
     tl_free(tl);
     free(m.p);
 }
