@@ -4,8 +4,9 @@
  *
  * Design
  * - The job is replayed on the dependency graph an_critpath built: nodes in
- *   topological order (Kahn), each node at the latest of its predecessors'
- *   replayed instants plus a lag. The lag of an op's span (a GPU kernel's
+ *   topological order (a depth-first post-order over the predecessor
+ *   lists), each node at the latest of its predecessors' replayed instants
+ *   plus a lag. The lag of an op's span (a GPU kernel's
  *   duration, a matched collective's transfer) is the op's duration in the
  *   scenario; the lag of the node's binding predecessor (the one satisfied
  *   last in the trace, as the critical path picks it) is the gap the trace
@@ -44,6 +45,7 @@
  */
 #include "an_critpath.h"
 #include "an_results.h"
+#include "../base/log.h"
 #include "../base/par.h"
 #include "../base/sort.h"
 #include "../base/util.h"
@@ -73,16 +75,22 @@ typedef struct wi_model {
     const an_ctx *ctx;
     const an_cp_graph *g;
     size_t n;              /* nodes */
-    uint32_t *order;       /* topological order (freed once compacted) */
-    size_t n_order;
-    /* the replay's compact graph, nodes by topological position q: preds
-     * pred[pstart[q] .. pstart[q+1]) (positions, the binding one first),
-     * lag0[q] = the binding gap (a source: its instant), opq[q] = the op
-     * whose span ends at q, -1 */
-    uint32_t *pstart, *pred;
-    int64_t *lag0;
+    /* the replay's compact graph. A node with one predecessor whose lag no
+     * scenario changes (most CPU instants, every source) is folded: its
+     * instant is always that of an earlier kept node ("anchor") plus a
+     * constant offset, so it gets no slot. Kept nodes by topological
+     * position q (slot 0: the constant 0 that sources hang from): preds
+     * (pa[k], po[k]) for k in [pstart[q], pstart[q+1]), the instant being
+     * t[pa[k]] + po[k], the binding one first with its gap folded into po;
+     * opq[q] the op whose span ends at q (-1 none; its binding po holds no
+     * gap, the scenario adds the op's traced or ideal duration). */
+    size_t n_keep;
+    uint32_t *pstart, *pa;
+    int64_t *po;
     int32_t *opq;
-    uint32_t *op_start_q, *op_end_q;
+    uint32_t *op_start_a, *op_end_q;  /* per op: its start's anchor, its end's slot */
+    int64_t *op_start_o;   /* per op: its start's offset from the anchor */
+    int64_t *op_trace;     /* per op: the traced lag of its span (the binding gap) */
     int64_t *op_ideal;     /* per op: its identity's ideal duration */
     size_t n_sources;      /* nodes without a predecessor: replayed at their traced instant */
     wi_op *ops;
@@ -96,50 +104,6 @@ typedef struct wi_model {
 } wi_model;
 
 /* ---- the model ---- */
-
-static void topo_order(wi_model *m)
-{
-    const an_cp_graph *g = m->g;
-    size_t n = m->n; /* < 2^32 and edges < 2^32: checked by the caller */
-    uint32_t *indeg = cp_xcalloc(n ? n : 1, sizeof *indeg);
-    uint32_t *off = cp_xcalloc(n + 1, sizeof *off);
-    for (uint64_t v = 0; v < n; v++) {
-        const uint64_t *src;
-        const uint8_t *type;
-        size_t np = an_cp_preds(g, v, &src, &type);
-        indeg[v] = (uint32_t)np;
-        for (size_t k = 0; k < np; k++)
-            off[src[k] + 1]++;
-    }
-    for (size_t v = 0; v < n; v++)
-        off[v + 1] += off[v];
-    uint32_t *succ = cp_xmalloc((off[n] ? off[n] : 1) * sizeof *succ);
-    uint32_t *fill = cp_xmalloc((n ? n : 1) * sizeof *fill);
-    memcpy(fill, off, n * sizeof *fill);
-    for (uint64_t v = 0; v < n; v++) {
-        const uint64_t *src;
-        const uint8_t *type;
-        size_t np = an_cp_preds(g, v, &src, &type);
-        for (size_t k = 0; k < np; k++)
-            succ[fill[src[k]]++] = (uint32_t)v;
-    }
-    free(fill);
-    m->order = cp_xmalloc((n ? n : 1) * sizeof *m->order);
-    size_t head = 0, tail = 0;
-    for (uint64_t v = 0; v < n; v++)
-        if (!indeg[v])
-            m->order[tail++] = (uint32_t)v;
-    while (head < tail) {
-        uint32_t u = m->order[head++];
-        for (uint32_t k = off[u]; k < off[u + 1]; k++)
-            if (--indeg[succ[k]] == 0)
-                m->order[tail++] = succ[k];
-    }
-    m->n_order = tail; /* a node on a cycle (none when every edge goes forward) is never emitted, nor its successors */
-    free(succ);
-    free(off);
-    free(indeg);
-}
 
 static bool gpu_op(const tl_timeline *tl, size_t i)
 {
@@ -300,57 +264,158 @@ static void collect_ops(wi_model *m, const an_steps_result *sr)
 }
 
 
-/* The replay's arrays in topological order (see wi_model): one linear
- * pass a replay instead of pointer chasing through the per-rank CSRs. */
-static void compact(wi_model *m)
+/* Node -> (anchor slot, offset) while compacting. Until a node is done its
+ * anchor is one of the A_ marks; an unseen op end keeps its op in off. */
+enum { A_UNSEEN = UINT32_MAX, A_OPEN = UINT32_MAX - 1, A_CYCLE = UINT32_MAX - 2, A_OPEND = UINT32_MAX - 3 };
+#define A_SLOTS_MAX ((size_t)UINT32_MAX - 4)
+
+typedef struct fold_map {
+    uint32_t *anc;
+    int64_t *off;
+} fold_map;
+
+static inline bool unseen(uint32_t a) { return a == A_UNSEEN || a == A_OPEND; }
+
+/* Node v, whose predecessors are all done: fold it onto its predecessor's
+ * anchor, or give it slot *nk and append its predecessors to pa/po.
+ * Integer offsets add up exactly, so a folded replay gives the same
+ * instants bit for bit. */
+static void fold_node(wi_model *m, fold_map *f, uint64_t v, int32_t op, size_t *nk, size_t *ne,
+                      size_t *cap)
 {
     const an_cp_graph *g = m->g;
-    size_t n = m->n, nq = m->n_order;
-    uint32_t *pos = cp_xmalloc((n ? n : 1) * sizeof *pos);
-    memset(pos, 0xff, n * sizeof *pos);
-    for (size_t q = 0; q < nq; q++)
-        pos[m->order[q]] = (uint32_t)q;
-    int32_t *op_of = cp_xmalloc((n ? n : 1) * sizeof *op_of);
-    for (size_t k = 0; k < n; k++)
-        op_of[k] = -1;
-    for (size_t k = 0; k < m->n_ops; k++)
-        op_of[m->ops[k].end] = (int32_t)k;
-    m->pstart = cp_xmalloc((nq + 1) * sizeof *m->pstart);
-    m->lag0 = cp_xmalloc((nq ? nq : 1) * sizeof *m->lag0);
-    m->opq = cp_xmalloc((nq ? nq : 1) * sizeof *m->opq);
-    size_t ne = 0, cap = 0;
-    for (size_t q = 0; q < nq; q++) {
-        uint64_t v = m->order[q];
-        const uint64_t *src;
-        const uint8_t *type;
-        size_t np = an_cp_preds(g, v, &src, &type);
-        size_t b = an_cp_binding(g, v, src, np);
-        m->pstart[q] = (uint32_t)ne;
-        m->n_sources += np == 0;
-        m->opq[q] = op_of[v];
-        m->lag0[q] = b == SIZE_MAX ? an_cp_node_ts(g, v) : an_cp_node_ts(g, v) - an_cp_node_ts(g, src[b]);
-        cp_xgrow((void **)&m->pred, &cap, ne + np + 1, sizeof *m->pred);
-        if (b != SIZE_MAX)
-            m->pred[ne++] = pos[src[b]];
-        for (size_t k = 0; k < np; k++)
-            if (k != b)
-                m->pred[ne++] = pos[src[k]];
+    const uint64_t *src;
+    const uint8_t *type;
+    size_t np = an_cp_preds(g, v, &src, &type);
+    size_t b = an_cp_binding(g, v, src, np);
+    int64_t ts = an_cp_node_ts(g, v);
+    m->n_sources += np == 0;
+    if (np == 0) { /* a source: replayed at its traced instant */
+        f->anc[v] = 0;
+        f->off[v] = ts;
+        return;
     }
-    m->pstart[nq] = (uint32_t)ne;
-    m->op_start_q = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *m->op_start_q);
-    m->op_end_q = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *m->op_end_q);
-    m->op_ideal = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *m->op_ideal);
+    int64_t lag = ts - an_cp_node_ts(g, src[b]);
+    if (np == 1 && op < 0) {
+        f->anc[v] = f->anc[src[0]];
+        f->off[v] = f->off[src[0]] + lag;
+        return;
+    }
+    size_t q = (*nk)++;
+    m->pstart[q] = (uint32_t)*ne;
+    m->opq[q] = op;
+    if (op >= 0)
+        m->op_trace[op] = lag;
+    size_t old_cap = *cap;
+    cp_xgrow((void **)&m->pa, cap, *ne + np, sizeof *m->pa);
+    if (*cap != old_cap)
+        m->po = cp_xrealloc(m->po, *cap * sizeof *m->po);
+    m->pa[*ne] = f->anc[src[b]];
+    m->po[(*ne)++] = f->off[src[b]] + (op >= 0 ? 0 : lag);
+    for (size_t k = 0; k < np; k++)
+        if (k != b) {
+            m->pa[*ne] = f->anc[src[k]];
+            m->po[(*ne)++] = f->off[src[k]];
+        }
+    f->anc[v] = (uint32_t)q;
+    f->off[v] = 0;
+}
+
+typedef struct dfs_frame {
+    const uint64_t *src;
+    uint32_t v, k, np;
+    int32_t op;
+    bool cycle;
+} dfs_frame;
+
+/* Fold every node, predecessors first: a depth-first walk over the
+ * predecessor lists (post-order is a topological order, and it needs no
+ * successor lists). A node on a cycle, or after one, is never replayed
+ * (none when every edge goes forward). */
+static void fold_all(wi_model *m, fold_map *f, size_t *nk, size_t *ne, size_t *cap)
+{
+    const an_cp_graph *g = m->g;
+    dfs_frame *st = NULL;
+    size_t sp = 0, st_cap = 0;
+    for (uint64_t v0 = 0; v0 < m->n; v0++) {
+        if (!unseen(f->anc[v0]))
+            continue;
+        for (uint64_t push = v0; push != UINT64_MAX;) {
+            if (push != UINT64_MAX - 1) { /* enter a node */
+                cp_xgrow((void **)&st, &st_cap, sp + 1, sizeof *st);
+                dfs_frame *fr = &st[sp++];
+                const uint8_t *type;
+                fr->np = (uint32_t)an_cp_preds(g, push, &fr->src, &type);
+                fr->v = (uint32_t)push;
+                fr->k = 0;
+                fr->op = f->anc[push] == A_OPEND ? (int32_t)f->off[push] : -1;
+                fr->cycle = false;
+                f->anc[push] = A_OPEN;
+            }
+            dfs_frame *fr = &st[sp - 1];
+            push = UINT64_MAX - 1;
+            for (; fr->k < fr->np; fr->k++) {
+                uint32_t a = f->anc[fr->src[fr->k]];
+                if (unseen(a)) {
+                    push = fr->src[fr->k];
+                    break;
+                }
+                fr->cycle |= a == A_OPEN || a == A_CYCLE;
+            }
+            if (push != UINT64_MAX - 1)
+                continue;
+            if (fr->cycle)
+                f->anc[fr->v] = A_CYCLE;
+            else
+                fold_node(m, f, fr->v, fr->op, nk, ne, cap);
+            if (--sp == 0)
+                push = UINT64_MAX; /* this tree is done */
+        }
+    }
+    free(st);
+}
+
+/* The replay's arrays (see wi_model): one linear pass a replay over the
+ * kept nodes instead of pointer chasing through the per-rank CSRs. */
+static void compact(wi_model *m)
+{
+    size_t n = m->n;
+    fold_map f = { cp_xmalloc((n ? n : 1) * sizeof *f.anc), cp_xmalloc((n ? n : 1) * sizeof *f.off) };
+    memset(f.anc, 0xff, n * sizeof *f.anc);
     for (size_t k = 0; k < m->n_ops; k++) {
-        m->op_start_q[k] = pos[2 * (uint64_t)m->ops[k].ev];
-        m->op_end_q[k] = pos[m->ops[k].end];
+        f.anc[m->ops[k].end] = A_OPEND;
+        f.off[m->ops[k].end] = (int64_t)k;
+    }
+    /* at most one slot per node plus slot 0 (pages never touched cost
+     * nothing); shrunk once the count is known */
+    m->pstart = cp_xmalloc((n + 2) * sizeof *m->pstart);
+    m->opq = cp_xmalloc((n + 1) * sizeof *m->opq);
+    m->op_trace = cp_xcalloc(m->n_ops ? m->n_ops : 1, sizeof *m->op_trace);
+    size_t nk = 1, ne = 0, cap = 0;
+    m->pstart[0] = 0;
+    m->opq[0] = -1;
+    fold_all(m, &f, &nk, &ne, &cap);
+    m->n_keep = nk;
+    m->pstart[nk] = (uint32_t)ne;
+    m->pstart = cp_xrealloc(m->pstart, (nk + 1) * sizeof *m->pstart);
+    m->opq = cp_xrealloc(m->opq, nk * sizeof *m->opq);
+    size_t no = m->n_ops ? m->n_ops : 1;
+    m->op_start_a = cp_xmalloc(no * sizeof *m->op_start_a);
+    m->op_start_o = cp_xmalloc(no * sizeof *m->op_start_o);
+    m->op_end_q = cp_xmalloc(no * sizeof *m->op_end_q);
+    m->op_ideal = cp_xmalloc(no * sizeof *m->op_ideal);
+    for (size_t k = 0; k < m->n_ops; k++) {
+        uint64_t s = 2 * (uint64_t)m->ops[k].ev;
+        m->op_start_a[k] = f.anc[s];
+        m->op_start_o[k] = f.off[s];
+        m->op_end_q[k] = f.anc[m->ops[k].end];
         m->op_ideal[k] = m->ideal[m->ops[k].group];
-        if (m->op_start_q[k] == UINT32_MAX || m->op_end_q[k] == UINT32_MAX)
+        if (m->op_start_a[k] >= A_CYCLE || m->op_end_q[k] >= A_CYCLE)
             m->ops[k].step = -1; /* on a cycle: not replayed, not timed */
     }
-    free(op_of);
-    free(pos);
-    free(m->order);
-    m->order = NULL;
+    cp_log_debug("whatif: %zu of %zu nodes kept for the replays, %zu predecessors", nk - 1, n, ne);
+    free(f.anc);
+    free(f.off);
 }
 
 /* ---- replays ---- */
@@ -382,24 +447,24 @@ static bool selected(const scenario *s, const wi_op *o)
     return false;
 }
 
-/* One replay into t (n_order instants) and ideal (n_ops flags), the
+/* One replay into t (n_keep instants) and ideal (n_ops flags), the
  * caller's buffers. */
 static void simulate(const wi_model *m, scenario *s, int64_t *t, uint8_t *ideal)
 {
     for (size_t k = 0; k < m->n_ops; k++)
         ideal[k] = (uint8_t)(s->base_ideal != selected(s, &m->ops[k]));
-    size_t nq = m->n_order;
-    const uint32_t *ps = m->pstart, *pr = m->pred;
-    for (size_t q = 0; q < nq; q++) {
+    size_t nq = m->n_keep;
+    const uint32_t *ps = m->pstart, *pa = m->pa;
+    const int64_t *po = m->po;
+    t[0] = 0;
+    for (size_t q = 1; q < nq; q++) {
         uint32_t b = ps[q], e = ps[q + 1];
-        if (b == e) {
-            t[q] = m->lag0[q];
-            continue;
-        }
         int32_t o = m->opq[q];
-        int64_t best = t[pr[b]] + (o >= 0 && ideal[o] ? m->op_ideal[o] : m->lag0[q]);
+        int64_t best = t[pa[b]] + po[b];
+        if (o >= 0)
+            best += ideal[o] ? m->op_ideal[o] : m->op_trace[o];
         for (uint32_t k = b + 1; k < e; k++)
-            best = CP_MAX(best, t[pr[k]]);
+            best = CP_MAX(best, t[pa[k]] + po[k]);
         t[q] = best;
     }
     /* the paper's step time: earliest op start to latest op end of the step */
@@ -413,7 +478,7 @@ static void simulate(const wi_model *m, scenario *s, int64_t *t, uint8_t *ideal)
         const wi_op *o = &m->ops[k];
         if (o->step < 0)
             continue;
-        lo[o->step] = CP_MIN(lo[o->step], t[m->op_start_q[k]]);
+        lo[o->step] = CP_MIN(lo[o->step], t[m->op_start_a[k]] + m->op_start_o[k]);
         hi[o->step] = CP_MAX(hi[o->step], t[m->op_end_q[k]]);
     }
     double sum = 0;
@@ -434,7 +499,7 @@ static void sim_worker(void *ctx, size_t w)
 {
     sim_job *j = ctx;
     const wi_model *m = j->m;
-    int64_t *t = cp_xmalloc((m->n_order ? m->n_order : 1) * sizeof *t);
+    int64_t *t = cp_xmalloc((m->n_keep ? m->n_keep : 1) * sizeof *t);
     uint8_t *ideal = cp_xmalloc(m->n_ops ? m->n_ops : 1);
     for (size_t si = w; si < j->n_sc; si += j->n_workers)
         simulate(m, &j->sc[si], t, ideal);
@@ -451,13 +516,14 @@ static void run_all(const an_ctx *ctx, const wi_model *m, scenario *sc, size_t n
 
 static void model_free(wi_model *m)
 {
-    free(m->order);
     free(m->pstart);
-    free(m->pred);
-    free(m->lag0);
+    free(m->pa);
+    free(m->po);
     free(m->opq);
-    free(m->op_start_q);
+    free(m->op_start_a);
+    free(m->op_start_o);
     free(m->op_end_q);
+    free(m->op_trace);
     free(m->op_ideal);
     free(m->ops);
     free(m->ideal);
@@ -538,12 +604,11 @@ int an_whatif_run(an_ctx *ctx)
         return 0;
     }
     uint64_t n_sims = 2 + AN_WI_TYPES + tl->n_ranks + 1;
-    if ((uint64_t)m.n * n_sims > AN_WI_MAX_VISITS || m.n >= UINT32_MAX || cr->graph->n_edges >= UINT32_MAX) {
+    if ((uint64_t)m.n * n_sims > AN_WI_MAX_VISITS || m.n >= A_SLOTS_MAX || cr->graph->n_edges >= UINT32_MAX) {
         rep_str(rp, top, "skipped", NULL, "the job is too large for the replays (AN_WI_MAX_VISITS)");
         model_free(&m);
         return 0;
     }
-    topo_order(&m);
     collect_ops(&m, sr);
     compact(&m);
     uint32_t tkeys[AN_WI_TYPES];
