@@ -204,7 +204,7 @@ static void collect_ops(wi_model *m, const an_steps_result *sr)
                     continue;
                 /* the span's end node and the node it runs from */
                 uint64_t end = 2 * (uint64_t)i + 1;
-                const uint64_t *src;
+                const uint32_t *src;
                 const uint8_t *type;
                 if (an_cp_preds(g, end, &src, &type) != 1)
                     continue;
@@ -284,7 +284,7 @@ static void fold_node(wi_model *m, fold_map *f, uint64_t v, int32_t op, size_t *
                       size_t *cap)
 {
     const an_cp_graph *g = m->g;
-    const uint64_t *src;
+    const uint32_t *src;
     const uint8_t *type;
     size_t np = an_cp_preds(g, v, &src, &type);
     size_t b = an_cp_binding(g, v, src, np);
@@ -322,7 +322,7 @@ static void fold_node(wi_model *m, fold_map *f, uint64_t v, int32_t op, size_t *
 }
 
 typedef struct dfs_frame {
-    const uint64_t *src;
+    const uint32_t *src;
     uint32_t v, k, np;
     int32_t op;
     bool cycle;
