@@ -59,8 +59,7 @@
 #define AN_WI_MAX_VISITS ((uint64_t)4e9)   /* node visits over all replays */
 
 typedef struct wi_op {
-    size_t ev;
-    uint64_t end;          /* node whose lag is the duration */
+    size_t ev;             /* its span ends at node 2*ev+1 (the lag that is its duration) */
     int64_t dur_ns;        /* traced duration (transfer for matched collectives) */
     uint32_t name;
     uint32_t seq;          /* k-th op of its name in its step on its rank */
@@ -184,12 +183,63 @@ static int32_t common_index(const wi_model *m, int64_t id)
     return lo < m->n_steps && m->step_id[lo] == id ? (int32_t)lo : -1;
 }
 
+/* Identities across ranks and steps (name, seq), in that order, and their
+ * ideal durations: one sort of packed keys, then each identity's
+ * durations sorted on their own, so the mean adds them in ascending order
+ * and the median reads them directly (the same sums as one sort of
+ * (name, seq, duration) records, at a third of its memory). An identity
+ * is communication when its shortest op (first in index order) is. */
+static void ideals(wi_model *m)
+{
+    size_t n = m->n_ops;
+    cp_kv *kv = cp_xmalloc((n ? n : 1) * sizeof *kv);
+    for (size_t k = 0; k < n; k++)
+        kv[k] = (cp_kv){ (uint64_t)m->ops[k].name << 32 | m->ops[k].seq, k };
+    cp_sort_kv(kv, n, NULL);
+    m->ideal = cp_xmalloc((n ? n : 1) * sizeof *m->ideal);
+    uint64_t *d = NULL;
+    size_t d_cap = 0;
+    for (size_t a = 0; a < n;) {
+        size_t b = a + 1, first = kv[a].val;
+        while (b < n && kv[b].key == kv[a].key)
+            b++;
+        cp_xgrow((void **)&d, &d_cap, b - a, sizeof *d);
+        for (size_t k = a; k < b; k++) {
+            const wi_op *o = &m->ops[kv[k].val];
+            d[k - a] = cp_key_i64(o->dur_ns);
+            if (o->dur_ns < m->ops[first].dur_ns)
+                first = kv[k].val;
+        }
+        cp_sort_u64(d, b - a, NULL);
+        size_t nd = b - a;
+        uint32_t gid = (uint32_t)m->n_groups++;
+        int64_t ideal;
+        if (m->ops[first].comm) { /* median */
+            ideal = nd % 2 ? cp_key_to_i64(d[nd / 2]) : (cp_key_to_i64(d[nd / 2 - 1]) + cp_key_to_i64(d[nd / 2])) / 2;
+        } else {
+            double s = 0;
+            for (size_t k = 0; k < nd; k++)
+                s += (double)cp_key_to_i64(d[k]);
+            ideal = (int64_t)llround(s / (double)nd);
+        }
+        m->ideal[gid] = ideal;
+        for (size_t k = a; k < b; k++)
+            m->ops[kv[k].val].group = gid;
+        a = b;
+    }
+    m->ideal = cp_xrealloc(m->ideal, (m->n_groups ? m->n_groups : 1) * sizeof *m->ideal);
+    free(d);
+    free(kv);
+}
+
 /* The ops, their identities (name, seq) and ideal durations. */
 static void collect_ops(wi_model *m, const an_steps_result *sr)
 {
     const an_cp_graph *g = m->g;
     const tl_timeline *tl = g->tl;
-    size_t cap = 0;
+    /* at most one op an event: reserved once (pages never touched cost
+     * nothing), shrunk below, instead of regrown and copied */
+    m->ops = cp_xmalloc((tl->n_events ? tl->n_events : 1) * sizeof *m->ops);
     for (size_t r = 0; r < tl->n_ranks; r++) {
         const an_rank_steps *rs = &sr->ranks[r];
         size_t first = m->n_ops;
@@ -208,10 +258,8 @@ static void collect_ops(wi_model *m, const an_steps_result *sr)
                 const uint8_t *type;
                 if (an_cp_preds(g, end, &src, &type) != 1)
                     continue;
-                cp_xgrow((void **)&m->ops, &cap, m->n_ops + 1, sizeof *m->ops);
                 wi_op *o = &m->ops[m->n_ops++];
                 o->ev = i;
-                o->end = end;
                 o->dur_ns = tl_end_ns(tl, i) - an_cp_node_ts(g, src[0]);
                 o->name = tl->name[i];
                 o->seq = (uint32_t)s; /* step index for now */
@@ -233,92 +281,77 @@ static void collect_ops(wi_model *m, const an_steps_result *sr)
         }
         free(v);
     }
-    /* identities across ranks and steps, and their ideal durations */
-    op_rec *v = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *v);
-    for (size_t k = 0; k < m->n_ops; k++)
-        v[k] = (op_rec){ m->ops[k].name, m->ops[k].seq, cp_key_i64(m->ops[k].dur_ns), k };
-    cp_sort_records(v, m->n_ops, sizeof *v, 3, op_key, NULL);
-    m->ideal = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *m->ideal);
-    for (size_t a = 0; a < m->n_ops;) {
-        size_t b = a + 1;
-        while (b < m->n_ops && v[b].k0 == v[a].k0 && v[b].k1 == v[a].k1)
-            b++;
-        uint32_t gid = (uint32_t)m->n_groups++;
-        int64_t ideal;
-        if (m->ops[v[a].i].comm) { /* median (durations are sorted) */
-            size_t mid = a + (b - a) / 2;
-            ideal = (b - a) % 2 ? m->ops[v[mid].i].dur_ns
-                                : (m->ops[v[mid - 1].i].dur_ns + m->ops[v[mid].i].dur_ns) / 2;
-        } else {
-            double s = 0;
-            for (size_t k = a; k < b; k++)
-                s += (double)m->ops[v[k].i].dur_ns;
-            ideal = (int64_t)llround(s / (double)(b - a));
-        }
-        m->ideal[gid] = ideal;
-        for (size_t k = a; k < b; k++)
-            m->ops[v[k].i].group = gid;
-        a = b;
-    }
-    free(v);
+    m->ops = cp_xrealloc(m->ops, (m->n_ops ? m->n_ops : 1) * sizeof *m->ops);
+    ideals(m);
 }
 
-
-/* Node -> (anchor slot, offset) while compacting. Until a node is done its
- * anchor is one of the A_ marks; an unseen op end keeps its op in off. */
+/* Node -> anchor slot while compacting. Until a node is done its anchor is
+ * one of the A_ marks. A folded node's offset from its anchor is not
+ * stored: the lags folded into it are the trace's gaps, which add up to
+ * ts(node) - ts(anchor) exactly (slot 0 stands at 0). */
 enum { A_UNSEEN = UINT32_MAX, A_OPEN = UINT32_MAX - 1, A_CYCLE = UINT32_MAX - 2, A_OPEND = UINT32_MAX - 3 };
 #define A_SLOTS_MAX ((size_t)UINT32_MAX - 4)
 
 typedef struct fold_map {
-    uint32_t *anc;
-    int64_t *off;
+    uint32_t *anc;         /* per node */
+    int64_t *slot_ts;      /* per kept slot: its traced instant */
 } fold_map;
 
 static inline bool unseen(uint32_t a) { return a == A_UNSEEN || a == A_OPEND; }
 
+/* The offset of done node v (traced instant ts) from its anchor. */
+static inline int64_t fold_off(const fold_map *f, uint64_t v, int64_t ts) { return ts - f->slot_ts[f->anc[v]]; }
+
 /* Node v, whose predecessors are all done: fold it onto its predecessor's
- * anchor, or give it slot *nk and append its predecessors to pa/po.
- * Integer offsets add up exactly, so a folded replay gives the same
- * instants bit for bit. */
-static void fold_node(wi_model *m, fold_map *f, uint64_t v, int32_t op, size_t *nk, size_t *ne,
-                      size_t *cap)
+ * anchor, or give it slot *nk and append its predecessors to pa/po (sized
+ * for every edge). Integer offsets add up exactly, so a folded replay gives
+ * the same instants bit for bit. */
+static void fold_node(wi_model *m, fold_map *f, uint64_t v, int32_t op, size_t *nk, size_t *ne)
 {
     const an_cp_graph *g = m->g;
     const uint32_t *src;
     const uint8_t *type;
     size_t np = an_cp_preds(g, v, &src, &type);
-    size_t b = an_cp_binding(g, v, src, np);
-    int64_t ts = an_cp_node_ts(g, v);
     m->n_sources += np == 0;
-    if (np == 0) { /* a source: replayed at its traced instant */
+    if (np == 0) { /* a source: replayed at its traced instant, slot 0 + ts */
         f->anc[v] = 0;
-        f->off[v] = ts;
         return;
     }
-    int64_t lag = ts - an_cp_node_ts(g, src[b]);
     if (np == 1 && op < 0) {
         f->anc[v] = f->anc[src[0]];
-        f->off[v] = f->off[src[0]] + lag;
         return;
     }
+    size_t b = an_cp_binding(g, v, src, np);
+    int64_t ts = an_cp_node_ts(g, v);
     size_t q = (*nk)++;
     m->pstart[q] = (uint32_t)*ne;
     m->opq[q] = op;
+    int64_t tb = an_cp_node_ts(g, src[b]);
     if (op >= 0)
-        m->op_trace[op] = lag;
-    size_t old_cap = *cap;
-    cp_xgrow((void **)&m->pa, cap, *ne + np, sizeof *m->pa);
-    if (*cap != old_cap)
-        m->po = cp_xrealloc(m->po, *cap * sizeof *m->po);
+        m->op_trace[op] = ts - tb;
     m->pa[*ne] = f->anc[src[b]];
-    m->po[(*ne)++] = f->off[src[b]] + (op >= 0 ? 0 : lag);
+    m->po[(*ne)++] = fold_off(f, src[b], tb) + (op >= 0 ? 0 : ts - tb);
     for (size_t k = 0; k < np; k++)
         if (k != b) {
             m->pa[*ne] = f->anc[src[k]];
-            m->po[(*ne)++] = f->off[src[k]];
+            m->po[(*ne)++] = fold_off(f, src[k], an_cp_node_ts(g, src[k]));
         }
     f->anc[v] = (uint32_t)q;
-    f->off[v] = 0;
+    f->slot_ts[q] = ts;
+}
+
+/* The op whose span ends at event ev's end node (ops are in event order). */
+static int32_t op_at(const wi_model *m, size_t ev)
+{
+    size_t lo = 0, hi = m->n_ops;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->ops[mid].ev < ev)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (int32_t)lo;
 }
 
 typedef struct dfs_frame {
@@ -332,7 +365,7 @@ typedef struct dfs_frame {
  * predecessor lists (post-order is a topological order, and it needs no
  * successor lists). A node on a cycle, or after one, is never replayed
  * (none when every edge goes forward). */
-static void fold_all(wi_model *m, fold_map *f, size_t *nk, size_t *ne, size_t *cap)
+static void fold_all(wi_model *m, fold_map *f, size_t *nk, size_t *ne)
 {
     const an_cp_graph *g = m->g;
     dfs_frame *st = NULL;
@@ -348,7 +381,7 @@ static void fold_all(wi_model *m, fold_map *f, size_t *nk, size_t *ne, size_t *c
                 fr->np = (uint32_t)an_cp_preds(g, push, &fr->src, &type);
                 fr->v = (uint32_t)push;
                 fr->k = 0;
-                fr->op = f->anc[push] == A_OPEND ? (int32_t)f->off[push] : -1;
+                fr->op = f->anc[push] == A_OPEND ? op_at(m, (size_t)(push >> 1)) : -1;
                 fr->cycle = false;
                 f->anc[push] = A_OPEN;
             }
@@ -367,11 +400,12 @@ static void fold_all(wi_model *m, fold_map *f, size_t *nk, size_t *ne, size_t *c
             if (fr->cycle)
                 f->anc[fr->v] = A_CYCLE;
             else
-                fold_node(m, f, fr->v, fr->op, nk, ne, cap);
+                fold_node(m, f, fr->v, fr->op, nk, ne);
             if (--sp == 0)
                 push = UINT64_MAX; /* this tree is done */
         }
     }
+    cp_log_debug("whatif: depth-first walk %zu frames deep at most", st_cap);
     free(st);
 }
 
@@ -379,26 +413,29 @@ static void fold_all(wi_model *m, fold_map *f, size_t *nk, size_t *ne, size_t *c
  * kept nodes instead of pointer chasing through the per-rank CSRs. */
 static void compact(wi_model *m)
 {
-    size_t n = m->n;
-    fold_map f = { cp_xmalloc((n ? n : 1) * sizeof *f.anc), cp_xmalloc((n ? n : 1) * sizeof *f.off) };
+    size_t n = m->n, ne_max = m->g->n_edges;
+    /* sized for the worst case (pages never touched cost nothing), shrunk
+     * once the counts are known */
+    fold_map f = { cp_xmalloc((n ? n : 1) * sizeof *f.anc), cp_xmalloc((n + 1) * sizeof *f.slot_ts) };
     memset(f.anc, 0xff, n * sizeof *f.anc);
-    for (size_t k = 0; k < m->n_ops; k++) {
-        f.anc[m->ops[k].end] = A_OPEND;
-        f.off[m->ops[k].end] = (int64_t)k;
-    }
-    /* at most one slot per node plus slot 0 (pages never touched cost
-     * nothing); shrunk once the count is known */
+    for (size_t k = 0; k < m->n_ops; k++)
+        f.anc[2 * (uint64_t)m->ops[k].ev + 1] = A_OPEND;
     m->pstart = cp_xmalloc((n + 2) * sizeof *m->pstart);
     m->opq = cp_xmalloc((n + 1) * sizeof *m->opq);
+    m->pa = cp_xmalloc((ne_max ? ne_max : 1) * sizeof *m->pa);
+    m->po = cp_xmalloc((ne_max ? ne_max : 1) * sizeof *m->po);
     m->op_trace = cp_xcalloc(m->n_ops ? m->n_ops : 1, sizeof *m->op_trace);
-    size_t nk = 1, ne = 0, cap = 0;
+    size_t nk = 1, ne = 0;
     m->pstart[0] = 0;
     m->opq[0] = -1;
-    fold_all(m, &f, &nk, &ne, &cap);
+    f.slot_ts[0] = 0;
+    fold_all(m, &f, &nk, &ne);
     m->n_keep = nk;
     m->pstart[nk] = (uint32_t)ne;
     m->pstart = cp_xrealloc(m->pstart, (nk + 1) * sizeof *m->pstart);
     m->opq = cp_xrealloc(m->opq, nk * sizeof *m->opq);
+    m->pa = cp_xrealloc(m->pa, (ne ? ne : 1) * sizeof *m->pa);
+    m->po = cp_xrealloc(m->po, (ne ? ne : 1) * sizeof *m->po);
     size_t no = m->n_ops ? m->n_ops : 1;
     m->op_start_a = cp_xmalloc(no * sizeof *m->op_start_a);
     m->op_start_o = cp_xmalloc(no * sizeof *m->op_start_o);
@@ -407,15 +444,15 @@ static void compact(wi_model *m)
     for (size_t k = 0; k < m->n_ops; k++) {
         uint64_t s = 2 * (uint64_t)m->ops[k].ev;
         m->op_start_a[k] = f.anc[s];
-        m->op_start_o[k] = f.off[s];
-        m->op_end_q[k] = f.anc[m->ops[k].end];
+        m->op_start_o[k] = f.anc[s] < A_CYCLE ? fold_off(&f, s, an_cp_node_ts(m->g, s)) : 0;
+        m->op_end_q[k] = f.anc[s + 1];
         m->op_ideal[k] = m->ideal[m->ops[k].group];
         if (m->op_start_a[k] >= A_CYCLE || m->op_end_q[k] >= A_CYCLE)
             m->ops[k].step = -1; /* on a cycle: not replayed, not timed */
     }
     cp_log_debug("whatif: %zu of %zu nodes kept for the replays, %zu predecessors", nk - 1, n, ne);
     free(f.anc);
-    free(f.off);
+    free(f.slot_ts);
 }
 
 /* ---- replays ---- */
