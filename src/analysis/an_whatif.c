@@ -302,16 +302,14 @@ static inline bool unseen(uint32_t a) { return a == A_UNSEEN || a == A_OPEND; }
 /* The offset of done node v (traced instant ts) from its anchor. */
 static inline int64_t fold_off(const fold_map *f, uint64_t v, int64_t ts) { return ts - f->slot_ts[f->anc[v]]; }
 
-/* Node v, whose predecessors are all done: fold it onto its predecessor's
- * anchor, or give it slot *nk and append its predecessors to pa/po (sized
- * for every edge). Integer offsets add up exactly, so a folded replay gives
- * the same instants bit for bit. */
-static void fold_node(wi_model *m, fold_map *f, uint64_t v, int32_t op, size_t *nk, size_t *ne)
+/* Node v, whose np predecessors src[] are all done: fold it onto its
+ * predecessor's anchor, or give it slot *nk and append its predecessors to
+ * pa/po (sized for every edge). Integer offsets add up exactly, so a
+ * folded replay gives the same instants bit for bit. */
+static void fold_node(wi_model *m, fold_map *f, uint64_t v, const uint32_t *src, size_t np, int32_t op, size_t *nk,
+                      size_t *ne)
 {
     const an_cp_graph *g = m->g;
-    const uint32_t *src;
-    const uint8_t *type;
-    size_t np = an_cp_preds(g, v, &src, &type);
     m->n_sources += np == 0;
     if (np == 0) { /* a source: replayed at its traced instant, slot 0 + ts */
         f->anc[v] = 0;
@@ -400,7 +398,7 @@ static void fold_all(wi_model *m, fold_map *f, size_t *nk, size_t *ne)
             if (fr->cycle)
                 f->anc[fr->v] = A_CYCLE;
             else
-                fold_node(m, f, fr->v, fr->op, nk, ne);
+                fold_node(m, f, fr->v, fr->src, fr->np, fr->op, nk, ne);
             if (--sp == 0)
                 push = UINT64_MAX; /* this tree is done */
         }
