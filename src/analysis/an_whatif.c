@@ -237,9 +237,12 @@ static void collect_ops(wi_model *m, const an_steps_result *sr)
 {
     const an_cp_graph *g = m->g;
     const tl_timeline *tl = g->tl;
-    /* at most one op an event: reserved once (pages never touched cost
-     * nothing), shrunk below, instead of regrown and copied */
-    m->ops = cp_xmalloc((tl->n_events ? tl->n_events : 1) * sizeof *m->ops);
+    /* at most one op a GPU work event: reserved once, shrunk below,
+     * instead of regrown and copied */
+    size_t n_gpu = 0;
+    for (size_t i = 0; i < tl->n_events; i++)
+        n_gpu += gpu_op(tl, i);
+    m->ops = cp_xmalloc((n_gpu ? n_gpu : 1) * sizeof *m->ops);
     for (size_t r = 0; r < tl->n_ranks; r++) {
         const an_rank_steps *rs = &sr->ranks[r];
         size_t first = m->n_ops;
