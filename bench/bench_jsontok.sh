@@ -30,7 +30,7 @@ if [ -f /usr/include/yajl/yajl_parse.h ]; then DEFS="$DEFS -DHAVE_YAJL"; LIBS="$
 if [ -f /usr/include/jsmn.h ]; then DEFS="$DEFS -DHAVE_JSMN"; fi
 # shellcheck disable=SC2086
 $CC -std=c17 -O2 -D_GNU_SOURCE $DEFS -Isrc -o "$BIN" bench/bench_jsontok.c \
-    "$BUILD/libcp_base.a" $LIBS -lz -lzstd -lpthread -lm
+    "$BUILD/libcp_base.a" $LIBS -lz -lzstd $(pkg-config --libs libisal 2>/dev/null) -lpthread -lm
 
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cpus; compiler: $($CC --version | head -1)"
 "$BIN" gen "$JSON" "$MB"

@@ -138,6 +138,61 @@ static int cmp_row(const void *pa, const void *pb)
     return (a->seq > b->seq) - (a->seq < b->seq);
 }
 
+/* Kernel sequences seen so far, by their kernel name ids: a sequence's
+ * text ("k1 -> k2 -> ...", kernel names of hundreds of bytes) is built and
+ * interned only the first time its ids occur, not once per op instance.
+ * The same ids always give the same text, so the ids handed out are what
+ * interning every instance's text would give. Open addressing; slots hold
+ * an entry index + 1. */
+typedef struct seq_ent {
+    uint64_t hash;
+    uint32_t off, n;         /* ids[off .. off + n) */
+    uint32_t seq;            /* its id in aten_rank.seqs */
+} seq_ent;
+
+typedef struct seq_map {
+    uint32_t *slot, *ids;
+    seq_ent *e;
+    size_t cap, n, n_ids, cap_ids, cap_e;
+} seq_map;
+
+static uint32_t seq_id(seq_map *m, cp_intern *seqs, const tl_timeline *tl, const uint32_t *k, size_t nk, cp_buf *txt)
+{
+    uint64_t h = cp_hash64(k, nk * sizeof *k);
+    if (2 * (m->n + 1) > m->cap) { /* grow and rehash */
+        size_t cap = m->cap ? 2 * m->cap : 1024;
+        free(m->slot);
+        m->slot = cp_xcalloc(cap, sizeof *m->slot);
+        m->cap = cap;
+        for (size_t i = 0; i < m->n; i++) {
+            size_t j = (size_t)m->e[i].hash & (cap - 1);
+            while (m->slot[j])
+                j = (j + 1) & (cap - 1);
+            m->slot[j] = (uint32_t)i + 1;
+        }
+    }
+    size_t j = (size_t)h & (m->cap - 1);
+    for (; m->slot[j]; j = (j + 1) & (m->cap - 1)) {
+        const seq_ent *x = &m->e[m->slot[j] - 1];
+        if (x->hash == h && x->n == nk && memcmp(m->ids + x->off, k, nk * sizeof *k) == 0)
+            return x->seq;
+    }
+    cp_buf_reset(txt);
+    for (size_t i = 0; i < nk; i++) {
+        if (i)
+            cp_buf_puts(txt, " -> ");
+        cp_buf_puts(txt, tl_str(tl, k[i]));
+    }
+    uint32_t id = cp_intern_s(seqs, cp_buf_str(txt));
+    cp_xgrow((void **)&m->ids, &m->cap_ids, m->n_ids + nk, sizeof *m->ids);
+    memcpy(m->ids + m->n_ids, k, nk * sizeof *k);
+    cp_xgrow((void **)&m->e, &m->cap_e, m->n + 1, sizeof *m->e);
+    m->e[m->n] = (seq_ent){ h, (uint32_t)m->n_ids, (uint32_t)nk, id };
+    m->slot[j] = (uint32_t)++m->n;
+    m->n_ids += nk;
+    return id;
+}
+
 static size_t collect_ops(const an_ctx *ctx, const an_view *v, an_ev_rec **out)
 {
     const tl_timeline *tl = ctx->tl;
@@ -207,18 +262,23 @@ static void aten_compute(const an_ctx *ctx, const an_view *v, void *outp)
     /* op instances: the kernel sequence and the first launch's delays */
     inst *ins = cp_xmalloc((nh ? nh : 1) * sizeof *ins);
     size_t ni = 0;
-    cp_buf seq = CP_BUF_INIT;
+    cp_buf txt = CP_BUF_INIT;
+    seq_map sm = { 0 };
+    uint32_t *k = NULL;
+    size_t cap_k = 0;
     for (size_t a = 0, b; a < nh; a = b) {
-        cp_buf_reset(&seq);
         for (b = a; b < nh && h[b].op == h[a].op; b++) {
-            if (b > a)
-                cp_buf_puts(&seq, " -> ");
-            cp_buf_puts(&seq, tl_str(tl, h[b].kernel));
+            cp_xgrow((void **)&k, &cap_k, b - a + 1, sizeof *k);
+            k[b - a] = h[b].kernel;
         }
-        ins[ni++] = (inst){ tl->name[v->base + ops[h[a].op].i], cp_intern_s(&out->seqs, cp_buf_str(&seq)),
+        ins[ni++] = (inst){ tl->name[v->base + ops[h[a].op].i], seq_id(&sm, &out->seqs, tl, k, b - a, &txt),
                             h[a].op_delay_ns, h[a].rt_delay_ns };
     }
-    cp_buf_free(&seq);
+    cp_buf_free(&txt);
+    free(k);
+    free(sm.slot);
+    free(sm.ids);
+    free(sm.e);
     free(h);
     free(ops);
     out->ops = (int64_t)ni;

@@ -170,7 +170,7 @@ static inline size_t node_local(const an_cp_graph *g, const an_cp_rank *gr, uint
     return (size_t)(node - 2 * (uint64_t)gr->ev0);
 }
 
-size_t an_cp_preds(const an_cp_graph *g, uint64_t node, const uint64_t **src, const uint8_t **type)
+size_t an_cp_preds(const an_cp_graph *g, uint64_t node, const uint32_t **src, const uint8_t **type)
 {
     const an_cp_rank *gr = &g->ranks[node_rank(g, node)];
     if (!gr->off) {
@@ -186,7 +186,7 @@ size_t an_cp_preds(const an_cp_graph *g, uint64_t node, const uint64_t **src, co
 
 uint32_t an_cp_node_rank(const an_cp_graph *g, uint64_t node) { return node_rank(g, node); }
 
-size_t an_cp_binding(const an_cp_graph *g, uint64_t node, const uint64_t *src, size_t np)
+size_t an_cp_binding(const an_cp_graph *g, uint64_t node, const uint32_t *src, size_t np)
 {
     uint32_t rv = node_rank(g, node);
     size_t best = SIZE_MAX;
@@ -207,7 +207,7 @@ size_t an_cp_binding(const an_cp_graph *g, uint64_t node, const uint64_t *src, s
 /* ---- build ---- */
 
 typedef struct edge_rec {
-    uint64_t dst_local, src;
+    uint32_t dst_local, src; /* node ids < AN_CP_MAX_NODES (checked before the build) */
     uint8_t type;
 } edge_rec;
 
@@ -228,7 +228,7 @@ static void add_edge(rank_build *b, const an_cp_rank *gr, uint64_t dst, uint64_t
         return;
     }
     cp_xgrow((void **)&b->e, &b->cap, b->n + 1, sizeof *b->e);
-    b->e[b->n++] = (edge_rec){ node_local(b->g, gr, dst), src, (uint8_t)type };
+    b->e[b->n++] = (edge_rec){ (uint32_t)node_local(b->g, gr, dst), (uint32_t)src, (uint8_t)type };
 }
 
 #define START(ev) ((uint64_t)(ev) * 2)
@@ -528,6 +528,14 @@ static void build_rank(void *ctx, size_t r)
             add_edge(&b, gr, 2 * (uint64_t)g->n_ev + g->n_x + k, START(g->inst_mem[q]), AN_CE_ARRIVE);
     }
     size_t nl = 2 * gr->n_ev + gr->n_x + gr->n_a;
+    j->dropped[r] = b.dropped;
+    j->bad_nesting[r] = b.bad_nesting;
+    j->merged[r] = b.merged_bwd;
+    if (b.n >= UINT32_MAX) { /* offsets would not fit: the rank stays without edges */
+        j->dropped[r] += (int64_t)b.n;
+        free(b.e);
+        return;
+    }
     gr->off = cp_xcalloc(nl + 1, sizeof *gr->off);
     for (size_t k = 0; k < b.n; k++)
         gr->off[b.e[k].dst_local + 1]++;
@@ -535,10 +543,10 @@ static void build_rank(void *ctx, size_t r)
         gr->off[l + 1] += gr->off[l];
     gr->src = cp_xmalloc((b.n ? b.n : 1) * sizeof *gr->src);
     gr->type = cp_xmalloc(b.n ? b.n : 1);
-    uint64_t *fill = cp_xmalloc((nl ? nl : 1) * sizeof *fill);
+    uint32_t *fill = cp_xmalloc((nl ? nl : 1) * sizeof *fill);
     memcpy(fill, gr->off, nl * sizeof *fill);
     for (size_t k = 0; k < b.n; k++) {
-        uint64_t at = fill[b.e[k].dst_local]++;
+        uint32_t at = fill[b.e[k].dst_local]++;
         gr->src[at] = b.e[k].src;
         gr->type[at] = b.e[k].type;
         g->by_type[r * AN_CE__COUNT + b.e[k].type]++;
@@ -546,9 +554,6 @@ static void build_rank(void *ctx, size_t r)
     gr->n_edges = b.n;
     free(fill);
     free(b.e);
-    j->dropped[r] = b.dropped;
-    j->bad_nesting[r] = b.bad_nesting;
-    j->merged[r] = b.merged_bwd;
 }
 
 void an_cp_graph_free(an_cp_graph *g)
@@ -608,6 +613,10 @@ an_cp_graph *an_cp_graph_build(const an_ctx *ctx)
         g->parent[i] = -1;
     g->by_type = cp_xcalloc((tl->n_ranks ? tl->n_ranks : 1) * AN_CE__COUNT, sizeof *g->by_type);
     instances(g);
+    if (2 * (uint64_t)g->n_ev + g->n_x + g->n_inst >= AN_CP_MAX_NODES) {
+        an_cp_graph_free(g);
+        return NULL;
+    }
     size_t xk = 0, ak = 0;
     for (size_t r = 0; r < tl->n_ranks; r++) {
         const tl_rank *rk = &tl->ranks[r];
@@ -817,7 +826,7 @@ static void walk_step(void *ctx, size_t si)
             clip[r] = INT64_MAX;
             for (uint32_t t = rk->track_begin; t < rk->track_end; t++)
                 for (size_t i = tl->tracks[t].ev_begin; i < tl->tracks[t].ev_end; i++) {
-                    const uint64_t *src;
+                    const uint32_t *src;
                     const uint8_t *type;
                     if (!on_path_window(tl, i) || !an_cp_preds(g, END(i), &src, &type))
                         continue; /* profiler bookkeeping, or nothing leads to it */
@@ -867,7 +876,7 @@ static void walk_step(void *ctx, size_t si)
             p->truncated = true;
             break;
         }
-        const uint64_t *src;
+        const uint32_t *src;
         const uint8_t *type;
         size_t np = an_cp_preds(g, v, &src, &type);
         size_t best = an_cp_binding(g, v, src, np);
@@ -1008,6 +1017,10 @@ int an_critpath_run(an_ctx *ctx)
     rep_node *top = rep_obj(rp, rp->root, "critical_path", "critical path across ranks");
     an_cp_graph *g = an_cp_graph_build(ctx);
     res->graph = g;
+    if (!g) {
+        rep_str(rp, top, "skipped", NULL, "more nodes than 32-bit node ids hold (AN_CP_MAX_NODES)");
+        return 0;
+    }
 
     rep_node *gn = rep_obj(rp, top, "graph", "dependency graph");
     rep_int(rp, gn, "nodes", NULL, (int64_t)g->n_nodes, NULL);

@@ -41,8 +41,9 @@ typedef struct an_cp_rank {
     size_t ev0, n_ev;           /* the rank's events [ev0, ev0 + n_ev) */
     size_t x0, n_x;             /* its matched collective kernels x[x0, x0 + n_x) */
     size_t a0, n_a;             /* the instances whose last arriver it is, inst[a0, a0 + n_a) */
-    uint64_t *off;              /* 2*n_ev + n_x + n_a + 1 offsets into src/type */
-    uint64_t *src;              /* predecessor node ids (global) */
+    uint32_t *off;              /* 2*n_ev + n_x + n_a + 1 offsets into src/type; NULL: no
+                                 * edges (none built, or more than 32-bit offsets hold) */
+    uint32_t *src;              /* predecessor node ids (global; every id < AN_CP_MAX_NODES) */
     uint8_t *type;              /* an_cp_edge */
     size_t n_edges;
 } an_cp_rank;
@@ -68,13 +69,17 @@ typedef struct an_cp_graph {
     int64_t dropped_edges, bad_nesting, merged_bwd_ranks;
 } an_cp_graph;
 
+/* Node ids are 32-bit (half the graph's memory of 64-bit ids): a larger
+ * job gets no graph (the critical path and the what-if say skipped). */
+#define AN_CP_MAX_NODES ((uint64_t)UINT32_MAX)
+
 /* Build the graph of every rank (in parallel, ctx->opts->nthreads). Needs
  * the collectives result for the cross-rank edges (none without it). */
 an_cp_graph *an_cp_graph_build(const an_ctx *ctx);
 void an_cp_graph_free(an_cp_graph *g);
 int64_t an_cp_node_ts(const an_cp_graph *g, uint64_t node);
 /* Predecessors of node: count, with their ids and edge types. */
-size_t an_cp_preds(const an_cp_graph *g, uint64_t node, const uint64_t **src, const uint8_t **type);
+size_t an_cp_preds(const an_cp_graph *g, uint64_t node, const uint32_t **src, const uint8_t **type);
 const char *an_cp_edge_name(an_cp_edge e);
 /* Rank index of a node. */
 uint32_t an_cp_node_rank(const an_cp_graph *g, uint64_t node);
@@ -82,7 +87,7 @@ uint32_t an_cp_node_rank(const an_cp_graph *g, uint64_t node);
  * satisfied last (latest instant; on a tie the one on the node's rank,
  * then the first). Its position in src, SIZE_MAX when np is 0. The
  * critical path walks these; the what-if replays keep their gaps. */
-size_t an_cp_binding(const an_cp_graph *g, uint64_t node, const uint64_t *src, size_t np);
+size_t an_cp_binding(const an_cp_graph *g, uint64_t node, const uint32_t *src, size_t np);
 
 #define AN_CP_TOP_EVENTS 10     /* events[] entries per step */
 /* A kernel that starts this long after both its launch call ended and its

@@ -9,8 +9,9 @@
  *   (the OSDI'25 artifact's format; a job with one is analysed on it).
  *   What follows describes the Kineto builder; the scenarios are common.
  * - The job is replayed on the dependency graph an_critpath built: nodes in
- *   topological order (Kahn), each node at the latest of its predecessors'
- *   replayed instants plus a lag. The lag of an op's span (a GPU kernel's
+ *   topological order (a depth-first post-order over the predecessor
+ *   lists), each node at the latest of its predecessors' replayed instants
+ *   plus a lag. The lag of an op's span (a GPU kernel's
  *   duration, a matched collective's transfer) is the op's duration in the
  *   scenario; the lag of the node's binding predecessor (the one satisfied
  *   last in the trace, as the critical path picks it) is the gap the trace
@@ -20,6 +21,11 @@
  *   durations it changes, propagated along the dependencies (a collective
  *   starts its transfer when its last member arrives, a blocked host
  *   resumes when its GPU work ends, ...).
+ * - Most nodes (CPU instants, sources) have one predecessor whose lag no
+ *   scenario changes: they are folded onto an earlier kept node plus a
+ *   constant offset (an_whatif.h, wi_model), so a replay visits only the
+ *   kept nodes (5.19 M -> 1.43 M on the PERFORMANCE.md bench set); integer
+ *   offsets add up exactly, the instants are the same bit for bit.
  * - Ops are the GPU work inside profiler steps: kernels, copies, memsets
  *   (duration) and collectives (transfer time, an_collectives' split). An
  *   op's identity across workers and steps is (name, k): the k-th op of that
@@ -50,6 +56,7 @@
 #include "an_whatif.h"
 #include "an_critpath.h"
 #include "an_results.h"
+#include "../base/log.h"
 #include "../base/par.h"
 #include "../base/sort.h"
 #include "../base/util.h"
@@ -74,165 +81,296 @@ typedef struct wi_kmodel {
     const char *tnames[AN_WI_TYPES];
 } wi_kmodel;
 
-/* ---- the model ---- */
-
 /* ---- the shared model (an_whatif.h) ---- */
 
-void wi_topo_order(wi_model *m, const wi_graph_src *gs)
+/* Identities and their ideal durations: one sort of packed identity keys,
+ * then each identity's durations sorted on their own, so the mean adds
+ * them in ascending order and the median reads them directly (the same
+ * sums as one sort of (identity, duration) records, at a third of its
+ * memory). An identity is communication when its shortest op (first in
+ * index order) is. */
+void wi_ideals(wi_model *m, uint64_t (*key)(const wi_op *o))
 {
-    size_t n = gs->n; /* < 2^32 and edges < 2^32: checked by the caller */
-    uint32_t *indeg = cp_xcalloc(n ? n : 1, sizeof *indeg);
-    uint32_t *off = cp_xcalloc(n + 1, sizeof *off);
-    for (uint64_t v = 0; v < n; v++) {
-        const uint64_t *src;
-        size_t np = gs->preds(gs->ctx, v, &src);
-        indeg[v] = (uint32_t)np;
-        for (size_t k = 0; k < np; k++)
-            off[src[k] + 1]++;
-    }
-    for (size_t v = 0; v < n; v++)
-        off[v + 1] += off[v];
-    uint32_t *succ = cp_xmalloc((off[n] ? off[n] : 1) * sizeof *succ);
-    uint32_t *fill = cp_xmalloc((n ? n : 1) * sizeof *fill);
-    memcpy(fill, off, n * sizeof *fill);
-    for (uint64_t v = 0; v < n; v++) {
-        const uint64_t *src;
-        size_t np = gs->preds(gs->ctx, v, &src);
-        for (size_t k = 0; k < np; k++)
-            succ[fill[src[k]]++] = (uint32_t)v;
-    }
-    free(fill);
-    m->order = cp_xmalloc((n ? n : 1) * sizeof *m->order);
-    size_t head = 0, tail = 0;
-    for (uint64_t v = 0; v < n; v++)
-        if (!indeg[v])
-            m->order[tail++] = (uint32_t)v;
-    while (head < tail) {
-        uint32_t u = m->order[head++];
-        for (uint32_t k = off[u]; k < off[u + 1]; k++)
-            if (--indeg[succ[k]] == 0)
-                m->order[tail++] = succ[k];
-    }
-    m->n_order = tail; /* a node on a cycle (none when every edge goes forward) is never emitted, nor its successors */
-    free(succ);
-    free(off);
-    free(indeg);
-}
-
-/* The replay's arrays in topological order (see wi_model): one linear
- * pass a replay instead of pointer chasing through the builder's graph. */
-void wi_compact(wi_model *m, const wi_graph_src *gs)
-{
-    size_t n = gs->n, nq = m->n_order;
-    uint32_t *pos = cp_xmalloc((n ? n : 1) * sizeof *pos);
-    memset(pos, 0xff, n * sizeof *pos);
-    for (size_t q = 0; q < nq; q++)
-        pos[m->order[q]] = (uint32_t)q;
-    int32_t *op_of = cp_xmalloc((n ? n : 1) * sizeof *op_of);
+    size_t n = m->n_ops;
+    cp_kv *kv = cp_xmalloc((n ? n : 1) * sizeof *kv);
     for (size_t k = 0; k < n; k++)
-        op_of[k] = -1;
-    for (size_t k = 0; k < m->n_ops; k++)
-        op_of[m->ops[k].end] = (int32_t)k;
-    m->pstart = cp_xmalloc((nq + 1) * sizeof *m->pstart);
-    m->lag0 = cp_xmalloc((nq ? nq : 1) * sizeof *m->lag0);
-    m->opq = cp_xmalloc((nq ? nq : 1) * sizeof *m->opq);
-    size_t ne = 0, cap = 0;
-    for (size_t q = 0; q < nq; q++) {
-        uint64_t v = m->order[q];
-        const uint64_t *src;
-        size_t np = gs->preds(gs->ctx, v, &src);
-        size_t b = gs->binding(gs->ctx, v, src, np);
-        m->pstart[q] = (uint32_t)ne;
-        m->n_sources += np == 0;
-        m->opq[q] = op_of[v];
-        m->lag0[q] = gs->lag0(gs->ctx, v, src, b);
-        cp_xgrow((void **)&m->pred, &cap, ne + np + 1, sizeof *m->pred);
-        if (b != SIZE_MAX)
-            m->pred[ne++] = pos[src[b]];
-        for (size_t k = 0; k < np; k++)
-            if (k != b)
-                m->pred[ne++] = pos[src[k]];
-    }
-    m->pstart[nq] = (uint32_t)ne;
-    m->op_start_q = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *m->op_start_q);
-    m->op_end_q = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *m->op_end_q);
-    m->op_ideal = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *m->op_ideal);
-    for (size_t k = 0; k < m->n_ops; k++) {
-        m->op_start_q[k] = pos[m->ops[k].start];
-        m->op_end_q[k] = pos[m->ops[k].end];
-        m->op_ideal[k] = m->ideal[m->ops[k].group];
-        if (m->op_start_q[k] == UINT32_MAX || m->op_end_q[k] == UINT32_MAX)
-            m->ops[k].step = -1; /* on a cycle: not replayed, not timed */
-    }
-    /* a replayed instant is at most the latest source plus every lag (an
-     * op's: the larger of traced and ideal) */
-    double bound = 0, lags = 0;
-    for (size_t q = 0; q < nq; q++) {
-        double l = fabs((double)m->lag0[q]);
-        if (m->pstart[q] == m->pstart[q + 1])
-            bound = CP_MAX(bound, l);
-        else
-            lags += m->opq[q] >= 0 ? CP_MAX(l, fabs((double)m->op_ideal[m->opq[q]])) : l;
-    }
-    m->out_of_range = bound + lags > 4e18;
-    free(op_of);
-    free(pos);
-    free(m->order);
-    m->order = NULL;
-}
-
-typedef struct op_rec {
-    uint64_t k0, k1, k2;
-    size_t i;
-} op_rec;
-
-static uint64_t op_key(const void *p, int k, const void *ctx)
-{
-    (void)ctx;
-    const op_rec *r = p;
-    return k == 0 ? r->k0 : k == 1 ? r->k1 : r->k2;
-}
-
-void wi_ideals(wi_model *m)
-{
-    op_rec *v = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *v);
+        kv[k] = (cp_kv){ key(&m->ops[k]), k };
+    cp_sort_kv(kv, n, NULL);
+    m->ideal = cp_xmalloc((n ? n : 1) * sizeof *m->ideal);
     m->n_groups = 0;
-    for (size_t k = 0; k < m->n_ops; k++) {
-        v[k] = (op_rec){ m->ops[k].group, cp_key_i64(m->ops[k].dur_ns), 0, k };
-        m->n_groups = CP_MAX(m->n_groups, (size_t)m->ops[k].group + 1);
-    }
-    cp_sort_records(v, m->n_ops, sizeof *v, 2, op_key, NULL);
-    m->ideal = cp_xcalloc(m->n_groups ? m->n_groups : 1, sizeof *m->ideal);
-    for (size_t a = 0; a < m->n_ops;) {
-        size_t b = a + 1;
-        while (b < m->n_ops && v[b].k0 == v[a].k0)
+    uint64_t *d = NULL;
+    size_t d_cap = 0;
+    for (size_t a = 0; a < n;) {
+        size_t b = a + 1, first = kv[a].val;
+        while (b < n && kv[b].key == kv[a].key)
             b++;
+        cp_xgrow((void **)&d, &d_cap, b - a, sizeof *d);
+        for (size_t k = a; k < b; k++) {
+            const wi_op *o = &m->ops[kv[k].val];
+            d[k - a] = cp_key_i64(o->dur_ns);
+            if (o->dur_ns < m->ops[first].dur_ns)
+                first = kv[k].val;
+        }
+        size_t nd = b - a;
+        cp_sort_u64(d, nd, NULL);
+        uint32_t gid = (uint32_t)m->n_groups++;
         int64_t ideal;
-        if (m->ops[v[a].i].comm) { /* median (durations are sorted) */
-            size_t mid = a + (b - a) / 2;
-            ideal = (b - a) % 2 ? m->ops[v[mid].i].dur_ns
-                                : (m->ops[v[mid - 1].i].dur_ns + m->ops[v[mid].i].dur_ns) / 2;
+        if (m->ops[first].comm) { /* median */
+            ideal = nd % 2 ? cp_key_to_i64(d[nd / 2]) : (cp_key_to_i64(d[nd / 2 - 1]) + cp_key_to_i64(d[nd / 2])) / 2;
         } else {
             double s = 0;
-            for (size_t k = a; k < b; k++)
-                s += (double)m->ops[v[k].i].dur_ns;
-            ideal = (int64_t)llround(s / (double)(b - a));
+            for (size_t k = 0; k < nd; k++)
+                s += (double)cp_key_to_i64(d[k]);
+            ideal = (int64_t)llround(s / (double)nd);
         }
-        m->ideal[v[a].k0] = ideal;
+        m->ideal[gid] = ideal;
+        for (size_t k = a; k < b; k++)
+            m->ops[kv[k].val].group = gid;
         a = b;
     }
-    free(v);
+    m->ideal = cp_xrealloc(m->ideal, (m->n_groups ? m->n_groups : 1) * sizeof *m->ideal);
+    free(d);
+    free(kv);
+}
+
+/* Node -> anchor slot while compacting. Until a node is done its anchor is
+ * one of the A_ marks (A_OPEND: not entered yet, an op's end node). */
+enum { A_UNSEEN = UINT32_MAX, A_OPEN = UINT32_MAX - 1, A_CYCLE = UINT32_MAX - 2, A_OPEND = UINT32_MAX - 3 };
+_Static_assert(WI_MAX_NODES <= A_OPEND, "node ids and slots stay below the marks");
+
+/* A done node's offset from its anchor: with gs->ts it is not stored, the
+ * lags folded into it being the trace's gaps, which add up to ts(node) -
+ * ts(anchor) exactly (slot 0 stands at 0); else off[] holds it. */
+typedef struct fold_map {
+    const wi_graph_src *gs;
+    uint32_t *anc;         /* per node */
+    int64_t *slot_ts;      /* with gs->ts: per kept slot, its instant */
+    int64_t *off;          /* without: per node, its offset */
+    const cp_kv *op_idx;   /* (end node, op) when m->ops are not in end order, else NULL */
+    /* out_of_range's terms over the replayed nodes: the largest source
+     * instant and the sum of every other node's lag (an op's: the larger of
+     * traced and ideal), all in absolute value */
+    double bound, lags;
+} fold_map;
+
+static inline bool unseen(uint32_t a) { return a == A_UNSEEN || a == A_OPEND; }
+
+static inline int64_t fold_off(const fold_map *f, uint64_t v)
+{
+    return f->off ? f->off[v] : f->gs->ts(f->gs->ctx, v) - f->slot_ts[f->anc[v]];
+}
+
+/* Node v, whose np predecessors src[] are all done: fold it onto its
+ * predecessor's anchor, or give it slot *nk and append its predecessors to
+ * pa/po (sized for every edge). Integer offsets add up exactly, so a
+ * folded replay gives the same instants bit for bit. */
+static void fold_node(wi_model *m, fold_map *f, uint64_t v, const uint32_t *src, size_t np, int32_t op, size_t *nk,
+                      size_t *ne)
+{
+    const wi_graph_src *gs = f->gs;
+    m->n_sources += np == 0;
+    if (np == 0) { /* a source: replayed at its instant, slot 0 + its lag0 */
+        int64_t t0 = gs->lag0(gs->ctx, v, src, SIZE_MAX);
+        f->bound = CP_MAX(f->bound, fabs((double)t0));
+        if (op < 0) {
+            f->anc[v] = 0;
+            if (f->off)
+                f->off[v] = t0;
+            return;
+        }
+        /* an op's end without a predecessor (no builder makes one): a slot at its instant */
+        size_t q = (*nk)++;
+        m->pstart[q] = (uint32_t)*ne;
+        m->opq[q] = -1;
+        m->pa[*ne] = 0;
+        m->po[(*ne)++] = t0;
+        f->anc[v] = (uint32_t)q;
+        if (f->off)
+            f->off[v] = 0;
+        else
+            f->slot_ts[q] = gs->ts(gs->ctx, v);
+        return;
+    }
+    size_t b = gs->binding(gs->ctx, v, src, np);
+    int64_t lag = gs->lag0(gs->ctx, v, src, b);
+    f->lags += op >= 0 ? CP_MAX(fabs((double)lag), fabs((double)m->ideal[m->ops[op].group])) : fabs((double)lag);
+    if (np == 1 && op < 0) {
+        f->anc[v] = f->anc[src[0]];
+        if (f->off)
+            f->off[v] = f->off[src[0]] + lag;
+        return;
+    }
+    size_t q = (*nk)++;
+    m->pstart[q] = (uint32_t)*ne;
+    m->opq[q] = op;
+    if (op >= 0)
+        m->op_trace[op] = lag;
+    m->pa[*ne] = f->anc[src[b]];
+    m->po[(*ne)++] = fold_off(f, src[b]) + (op >= 0 ? 0 : lag);
+    for (size_t k = 0; k < np; k++)
+        if (k != b) {
+            m->pa[*ne] = f->anc[src[k]];
+            m->po[(*ne)++] = fold_off(f, src[k]);
+        }
+    f->anc[v] = (uint32_t)q;
+    if (f->off)
+        f->off[v] = 0;
+    else
+        f->slot_ts[q] = gs->ts(gs->ctx, v);
+}
+
+/* The op whose span ends at node v (marked A_OPEND): by binary search
+ * over the ops (in end order) or over f->op_idx. */
+static int32_t op_at(const wi_model *m, const fold_map *f, uint64_t v)
+{
+    size_t lo = 0, hi = m->n_ops;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((f->op_idx ? f->op_idx[mid].key : m->ops[mid].end) < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (int32_t)(f->op_idx ? f->op_idx[lo].val : lo);
+}
+
+typedef struct dfs_frame {
+    const uint32_t *src;
+    uint32_t v, k, np;
+    int32_t op;
+    bool cycle;
+} dfs_frame;
+
+/* Fold every node, predecessors first: a depth-first walk over the
+ * predecessor lists (post-order is a topological order, and it needs no
+ * successor lists). A node on a cycle, or after one, is never replayed
+ * (none when every edge goes forward): the nodes Kahn's order leaves out. */
+static void fold_all(wi_model *m, fold_map *f, size_t *nk, size_t *ne)
+{
+    const wi_graph_src *gs = f->gs;
+    dfs_frame *st = NULL;
+    size_t sp = 0, st_cap = 0;
+    for (uint64_t v0 = 0; v0 < gs->n; v0++) {
+        if (!unseen(f->anc[v0]))
+            continue;
+        for (uint64_t push = v0; push != UINT64_MAX;) {
+            if (push != UINT64_MAX - 1) { /* enter a node */
+                cp_xgrow((void **)&st, &st_cap, sp + 1, sizeof *st);
+                dfs_frame *fr = &st[sp++];
+                fr->np = (uint32_t)gs->preds(gs->ctx, push, &fr->src);
+                fr->v = (uint32_t)push;
+                fr->k = 0;
+                fr->op = f->anc[push] == A_OPEND ? op_at(m, f, push) : -1;
+                fr->cycle = false;
+                f->anc[push] = A_OPEN;
+            }
+            dfs_frame *fr = &st[sp - 1];
+            push = UINT64_MAX - 1;
+            for (; fr->k < fr->np; fr->k++) {
+                uint32_t a = f->anc[fr->src[fr->k]];
+                if (unseen(a)) {
+                    push = fr->src[fr->k];
+                    break;
+                }
+                fr->cycle |= a == A_OPEN || a == A_CYCLE;
+            }
+            if (push != UINT64_MAX - 1)
+                continue;
+            if (fr->cycle) {
+                f->anc[fr->v] = A_CYCLE;
+                m->n_cycle++;
+            } else {
+                fold_node(m, f, fr->v, fr->src, fr->np, fr->op, nk, ne);
+            }
+            if (--sp == 0)
+                push = UINT64_MAX; /* this tree is done */
+        }
+    }
+    cp_log_debug("whatif: depth-first walk %zu frames deep at most", st_cap);
+    free(st);
+}
+
+/* (end node, op) sorted, for ops not in end order; NULL when they are. */
+static cp_kv *op_index(const wi_model *m)
+{
+    size_t k = 1;
+    while (k < m->n_ops && m->ops[k - 1].end < m->ops[k].end)
+        k++;
+    if (k >= m->n_ops)
+        return NULL;
+    cp_kv *idx = cp_xmalloc(m->n_ops * sizeof *idx);
+    for (k = 0; k < m->n_ops; k++)
+        idx[k] = (cp_kv){ m->ops[k].end, k };
+    cp_sort_kv(idx, m->n_ops, NULL);
+    return idx;
+}
+
+/* The replay's arrays (see wi_model): one linear pass a replay over the
+ * kept nodes instead of pointer chasing through the builder's graph. */
+void wi_compact(wi_model *m, const wi_graph_src *gs)
+{
+    size_t n = gs->n, ne_max = gs->n_edges + m->n_ops; /* + an op end without a predecessor's own */
+    /* sized for the worst case (pages never touched cost nothing), shrunk
+     * once the counts are known */
+    fold_map f = { gs, cp_xmalloc((n ? n : 1) * sizeof *f.anc), NULL, NULL, op_index(m), 0, 0 };
+    if (gs->ts)
+        f.slot_ts = cp_xmalloc((n + 1) * sizeof *f.slot_ts);
+    else
+        f.off = cp_xmalloc((n ? n : 1) * sizeof *f.off);
+    memset(f.anc, 0xff, n * sizeof *f.anc);
+    for (size_t k = 0; k < m->n_ops; k++)
+        f.anc[m->ops[k].end] = A_OPEND;
+    m->pstart = cp_xmalloc((n + 2) * sizeof *m->pstart);
+    m->opq = cp_xmalloc((n + 1) * sizeof *m->opq);
+    m->pa = cp_xmalloc((ne_max ? ne_max : 1) * sizeof *m->pa);
+    m->po = cp_xmalloc((ne_max ? ne_max : 1) * sizeof *m->po);
+    m->op_trace = cp_xcalloc(m->n_ops ? m->n_ops : 1, sizeof *m->op_trace);
+    size_t nk = 1, ne = 0;
+    m->pstart[0] = 0;
+    m->opq[0] = -1;
+    if (f.slot_ts)
+        f.slot_ts[0] = 0;
+    fold_all(m, &f, &nk, &ne);
+    /* a replayed instant is at most the latest source plus every lag: past
+     * this the int64 instants could overflow (only a damaged input) */
+    m->out_of_range = f.bound + f.lags > 4e18;
+    m->n_keep = nk;
+    m->pstart[nk] = (uint32_t)ne;
+    m->pstart = cp_xrealloc(m->pstart, (nk + 1) * sizeof *m->pstart);
+    m->opq = cp_xrealloc(m->opq, nk * sizeof *m->opq);
+    m->pa = cp_xrealloc(m->pa, (ne ? ne : 1) * sizeof *m->pa);
+    m->po = cp_xrealloc(m->po, (ne ? ne : 1) * sizeof *m->po);
+    size_t no = m->n_ops ? m->n_ops : 1;
+    m->op_start_a = cp_xmalloc(no * sizeof *m->op_start_a);
+    m->op_start_o = cp_xmalloc(no * sizeof *m->op_start_o);
+    m->op_end_q = cp_xmalloc(no * sizeof *m->op_end_q);
+    m->op_ideal = cp_xmalloc(no * sizeof *m->op_ideal);
+    for (size_t k = 0; k < m->n_ops; k++) {
+        uint64_t s = m->ops[k].start;
+        m->op_start_a[k] = f.anc[s];
+        m->op_start_o[k] = f.anc[s] < A_OPEND ? fold_off(&f, s) : 0;
+        m->op_end_q[k] = f.anc[m->ops[k].end];
+        m->op_ideal[k] = m->ideal[m->ops[k].group];
+        if (m->op_start_a[k] >= A_OPEND || m->op_end_q[k] >= A_OPEND)
+            m->ops[k].step = -1; /* on a cycle: not replayed, not timed */
+    }
+    cp_log_debug("whatif: %zu of %zu nodes kept for the replays, %zu predecessors", nk - 1, n, ne);
+    free((void *)f.op_idx);
+    free(f.anc);
+    free(f.slot_ts);
+    free(f.off);
 }
 
 void wi_model_free(wi_model *m)
 {
-    free(m->order);
     free(m->pstart);
-    free(m->pred);
-    free(m->lag0);
+    free(m->pa);
+    free(m->po);
     free(m->opq);
-    free(m->op_start_q);
+    free(m->op_start_a);
+    free(m->op_start_o);
     free(m->op_end_q);
+    free(m->op_trace);
     free(m->op_ideal);
     free(m->ops);
     free(m->ideal);
@@ -268,24 +406,24 @@ static bool selected(const scenario *s, const wi_op *o)
     return false;
 }
 
-/* One replay into t (n_order instants) and ideal (n_ops flags), the
+/* One replay into t (n_keep instants) and ideal (n_ops flags), the
  * caller's buffers. */
 static void simulate(const wi_model *m, scenario *s, int64_t *t, uint8_t *ideal)
 {
     for (size_t k = 0; k < m->n_ops; k++)
         ideal[k] = (uint8_t)(s->base_ideal != selected(s, &m->ops[k]));
-    size_t nq = m->n_order;
-    const uint32_t *ps = m->pstart, *pr = m->pred;
-    for (size_t q = 0; q < nq; q++) {
+    size_t nq = m->n_keep;
+    const uint32_t *ps = m->pstart, *pa = m->pa;
+    const int64_t *po = m->po;
+    t[0] = 0;
+    for (size_t q = 1; q < nq; q++) {
         uint32_t b = ps[q], e = ps[q + 1];
-        if (b == e) {
-            t[q] = m->lag0[q];
-            continue;
-        }
         int32_t o = m->opq[q];
-        int64_t best = t[pr[b]] + (o >= 0 && ideal[o] ? m->op_ideal[o] : m->lag0[q]);
+        int64_t best = t[pa[b]] + po[b];
+        if (o >= 0)
+            best += ideal[o] ? m->op_ideal[o] : m->op_trace[o];
         for (uint32_t k = b + 1; k < e; k++)
-            best = CP_MAX(best, t[pr[k]]);
+            best = CP_MAX(best, t[pa[k]] + po[k]);
         t[q] = best;
     }
     /* the paper's step time: earliest op start to latest op end of the step */
@@ -299,7 +437,7 @@ static void simulate(const wi_model *m, scenario *s, int64_t *t, uint8_t *ideal)
         const wi_op *o = &m->ops[k];
         if (o->step < 0)
             continue;
-        lo[o->step] = CP_MIN(lo[o->step], t[m->op_start_q[k]]);
+        lo[o->step] = CP_MIN(lo[o->step], t[m->op_start_a[k]] + m->op_start_o[k]);
         hi[o->step] = CP_MAX(hi[o->step], t[m->op_end_q[k]]);
     }
     double sum = 0;
@@ -320,7 +458,7 @@ static void sim_worker(void *ctx, size_t w)
 {
     sim_job *j = ctx;
     const wi_model *m = j->m;
-    int64_t *t = cp_xmalloc((m->n_order ? m->n_order : 1) * sizeof *t);
+    int64_t *t = cp_xmalloc((m->n_keep ? m->n_keep : 1) * sizeof *t);
     uint8_t *ideal = cp_xmalloc(m->n_ops ? m->n_ops : 1);
     for (size_t si = w; si < j->n_sc; si += j->n_workers)
         simulate(m, &j->sc[si], t, ideal);
@@ -460,21 +598,36 @@ double wi_report(rep_report *rp, rep_node *top, wi_model *m)
 
 /* ---- the Kineto builder: an_critpath's graph ---- */
 
-static size_t cp_preds(const void *ctx, uint64_t v, const uint64_t **src)
+static size_t cp_preds(const void *ctx, uint64_t v, const uint32_t **src)
 {
     const uint8_t *type;
     return an_cp_preds(ctx, v, src, &type);
 }
 
-static size_t cp_binding(const void *ctx, uint64_t v, const uint64_t *src, size_t np)
+static size_t cp_binding(const void *ctx, uint64_t v, const uint32_t *src, size_t np)
 {
     return an_cp_binding(ctx, v, src, np);
 }
 
 /* the gap the trace shows behind the binding predecessor; a source at its instant */
-static int64_t cp_lag0(const void *ctx, uint64_t v, const uint64_t *src, size_t b)
+static int64_t cp_lag0(const void *ctx, uint64_t v, const uint32_t *src, size_t b)
 {
     return b == SIZE_MAX ? an_cp_node_ts(ctx, v) : an_cp_node_ts(ctx, v) - an_cp_node_ts(ctx, src[b]);
+}
+
+/* replaying the traced durations gives the trace's instants back */
+static int64_t cp_ts(const void *ctx, uint64_t v) { return an_cp_node_ts(ctx, v); }
+
+typedef struct op_rec {
+    uint64_t k0, k1, k2;
+    size_t i;
+} op_rec;
+
+static uint64_t op_key(const void *p, int k, const void *ctx)
+{
+    (void)ctx;
+    const op_rec *r = p;
+    return k == 0 ? r->k0 : k == 1 ? r->k1 : r->k2;
 }
 
 static bool gpu_op(const tl_timeline *tl, size_t i)
@@ -548,7 +701,7 @@ static int32_t common_index(const wi_kmodel *km, int64_t id)
 
 /* One rank's ops (GPU work inside its steps) and their seq: the k-th op of
  * its name in its step, in start order. */
-static void rank_ops(wi_kmodel *km, const an_rank_steps *rs, size_t r, size_t *cap)
+static void rank_ops(wi_kmodel *km, const an_rank_steps *rs, size_t r)
 {
     wi_model *m = &km->m;
     const an_cp_graph *g = km->g;
@@ -565,11 +718,10 @@ static void rank_ops(wi_kmodel *km, const an_rank_steps *rs, size_t r, size_t *c
                 continue;
             /* the span's end node and the node it runs from */
             uint64_t end = 2 * (uint64_t)i + 1;
-            const uint64_t *src;
+            const uint32_t *src;
             const uint8_t *type;
             if (an_cp_preds(g, end, &src, &type) != 1)
                 continue;
-            cp_xgrow((void **)&m->ops, cap, m->n_ops + 1, sizeof *m->ops);
             wi_op *o = &m->ops[m->n_ops++];
             *o = (wi_op){ .ev = i, .start = 2 * (uint64_t)i, .end = end };
             o->dur_ns = tl_end_ns(tl, i) - an_cp_node_ts(g, src[0]);
@@ -593,24 +745,25 @@ static void rank_ops(wi_kmodel *km, const an_rank_steps *rs, size_t r, size_t *c
     free(v);
 }
 
+/* an op's identity across ranks and steps: (name, seq) */
+static uint64_t identity(const wi_op *o) { return (uint64_t)o->name << 32 | o->seq; }
+
 /* The ops, their identities (name, seq) across ranks and steps, and the
  * identities' ideal durations. */
 static void collect_ops(wi_kmodel *km, const an_steps_result *sr)
 {
     wi_model *m = &km->m;
-    size_t cap = 0;
-    for (size_t r = 0; r < km->g->tl->n_ranks; r++)
-        rank_ops(km, &sr->ranks[r], r, &cap);
-    op_rec *v = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *v);
-    for (size_t k = 0; k < m->n_ops; k++)
-        v[k] = (op_rec){ m->ops[k].name, m->ops[k].seq, 0, k };
-    cp_sort_records(v, m->n_ops, sizeof *v, 2, op_key, NULL);
-    for (size_t k = 0, gid = 0; k < m->n_ops; k++) {
-        gid += k && (v[k].k0 != v[k - 1].k0 || v[k].k1 != v[k - 1].k1);
-        m->ops[v[k].i].group = (uint32_t)gid;
-    }
-    free(v);
-    wi_ideals(m);
+    const tl_timeline *tl = km->g->tl;
+    /* at most one op a GPU work event: reserved once, shrunk below,
+     * instead of regrown and copied */
+    size_t n_gpu = 0;
+    for (size_t i = 0; i < tl->n_events; i++)
+        n_gpu += gpu_op(tl, i);
+    m->ops = cp_xmalloc((n_gpu ? n_gpu : 1) * sizeof *m->ops);
+    for (size_t r = 0; r < tl->n_ranks; r++)
+        rank_ops(km, &sr->ranks[r], r);
+    m->ops = cp_xrealloc(m->ops, (m->n_ops ? m->n_ops : 1) * sizeof *m->ops);
+    wi_ideals(m, identity);
 }
 
 /* Op types: kernel name for computation, the collective for
@@ -711,13 +864,12 @@ int an_whatif_run(an_ctx *ctx)
         return 0;
     }
     uint64_t n_sims = 2 + AN_WI_TYPES + tl->n_ranks + 1;
-    if ((uint64_t)km.n * n_sims > AN_WI_MAX_VISITS || km.n >= UINT32_MAX || cr->graph->n_edges >= UINT32_MAX) {
+    if ((uint64_t)km.n * n_sims > AN_WI_MAX_VISITS || km.n >= WI_MAX_NODES || cr->graph->n_edges >= UINT32_MAX) {
         rep_str(rp, top, "skipped", NULL, "the job is too large for the replays (AN_WI_MAX_VISITS)");
         kmodel_free(&km);
         return 0;
     }
-    wi_graph_src gs = { km.n, cr->graph, cp_preds, cp_binding, cp_lag0 };
-    wi_topo_order(&km.m, &gs);
+    wi_graph_src gs = { km.n, cr->graph->n_edges, cr->graph, cp_preds, cp_binding, cp_lag0, cp_ts };
     collect_ops(&km, sr);
     wi_compact(&km.m, &gs);
     if (km.m.out_of_range) {

@@ -6,10 +6,11 @@
  * A builder describes its graph (nodes, predecessors with the binding one,
  * lags) through wi_graph_src and its ops (a span start -> end node, the
  * lag into the end node being the op's duration) in wi_model.ops, with
- * each op's worker, DP rank, stage, type and identity group; then
- * wi_topo_order, wi_compact and wi_ideals turn that into the replay's
- * arrays, and wi_report runs every scenario (S, S_t, S_w per DP rank and
- * per stage, M_W, M_S) and writes the common part of the `whatif` section.
+ * each op's worker, DP rank, stage, type and identity; then wi_ideals and
+ * wi_compact turn that into the replay's arrays (nodes with one fixed-lag
+ * predecessor folded onto an anchor + offset), and wi_report runs every
+ * scenario (S, S_t, S_w per DP rank and per stage, M_W, M_S) and writes
+ * the common part of the `whatif` section.
  * The definitions are in docs/METRICS.md ("What-if").
  */
 #ifndef CP_ANALYSIS_AN_WHATIF_H
@@ -35,31 +36,46 @@ typedef struct wi_op {
     bool comm;             /* ideal = median (communication), else mean */
 } wi_op;
 
-/* A builder's graph: nodes 0..n-1. */
+/* A builder's graph: nodes 0..n-1 (n < WI_MAX_NODES), n_edges predecessor
+ * entries in all (< 2^32). */
 typedef struct wi_graph_src {
-    size_t n;
+    size_t n, n_edges;
     const void *ctx;
-    size_t (*preds)(const void *ctx, uint64_t v, const uint64_t **src);
+    size_t (*preds)(const void *ctx, uint64_t v, const uint32_t **src);
     /* index in src of the binding predecessor, SIZE_MAX for a source */
-    size_t (*binding)(const void *ctx, uint64_t v, const uint64_t *src, size_t np);
+    size_t (*binding)(const void *ctx, uint64_t v, const uint32_t *src, size_t np);
     /* the binding predecessor's lag (b < SIZE_MAX) or a source's instant */
-    int64_t (*lag0)(const void *ctx, uint64_t v, const uint64_t *src, size_t b);
+    int64_t (*lag0)(const void *ctx, uint64_t v, const uint32_t *src, size_t b);
+    /* optional: node v's instant in the replay of the traced durations,
+     * when the builder knows it (lag0 = ts(v) - ts(binding), a source's
+     * lag0 = ts(v)); then folded offsets are not stored but derived.
+     * NULL: wi_compact keeps one offset per node while folding. */
+    int64_t (*ts)(const void *ctx, uint64_t v);
 } wi_graph_src;
 
+#define WI_MAX_NODES ((uint64_t)UINT32_MAX - 4) /* node ids and slots are 32-bit, 4 values are marks */
+
 typedef struct wi_model {
-    uint32_t *order;       /* topological order (freed once compacted) */
-    size_t n_order;
-    /* the replay's compact graph, nodes by topological position q: preds
-     * pred[pstart[q] .. pstart[q+1]) (positions, the binding one first),
-     * lag0[q] = the binding lag (a source: its instant), opq[q] = the op
-     * whose span ends at q, -1 */
-    uint32_t *pstart, *pred;
-    int64_t *lag0;
+    /* the replay's compact graph. A node with one predecessor whose lag no
+     * scenario changes (most CPU instants, every source) is folded: its
+     * instant is always that of an earlier kept node ("anchor") plus a
+     * constant offset, so it gets no slot. Kept nodes by topological
+     * position q (slot 0: the constant 0 that sources hang from): preds
+     * (pa[k], po[k]) for k in [pstart[q], pstart[q+1]), the instant being
+     * t[pa[k]] + po[k], the binding one first with its lag folded into po;
+     * opq[q] the op whose span ends at q (-1 none; its binding po holds no
+     * lag, the scenario adds the op's traced or ideal duration). */
+    size_t n_keep;
+    uint32_t *pstart, *pa;
+    int64_t *po;
     int32_t *opq;
-    uint32_t *op_start_q, *op_end_q;
+    uint32_t *op_start_a, *op_end_q;  /* per op: its start's anchor, its end's slot */
+    int64_t *op_start_o;   /* per op: its start's offset from the anchor */
+    int64_t *op_trace;     /* per op: the traced lag of its span (the binding lag) */
     int64_t *op_ideal;     /* per op: its group's ideal duration */
     size_t n_sources;      /* nodes without a predecessor: replayed at their instant */
     bool out_of_range;     /* instants plus lags could overflow int64: not replayed */
+    size_t n_cycle;        /* nodes on a dependency cycle or after one: not replayed */
     wi_op *ops;
     size_t n_ops;
     int64_t *ideal;        /* per group */
@@ -75,16 +91,18 @@ typedef struct wi_model {
     int nthreads;
 } wi_model;
 
-/* Topological order of gs's nodes (Kahn); nodes on a cycle are left out. */
-void wi_topo_order(wi_model *m, const wi_graph_src *gs);
-/* The compact arrays from gs and m->order (then freed); ops whose span is
- * on a cycle get step -1. Needs m->ideal and each op's group. Sets
+/* m->ops' groups and the groups' ideal durations: ops with the same
+ * identity key (key(op), any 64-bit value) form a group, numbered in key
+ * order; ideal = the mean of the group's dur_ns, or the median for
+ * communication (the comm flag of its shortest op). Fills m->n_groups. */
+void wi_ideals(wi_model *m, uint64_t (*key)(const wi_op *o));
+/* The compact arrays from gs (topological order by a depth-first walk of
+ * the predecessor lists, folding as above); ops whose span is on or after
+ * a cycle get step -1, the nodes there are counted in n_cycle. Needs the
+ * ideals; m->ops must be in ascending order of their end node. Sets
  * out_of_range when the latest source plus every lag and ideal could pass
  * the int64 range (a damaged input): the caller then skips the replays. */
 void wi_compact(wi_model *m, const wi_graph_src *gs);
-/* m->ideal per group: the mean of the ops' dur_ns, or the median for
- * communication (the op's comm flag). Fills m->n_groups from the ops. */
-void wi_ideals(wi_model *m);
 /* Run the scenarios and write t_original_ns .. by_stage under top;
  * returns T_original. */
 double wi_report(rep_report *rp, rep_node *top, wi_model *m);

@@ -103,7 +103,8 @@ typedef struct pp_job {
     uint32_t *coll_of;     /* per main op: its group, UINT32_MAX none */
     int64_t *coll_start;   /* per group: the last member's arrival */
     size_t no_recv;
-    uint64_t *pstart, *pred;
+    uint64_t *pstart;
+    uint32_t *pred;        /* node ids < WI_MAX_NODES (checked before the replays) */
     int64_t *lag;          /* per node: the lag from its first predecessor */
     int64_t *step_start;   /* per step: its first op's traced start */
     double t_trace_ns;     /* the trace's mean step time */
@@ -541,21 +542,21 @@ static void graph(pp_job *j)
     j->pred = cp_xmalloc((ne ? ne : 1) * sizeof *j->pred);
     for (size_t k = 0; k < ne; k++) {
         j->pstart[ed[k].dst + 1]++;
-        j->pred[k] = ed[k].src;
+        j->pred[k] = (uint32_t)ed[k].src; /* n_nodes < WI_MAX_NODES: checked by the caller */
     }
     for (size_t v = 0; v < j->n_nodes; v++)
         j->pstart[v + 1] += j->pstart[v];
     free(ed);
 }
 
-static size_t g_preds(const void *ctx, uint64_t v, const uint64_t **src)
+static size_t g_preds(const void *ctx, uint64_t v, const uint32_t **src)
 {
     const pp_job *j = ctx;
     *src = j->pred + j->pstart[v];
     return (size_t)(j->pstart[v + 1] - j->pstart[v]);
 }
 
-static size_t g_binding(const void *ctx, uint64_t v, const uint64_t *src, size_t np)
+static size_t g_binding(const void *ctx, uint64_t v, const uint32_t *src, size_t np)
 {
     (void)ctx;
     (void)v;
@@ -565,7 +566,7 @@ static size_t g_binding(const void *ctx, uint64_t v, const uint64_t *src, size_t
 
 /* no launch delays: a node's lag is an op's duration or 0; a source (a
  * step's first op on a worker, nothing to wait for) at its step's start */
-static int64_t g_lag0(const void *ctx, uint64_t v, const uint64_t *src, size_t b)
+static int64_t g_lag0(const void *ctx, uint64_t v, const uint32_t *src, size_t b)
 {
     (void)src;
     const pp_job *j = ctx;
@@ -624,6 +625,9 @@ static void replay_ops(pp_job *j)
     m->type_name = j->tnames;
 }
 
+/* an op's identity: its type (the ideal is per op type) */
+static uint64_t op_type(const wi_op *o) { return o->type; }
+
 static void job_free(pp_job *j)
 {
     wi_model_free(&j->m);
@@ -670,11 +674,11 @@ static void trace_time(rep_report *rp, rep_node *top, pp_job *j)
 static void replay_report(rep_report *rp, rep_node *top, pp_job *j)
 {
     replay_ops(j);
-    wi_graph_src gs = { j->n_nodes, j, g_preds, g_binding, g_lag0 };
-    wi_topo_order(&j->m, &gs);
-    wi_ideals(&j->m);
-    size_t on_cycle = j->n_nodes - j->m.n_order;
+    /* no node instants to derive offsets from (the replay drops the trace's gaps): ts NULL */
+    wi_graph_src gs = { j->n_nodes, j->pstart[j->n_nodes], j, g_preds, g_binding, g_lag0, NULL };
+    wi_ideals(&j->m, op_type);
     wi_compact(&j->m, &gs);
+    size_t on_cycle = j->m.n_cycle;
     if (j->m.out_of_range) {
         rep_str(rp, top, "skipped", NULL, "instants and durations too large for the replays (damaged input)");
         return;
@@ -717,7 +721,7 @@ int an_whatif_pp_run(an_ctx *ctx, rep_node *top, size_t rank_index)
     uint64_t n_sims = 4 + j.n_names + 2 + j.m.n_dp + j.m.n_stages;
     if (!j.n_main || !j.m.n_steps)
         rep_str(rp, top, "skipped", NULL, "no op in the op timeline");
-    else if ((uint64_t)j.n_nodes * n_sims > AN_WI_MAX_VISITS || j.n_nodes >= UINT32_MAX)
+    else if ((uint64_t)j.n_nodes * n_sims > AN_WI_MAX_VISITS || j.n_nodes >= WI_MAX_NODES)
         rep_str(rp, top, "skipped", NULL, "the job is too large for the replays (AN_WI_MAX_VISITS)");
     else
         replay_report(rp, top, &j);

@@ -13,7 +13,12 @@
  *     at 16 bytes at a time with SSE2, the x86-64 baseline; a portable byte
  *     loop covers other targets (and builds with -DCP_JT_NO_SIMD) and the
  *     tail of the buffer. No loop reads past `end`, so the zero-copy memory
- *     mode needs no padding.
+ *     mode needs no padding. The two long scans (the end of a string longer
+ *     than 16 bytes: kernel names run to hundreds; the blocks of a skipped
+ *     value) also have an AVX2 kernel of 32 bytes a step, chosen per
+ *     tokenizer at open time with __builtin_cpu_supports (as probe_compute
+ *     picks its FMA kernels), so one x86-64 binary uses what the CPU has.
+ *     Every level finds the same bytes (opts.simd forces one for the tests).
  *   - Per token, the common case is decided without a trip through the
  *     state machine: a string that ends within 16 bytes, the ':' after a key
  *     and the ',' after a value when they are already buffered.
@@ -34,7 +39,11 @@
 #include <stdlib.h>
 
 #if defined(__SSE2__) && !defined(CP_JT_NO_SIMD)
+#define CP_JT_X86 1
 #include <emmintrin.h>
+#include <immintrin.h>
+#else
+#define CP_JT_X86 0
 #endif
 
 /* What the tokenizer expects next. */
@@ -62,6 +71,7 @@ struct cp_jt {
     bool eof;            /* no more input will arrive */
     bool truncated;      /* last error was an end of input inside a value */
     int state;           /* ST_* */
+    int simd;            /* CP_JT_SIMD_* of the long scans */
     int status;          /* sticky error status, 0 while fine */
     unsigned depth;
     unsigned max_depth;
@@ -182,12 +192,13 @@ static int refill(cp_jt *jt, const char **keep, cp_error *err)
     return 1;
 }
 
-/* First '"' or '\\' in [p, end), or end. */
-static inline const char *find_quote_or_bs(const char *p, const char *end)
+/* First '"' or '\\' in [p, end), or end: SSE2, and the byte loop for the
+ * tail (and for every byte at CP_JT_SIMD_SCALAR). */
+static inline const char *find_quote_or_bs_sse2(const char *p, const char *end, bool vec)
 {
-#if defined(__SSE2__) && !defined(CP_JT_NO_SIMD)
+#if CP_JT_X86
     const __m128i vq = _mm_set1_epi8('"'), vb = _mm_set1_epi8('\\');
-    while (end - p >= 16) {
+    while (vec && end - p >= 16) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
         unsigned m = (unsigned)_mm_movemask_epi8(
             _mm_or_si128(_mm_cmpeq_epi8(v, vq), _mm_cmpeq_epi8(v, vb)));
@@ -195,10 +206,38 @@ static inline const char *find_quote_or_bs(const char *p, const char *end)
             return p + __builtin_ctz(m);
         p += 16;
     }
+#else
+    (void)vec;
 #endif
     while (p < end && *p != '"' && *p != '\\')
         p++;
     return p;
+}
+
+#if CP_JT_X86
+/* The same, 32 bytes a step. */
+__attribute__((target("avx2"))) static const char *find_quote_or_bs_avx2(const char *p, const char *end)
+{
+    const __m256i vq = _mm256_set1_epi8('"'), vb = _mm256_set1_epi8('\\');
+    while (end - p >= 32) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)p);
+        unsigned m = (unsigned)_mm256_movemask_epi8(
+            _mm256_or_si256(_mm256_cmpeq_epi8(v, vq), _mm256_cmpeq_epi8(v, vb)));
+        if (m)
+            return p + __builtin_ctz(m);
+        p += 32;
+    }
+    return find_quote_or_bs_sse2(p, end, true);
+}
+#endif
+
+static inline const char *find_quote_or_bs(const cp_jt *jt, const char *p, const char *end)
+{
+#if CP_JT_X86
+    if (jt->simd == CP_JT_SIMD_AVX2)
+        return find_quote_or_bs_avx2(p, end);
+#endif
+    return find_quote_or_bs_sse2(p, end, jt->simd != CP_JT_SIMD_SCALAR);
 }
 
 static inline bool is_ws(unsigned char c)
@@ -217,7 +256,7 @@ static inline __attribute__((always_inline)) const char *skip_ws(const char *p, 
     p++;
     if (p == end || !is_ws((unsigned char)*p))
         return p;
-#if defined(__SSE2__) && !defined(CP_JT_NO_SIMD)
+#if CP_JT_X86
     while (end - p >= 16) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
         __m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
@@ -403,7 +442,7 @@ static int scan_string_slow(cp_jt *jt, const char **pp, cp_jt_tok *tok, cp_error
     bool esc = false;
     const char *close;
     for (;;) {
-        const char *q = find_quote_or_bs(start + i, jt->end);
+        const char *q = find_quote_or_bs(jt, start + i, jt->end);
         if (q < jt->end) {
             if (*q == '"') {
                 close = q;
@@ -473,9 +512,9 @@ static int scan_literal(cp_jt *jt, const char **pp, const char *word, size_t len
  * the next 16 bytes and has no backslash before its closing quote. */
 static inline int scan_string(cp_jt *jt, const char **pp, cp_jt_tok *tok, cp_error *err)
 {
-#if defined(__SSE2__) && !defined(CP_JT_NO_SIMD)
+#if CP_JT_X86
     const char *s = *pp + 1;
-    if (jt->end - s >= 16) {
+    if (jt->end - s >= 16 && jt->simd != CP_JT_SIMD_SCALAR) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
         unsigned mq = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
         unsigned mb = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
@@ -546,6 +585,17 @@ static int scan_number(cp_jt *jt, const char **pp, cp_jt_tok *tok, cp_error *err
 
 /* ---- public API ------------------------------------------------------- */
 
+/* The level asked for (AUTO: the best), capped at what this build and this
+ * CPU have. */
+static int simd_level(int want)
+{
+    int have = CP_JT_SIMD_SCALAR;
+#if CP_JT_X86
+    have = __builtin_cpu_supports("avx2") ? CP_JT_SIMD_AVX2 : CP_JT_SIMD_SSE2;
+#endif
+    return want == CP_JT_SIMD_AUTO || want > have ? have : want < CP_JT_SIMD_SCALAR ? CP_JT_SIMD_SCALAR : want;
+}
+
 static cp_jt *jt_new(const cp_jt_opts *opts)
 {
     cp_jt *jt = cp_xcalloc(1, sizeof *jt);
@@ -555,6 +605,7 @@ static cp_jt *jt_new(const cp_jt_opts *opts)
         jt->max_depth = CP_JT_DEPTH_LIMIT;
     jt->max_token = opts && opts->max_token_bytes ? opts->max_token_bytes : (size_t)64 << 20;
     jt->state = ST_TOP;
+    jt->simd = simd_level(opts ? opts->simd : CP_JT_SIMD_AUTO);
     jt->last_end = -1;
     cp_error_clear(&jt->saved);
     return jt;
@@ -610,6 +661,7 @@ long long cp_jt_offset(const cp_jt *jt) { return off_of(jt, jt->p); }
 long long cp_jt_last_complete_end(const cp_jt *jt) { return jt->last_end; }
 bool cp_jt_truncated(const cp_jt *jt) { return jt->truncated; }
 cp_jt_stats cp_jt_get_stats(const cp_jt *jt) { return jt->stats; }
+int cp_jt_simd_level(const cp_jt *jt) { return jt->simd; }
 
 /* After a complete value that ends just before q; returns the new read
  * position. The ',' that usually follows is consumed here when it is already
@@ -858,12 +910,105 @@ static inline int skip_bracket(cp_jt *jt, const char *q, unsigned target, cp_err
     return jt->depth == target;
 }
 
+#if CP_JT_X86
+/* The brackets outside strings of the block at p (bit i: byte p[i]).
+ * Returns 0 to go on, the END type when the container open at depth
+ * target+1 closed (jt->p set past it), or a negative status. */
+static inline int block_brackets(cp_jt *jt, const char *p, uint32_t outside, unsigned target, cp_error *err)
+{
+    while (outside) {
+        const char *b = p + __builtin_ctz(outside);
+        int r = skip_bracket(jt, b, target, err);
+        if (r != 0) {
+            if (r < 0)
+                return r;
+            jt->p = value_done(jt, b + 1);
+            return *b == '}' ? CP_JT_OBJ_END : CP_JT_ARR_END;
+        }
+        outside &= outside - 1;
+    }
+    return 0;
+}
+
+/* Bit i of the result: byte i of a block of `bytes` (16 or 32) is inside a
+ * string, from the block's quote mask q (a prefix XOR: an odd number of
+ * quotes at positions <= i; an opening quote counts as inside) and whether
+ * the block starts inside one. */
+static inline uint32_t inside_strings(uint32_t q, bool in_str, unsigned bytes)
+{
+    uint32_t x = q;
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    if (bytes > 16)
+        x ^= x << 16;
+    if (in_str)
+        x = ~x;
+    return bytes > 16 ? x : x & 0xFFFFu;
+}
+
+/* skip_to_depth's blocks of 16 bytes from *pp while no block holds a
+ * backslash; *pp and *in_str follow. Returns 0 when it stopped (a
+ * backslash, or fewer than 16 bytes left) or what block_brackets returned. */
+static inline int skip_blocks_sse2(cp_jt *jt, const char **pp, const char *end, unsigned target, bool *in_str,
+                                   cp_error *err)
+{
+    const __m128i vq = _mm_set1_epi8('"'), vb = _mm_set1_epi8('\\');
+    const __m128i v20 = _mm_set1_epi8(0x20), vo = _mm_set1_epi8('{'), vc = _mm_set1_epi8('}');
+    const char *p = *pp;
+    int r = 0;
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        if (_mm_movemask_epi8(_mm_cmpeq_epi8(v, vb)))
+            break;
+        uint32_t q = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, vq));
+        __m128i l = _mm_or_si128(v, v20); /* '[' -> '{', ']' -> '}' */
+        uint32_t br = (uint32_t)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(l, vo), _mm_cmpeq_epi8(l, vc)));
+        uint32_t x = inside_strings(q, *in_str, 16);
+        if ((r = block_brackets(jt, p, br & ~x, target, err)) != 0)
+            break;
+        *in_str = (x >> 15) & 1;
+        p += 16;
+    }
+    *pp = p;
+    return r;
+}
+
+/* The same with blocks of 32 bytes. */
+__attribute__((target("avx2"))) static int skip_blocks_avx2(cp_jt *jt, const char **pp, const char *end,
+                                                           unsigned target, bool *in_str, cp_error *err)
+{
+    const __m256i vq = _mm256_set1_epi8('"'), vb = _mm256_set1_epi8('\\');
+    const __m256i v20 = _mm256_set1_epi8(0x20), vo = _mm256_set1_epi8('{'), vc = _mm256_set1_epi8('}');
+    const char *p = *pp;
+    int r = 0;
+    while (end - p >= 32) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)p);
+        if (_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, vb)))
+            break;
+        uint32_t q = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, vq));
+        __m256i l = _mm256_or_si256(v, v20);
+        uint32_t br = (uint32_t)_mm256_movemask_epi8(
+            _mm256_or_si256(_mm256_cmpeq_epi8(l, vo), _mm256_cmpeq_epi8(l, vc)));
+        uint32_t x = inside_strings(q, *in_str, 32);
+        if ((r = block_brackets(jt, p, br & ~x, target, err)) != 0)
+            break;
+        *in_str = x >> 31;
+        p += 32;
+    }
+    *pp = p;
+    return r;
+}
+#endif
+
 /* Skip forward until the container open at depth target+1 closes. Only
- * brackets and strings are looked at. With SSE2, 16 bytes are classified at
- * once: a prefix XOR of the quote mask marks the bytes inside strings, so
- * only brackets outside strings are visited one by one. Blocks holding a
- * backslash (rare in traces) go through the byte loop, which tracks escapes.
- * The string state lives in two flags, so nothing needs keeping on refill. */
+ * brackets and strings are looked at. With SSE2 (AVX2), 16 (32) bytes are
+ * classified at once: a prefix XOR of the quote mask marks the bytes inside
+ * strings, so only brackets outside strings are visited one by one. Blocks
+ * holding a backslash (rare in traces) go through the byte loop, which
+ * tracks escapes. The string state lives in two flags, so nothing needs
+ * keeping on refill. */
 static int skip_to_depth(cp_jt *jt, unsigned target, cp_error *err)
 {
     const char *p = jt->p;
@@ -871,41 +1016,12 @@ static int skip_to_depth(cp_jt *jt, unsigned target, cp_error *err)
     int r;
     for (;;) {
         const char *end = jt->end;
-#if defined(__SSE2__) && !defined(CP_JT_NO_SIMD)
-        const __m128i vq = _mm_set1_epi8('"'), vb = _mm_set1_epi8('\\');
-        const __m128i v20 = _mm_set1_epi8(0x20), vo = _mm_set1_epi8('{'), vc = _mm_set1_epi8('}');
-        while (end - p >= 16 && !esc) {
-            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-            if (_mm_movemask_epi8(_mm_cmpeq_epi8(v, vb)))
-                break;
-            unsigned q = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, vq));
-            __m128i l = _mm_or_si128(v, v20); /* '[' -> '{', ']' -> '}' */
-            unsigned br = (unsigned)_mm_movemask_epi8(
-                _mm_or_si128(_mm_cmpeq_epi8(l, vo), _mm_cmpeq_epi8(l, vc)));
-            /* bit i of x: odd number of quotes at positions <= i, i.e. byte i
-             * is inside a string (an opening quote counts as inside) */
-            unsigned x = q;
-            x ^= x << 1;
-            x ^= x << 2;
-            x ^= x << 4;
-            x ^= x << 8;
-            if (in_str)
-                x = ~x;
-            x &= 0xFFFFu;
-            unsigned outside = br & ~x;
-            while (outside) {
-                const char *b = p + __builtin_ctz(outside);
-                if ((r = skip_bracket(jt, b, target, err)) != 0) {
-                    if (r < 0)
-                        return r;
-                    jt->p = value_done(jt, b + 1);
-                    return *b == '}' ? CP_JT_OBJ_END : CP_JT_ARR_END;
-                }
-                outside &= outside - 1;
-            }
-            in_str = (x >> 15) & 1;
-            p += 16;
-        }
+#if CP_JT_X86
+        if (!esc && jt->simd == CP_JT_SIMD_AVX2 && (r = skip_blocks_avx2(jt, &p, end, target, &in_str, err)) != 0)
+            return r;
+        if (!esc && jt->simd != CP_JT_SIMD_SCALAR &&
+            (r = skip_blocks_sse2(jt, &p, end, target, &in_str, err)) != 0)
+            return r;
 #endif
         const char *stop = end - p > 16 ? p + 16 : end;
         for (; p < stop; p++) {

@@ -117,7 +117,18 @@ typedef struct cp_jt_opts {
     size_t buf_bytes;       /* initial buffer size; 0: 1 MiB */
     size_t max_token_bytes; /* longest accepted token; 0: 64 MiB */
     unsigned max_depth;     /* nesting cap; 0: 256; at most CP_JT_DEPTH_LIMIT */
+    int simd;               /* CP_JT_SIMD_*: 0 the best this CPU has; a level forces at most
+                             * that one (tests compare them; all give the same tokens) */
 } cp_jt_opts;
+
+/* Vector kernels of the long scans (the end of a long string, the blocks
+ * of a skipped value), chosen when the tokenizer is opened. */
+enum {
+    CP_JT_SIMD_AUTO = 0,
+    CP_JT_SIMD_SCALAR, /* the portable byte loops */
+    CP_JT_SIMD_SSE2,   /* 16 bytes a step (the x86-64 baseline) */
+    CP_JT_SIMD_AVX2,   /* 32 bytes a step, when __builtin_cpu_supports("avx2") */
+};
 
 #define CP_JT_DEPTH_LIMIT 1024u
 
@@ -199,6 +210,9 @@ bool cp_jt_truncated(const cp_jt *jt);
 
 /* The damage counters so far. */
 cp_jt_stats cp_jt_get_stats(const cp_jt *jt);
+
+/* The CP_JT_SIMD_* level this tokenizer runs (never AUTO). */
+int cp_jt_simd_level(const cp_jt *jt);
 
 /* True when a KEY/STRING token's text equals the NUL-terminated lit. */
 static inline bool cp_jt_tok_eq(const cp_jt_tok *tok, const char *lit)

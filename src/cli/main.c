@@ -48,7 +48,7 @@ static void usage(FILE *f)
  * the current one (Intel Xeon) they cost more than they saved, since every
  * partly used column's last huge page is zeroed whole: analyze of the
  * 1.08 GB bench set took 1.22x the CPU at -j 1 and 1.11x at -j 2 with them
- * (farm-bench, 6-7 pairs, docs/PERFORMANCE.md "Issue 19"), so they are no
+ * (6-7 paired alternating runs, docs/PERFORMANCE.md "Issue 19"), so they are no
  * longer asked for. glibc offers the others (.mmap_threshold, .arena_max,
  * .trim_threshold) only as tunables, read once at start-up, so the command
  * re-executes itself once with them set, when its inputs pay for it

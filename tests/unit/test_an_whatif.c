@@ -6,11 +6,13 @@
  * ideal = the mean over workers and steps, communication = the median),
  * S_w is S for the straggler and 1 for every other rank, and fixing the
  * top 3 % of workers (one rank of 8) removes the whole slowdown (M_W = 1).
- * Also: the critical path's sums on the same jobs. */
+ * Also: the critical path's sums on the same jobs, and the shared replay
+ * model (an_whatif.h) on a graph written by hand. */
 #include "test_util.h"
 
 #include "verdict_job.h"
 #include "analysis/an_critpath.h"
+#include "analysis/an_whatif.h"
 
 #include <math.h>
 
@@ -118,12 +120,102 @@ static void test_path_adds_up(void **state)
     run_free(&x);
 }
 
+/* A graph by hand (node: predecessors, the first binding; lag; traced instant):
+ *   0: source 100;  1: 0 +10 = 110;  2: 1 + A (50) = 160;  3: 2 +5 and 11 = 165;
+ *   4: 3 + B (30) = 195;  5: 7;  6: 7;  7: 6 + C (a cycle 6 <-> 7, and 5 after it);
+ *   8: source 300;  9: 8 + A' (90) = 390;  10: 8 + A'' (40) = 340;  11: source 120.
+ * Step 0 holds A and B (110 .. 195 = 85), step 1 A' and A'' (300 .. 390 = 90):
+ * T_original 87.5. A, A', A'' are one communication identity: ideal = the
+ * median 50, so step 0 stays 85 and step 1 is 50: T_ideal 67.5. The ops are
+ * not in end order (the index path) and C, on the cycle, is not timed. */
+static const uint32_t g_pstart[13] = { 0, 0, 1, 2, 4, 5, 6, 7, 8, 8, 9, 10, 10 };
+static const uint32_t g_pred[10] = { 0, 1, 2, 11, 3, 7, 7, 6, 8, 8 };
+static const int64_t g_lag[12] = { 100, 10, 50, 5, 30, 0, 0, 20, 300, 90, 40, 120 };
+static const int64_t g_ts[12] = { 100, 110, 160, 165, 195, 0, 0, 0, 300, 390, 340, 120 };
+
+static size_t h_preds(const void *ctx, uint64_t v, const uint32_t **src)
+{
+    (void)ctx;
+    *src = g_pred + g_pstart[v];
+    return g_pstart[v + 1] - g_pstart[v];
+}
+
+static size_t h_binding(const void *ctx, uint64_t v, const uint32_t *src, size_t np)
+{
+    (void)ctx;
+    (void)v;
+    (void)src;
+    return np ? 0 : SIZE_MAX;
+}
+
+static int64_t h_lag0(const void *ctx, uint64_t v, const uint32_t *src, size_t b)
+{
+    (void)ctx;
+    (void)src;
+    (void)b;
+    return g_lag[v];
+}
+
+static int64_t h_ts(const void *ctx, uint64_t v)
+{
+    (void)ctx;
+    return g_ts[v];
+}
+
+static uint64_t h_key(const wi_op *o) { return o->name; }
+
+static void replay_by_hand(int64_t (*ts)(const void *, uint64_t))
+{
+    wi_model m = { .nthreads = 2 };
+    static const wi_op ops[5] = {
+        { .start = 3, .end = 4, .dur_ns = 30, .name = 2, .type = 1, .step = 0 },
+        { .start = 1, .end = 2, .dur_ns = 50, .name = 1, .type = 0, .step = 0, .comm = true },
+        { .start = 6, .end = 7, .dur_ns = 20, .name = 3, .type = 2, .step = 0 },
+        { .start = 8, .end = 9, .dur_ns = 90, .name = 1, .type = 0, .step = 1, .comm = true },
+        { .start = 8, .end = 10, .dur_ns = 40, .name = 1, .type = 0, .step = 1, .comm = true },
+    };
+    m.n_ops = 5;
+    m.ops = malloc(sizeof ops);
+    memcpy(m.ops, ops, sizeof ops);
+    const char *names[2] = { "A", "B" };
+    uint32_t zero = 0;
+    int64_t label = 0;
+    m.n_steps = 2;
+    m.n_types = 2;
+    m.type_name = names;
+    m.n_workers = m.n_dp = m.n_stages = 1;
+    m.w_dp = m.w_stage = m.w_tp = &zero;
+    m.dp_label = m.stage_label = m.worker_label = &label;
+    wi_graph_src gs = { 12, 10, NULL, h_preds, h_binding, h_lag0, ts };
+    wi_ideals(&m, h_key);
+    assert_int_equal(m.n_groups, 3);
+    wi_compact(&m, &gs);
+    assert_int_equal(m.n_cycle, 3);
+    assert_int_equal(m.n_sources, 3);
+    assert_int_equal(m.ops[2].step, -1);
+    rep_report *rp = rep_new("chainprof.analyze/1", 0, NULL);
+    rep_node *top = rep_obj(rp, rp->root, "whatif", NULL);
+    wi_report(rp, top, &m);
+    assert_true(rep_path(rp, "whatif.t_original_ns")->v.d == 87.5);
+    assert_true(rep_path(rp, "whatif.t_ideal_ns")->v.d == 67.5);
+    rep_free(rp);
+    wi_model_free(&m);
+}
+
+static void test_replay_by_hand(void **state)
+{
+    (void)state;
+    replay_by_hand(NULL); /* offsets stored per node */
+    replay_by_hand(h_ts); /* offsets derived from the instants */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_straggler),
         cmocka_unit_test(test_even_job),
         cmocka_unit_test(test_path_adds_up),
+        cmocka_unit_test(test_replay_by_hand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

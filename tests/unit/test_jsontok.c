@@ -724,6 +724,60 @@ static bool keep_json(const char *path, void *ctx)
 
 /* Every real PyTorch trace we hold tokenizes to the end, streamed through
  * its byte source, with args skipped as the reader will. */
+/* Every SIMD level of the long scans (byte loop, SSE2, AVX2 where the CPU
+ * has it) gives the same tokens, skips, errors and truncation points: quotes,
+ * backslashes and brackets put at every offset of a 16- and 32-byte block,
+ * inside long strings and inside skipped values, and every prefix of some. */
+static void build_block_doc(char *out, size_t cap, int pad)
+{
+    char x[80], q[80];
+    memset(x, 'x', (size_t)pad);
+    x[pad] = '\0';
+    memset(q, ']', (size_t)pad);
+    q[pad] = '\0';
+    int n = snprintf(out, cap,
+                     "[{\"args\": {\"a\": \"%s\\\"}]{[\", \"b\": [\"%s}\", {\"c\": \"%s\\\\\"}, [[]]], "
+                     "\"d\": \"%s[{\"},\n  \"name\": \"%s\\\"z 0123456789abcdef0123456789abcdef0123456789\", "
+                     "\"n2\": \"%s0123456789abcdef0123456789abcdef\", "
+                     "\"rest\": {\"x\": \"%s}]\", \"y\": [1, 2, {\"z\": \"\\\"\"}], \"w\": \"%s\\\\\"}, "
+                     "\"k\": 1}, {\"args\": [\"%s\", \"\\\\%s\"]}]",
+                     x, q, x, q, x, x, q, x, x, q);
+    assert_true(n > 0 && (size_t)n < cap);
+}
+
+static void test_simd_levels(void **state)
+{
+    (void)state;
+    static dump a, b;
+    char doc[2048];
+    const int levels[] = {CP_JT_SIMD_SSE2, CP_JT_SIMD_AVX2};
+    cp_jt *probe = cp_jt_open_mem("1", 1, &(cp_jt_opts){.simd = CP_JT_SIMD_SCALAR});
+    assert_int_equal(cp_jt_simd_level(probe), CP_JT_SIMD_SCALAR);
+    cp_jt_close(probe);
+    for (int pad = 0; pad <= 70; pad++) {
+        build_block_doc(doc, sizeof doc, pad);
+        size_t n = strlen(doc);
+        dump_mem(doc, n, &(cp_jt_opts){.simd = CP_JT_SIMD_SCALAR}, &a);
+        assert_int_equal(a.status, CP_JT_EOF);
+        for (size_t l = 0; l < CP_ARRAY_LEN(levels); l++) {
+            dump_mem(doc, n, &(cp_jt_opts){.simd = levels[l]}, &b);
+            assert_same(&a, &b);
+        }
+        if (pad % 17)
+            continue;
+        for (size_t cut = 0; cut < n; cut++) { /* truncated: same error, same last complete value */
+            dump_mem(doc, cut, &(cp_jt_opts){.simd = CP_JT_SIMD_SCALAR}, &a);
+            for (size_t l = 0; l < CP_ARRAY_LEN(levels); l++) {
+                dump_mem(doc, cut, &(cp_jt_opts){.simd = levels[l]}, &b);
+                assert_same(&a, &b);
+            }
+        }
+    }
+    dump_mem(kineto_doc, strlen(kineto_doc), &(cp_jt_opts){.simd = CP_JT_SIMD_SCALAR}, &a);
+    dump_mem(kineto_doc, strlen(kineto_doc), NULL, &b);
+    assert_same(&a, &b);
+}
+
 static void test_real_traces(void **state)
 {
     (void)state;
@@ -777,6 +831,7 @@ int main(void)
         cmocka_unit_test(test_refill_every_split),
         cmocka_unit_test(test_truncation_every_byte),
         cmocka_unit_test(test_gzip_source),
+        cmocka_unit_test(test_simd_levels),
         cmocka_unit_test(test_real_traces),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
