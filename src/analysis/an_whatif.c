@@ -45,8 +45,10 @@
  *   (T_original - T_rem) / (T_original - T_ideal), T_rem = the trace with
  *   the top 3 % of workers (at least one, by min(S_w, S_stage)) set to
  *   ideal; M_S the same with the last stage set to ideal. Kineto traces do
- *   not say which pipeline stage a rank is, so every rank is stage 0 and
- *   M_S is null (one stage cannot be cut badly).
+ *   not name a rank's pipeline stage: pp_stages takes it from the send/recv
+ *   kernels' process groups (position in the group = stage, the group = the
+ *   DP rank) when that is consistent; otherwise every rank is its own DP
+ *   rank in stage 0 and M_S is null (one stage cannot be cut badly).
  * - The replays are independent: they run in parallel, one array of
  *   instants per worker thread. Their count is 2 + types + DP ranks
  *   (+ stages + 1 with more than one stage) + 1, bounded
@@ -79,6 +81,7 @@ typedef struct wi_kmodel {
     size_t n_ranks;
     uint32_t tkeys[AN_WI_TYPES];
     const char *tnames[AN_WI_TYPES];
+    int64_t *rank_label;   /* workers_fixed: each rank's number, when stages split the DP ranks */
 } wi_kmodel;
 
 /* ---- the shared model (an_whatif.h) ---- */
@@ -809,22 +812,111 @@ static void op_types(wi_kmodel *km)
     m->type_name = km->tnames;
 }
 
-/* Workers are ranks, each its own DP rank, all in stage 0. */
+/* Pipeline stages from the point-to-point kernels: a rank's stage is its
+ * position in the process group of its sends and receives (Megatron and
+ * torch build a pipeline group in stage order), its pipeline (its DP rank)
+ * the group itself. Taken only when it is consistent: every rank has such
+ * a kernel, the groups partition the ranks into groups of one size, and a
+ * kernel's peer is a neighbour in the group's order (next, previous, or
+ * last to first for interleaved chunks); a job whose p2p runs over the
+ * whole world group with DP > 1 fails the neighbour test and keeps one
+ * stage. Returns the stage count (1: none found), stage[r] and pipe[r]. */
+static size_t pp_stages(const an_ctx *ctx, uint32_t *stage, uint32_t *pipe, size_t *n_pipes)
+{
+    const tl_timeline *tl = ctx->tl;
+    const an_layers_result *lr = ctx->results[AN_layers];
+    size_t nr = tl->n_ranks, P = 0;
+    int32_t *first = cp_xmalloc((nr ? nr : 1) * sizeof *first);
+    int32_t mem[AN_P2P_MAX_GROUP];
+    for (size_t r = 0; lr && r < nr; r++) {
+        const tl_rank *rk = &tl->ranks[r];
+        int n = 0, self = -1, peer = -1;
+        for (uint32_t t = rk->track_begin; t < rk->track_end && self < 0; t++)
+            for (size_t i = tl->tracks[t].ev_begin; i < tl->tracks[t].ev_end && self < 0; i++) {
+                int dir;
+                if (tl->kclass[i] != TL_K_COMM || (peer = an_event_p2p_peer(ctx, lr, i, &dir)) < 0)
+                    continue;
+                n = an_event_group(ctx, i, mem, AN_P2P_MAX_GROUP);
+                if (n < 2 || n > AN_P2P_MAX_GROUP)
+                    goto none;
+                int q = -1;
+                for (int k = 0; k < n; k++) {
+                    if (mem[k] == rk->meta.rank)
+                        self = k;
+                    if (mem[k] == peer)
+                        q = k;
+                }
+                if (self < 0 || q < 0 || !(abs(self - q) == 1 || (self + q == n - 1 && abs(self - q) == n - 1)))
+                    goto none;
+            }
+        if (self < 0 || (P && (size_t)n != P))
+            goto none;
+        P = (size_t)n;
+        stage[r] = (uint32_t)self;
+        first[r] = mem[0];
+    }
+    if (P < 2 || nr % P)
+        goto none;
+    /* pipelines by their first member (a rank number, >= 0), each holding
+     * every stage exactly once: sorted by (first member, stage) */
+    cp_kv *kv = cp_xmalloc(nr * sizeof *kv);
+    for (size_t r = 0; r < nr; r++)
+        kv[r] = (cp_kv){ (uint64_t)(uint32_t)first[r] << 32 | stage[r], r };
+    cp_sort_kv(kv, nr, NULL);
+    size_t d = 0;
+    bool ok = true;
+    for (size_t a = 0, b; a < nr && ok; a = b, d++) {
+        for (b = a; b < nr && kv[b].key >> 32 == kv[a].key >> 32; b++) {
+            pipe[kv[b].val] = (uint32_t)d;
+            ok = ok && (kv[b].key & 0xffffffffu) == b - a; /* stages 0 .. P-1, once each */
+        }
+        ok = ok && b - a == P;
+    }
+    free(kv);
+    if (!ok)
+        goto none;
+    free(first);
+    *n_pipes = d;
+    return P;
+none:
+    free(first);
+    return 1;
+}
+
+/* Workers are ranks. Without pipeline stages each rank is its own DP
+ * rank, all in stage 0; with them (pp_stages), DP rank = the rank's
+ * pipeline, stage = its place in it. */
 static void rank_workers(wi_kmodel *km, const tl_timeline *tl)
 {
     wi_model *m = &km->m;
-    size_t nr = tl->n_ranks;
-    m->n_workers = m->n_dp = nr;
-    m->n_stages = 1;
-    m->w_dp = cp_xmalloc(nr * sizeof *m->w_dp);
-    m->w_stage = cp_xcalloc(nr, sizeof *m->w_stage);
-    m->dp_label = cp_xmalloc(nr * sizeof *m->dp_label);
-    m->stage_label = cp_xcalloc(1, sizeof *m->stage_label);
-    for (size_t r = 0; r < nr; r++) {
-        m->w_dp[r] = (uint32_t)r;
-        m->dp_label[r] = tl->ranks[r].meta.rank;
+    size_t nr = tl->n_ranks, n_pipes = nr;
+    uint32_t *stage = cp_xcalloc(nr ? nr : 1, sizeof *stage), *pipe = cp_xmalloc((nr ? nr : 1) * sizeof *pipe);
+    size_t ns = pp_stages(km->ctx, stage, pipe, &n_pipes);
+    if (ns < 2) {
+        memset(stage, 0, (nr ? nr : 1) * sizeof *stage);
+        for (size_t r = 0; r < nr; r++)
+            pipe[r] = (uint32_t)r;
+        n_pipes = nr;
     }
-    m->worker_label = m->dp_label;
+    m->n_workers = nr;
+    m->n_dp = n_pipes;
+    m->n_stages = ns;
+    m->w_dp = pipe;
+    m->w_stage = stage;
+    m->dp_label = cp_xmalloc((n_pipes ? n_pipes : 1) * sizeof *m->dp_label);
+    m->stage_label = cp_xmalloc(ns * sizeof *m->stage_label);
+    km->rank_label = cp_xmalloc((nr ? nr : 1) * sizeof *km->rank_label);
+    for (size_t r = 0; r < nr; r++)
+        km->rank_label[r] = tl->ranks[r].meta.rank;
+    for (size_t d = 0; d < n_pipes; d++)
+        m->dp_label[d] = ns < 2 ? tl->ranks[d].meta.rank : (int64_t)d;
+    for (size_t p = 0; p < ns; p++)
+        m->stage_label[p] = (int64_t)p;
+    for (size_t k = 0; k < m->n_ops; k++) {
+        m->ops[k].dp = pipe[m->ops[k].rank];
+        m->ops[k].stage = stage[m->ops[k].rank];
+    }
+    m->worker_label = km->rank_label;
 }
 
 static void kmodel_free(wi_kmodel *km)
@@ -834,6 +926,7 @@ static void kmodel_free(wi_kmodel *km)
     free(km->m.w_stage);
     free(km->m.dp_label);
     free(km->m.stage_label);
+    free(km->rank_label);
     free(km->step_id);
 }
 
@@ -888,7 +981,8 @@ int an_whatif_run(an_ctx *ctx)
     rep_int(rp, top, "anchored_nodes", "nodes without a predecessor (kept at their traced instant)",
             (int64_t)km.m.n_sources, NULL);
     rep_int(rp, top, "steps", "steps every rank has", (int64_t)km.m.n_steps, NULL);
-    rep_int(rp, top, "stages", "pipeline stages", 1, NULL);
+    rep_int(rp, top, "stages", "pipeline stages (from the point-to-point groups; 1: none)", (int64_t)km.m.n_stages,
+            NULL);
     wi_report(rp, top, &km.m);
     kmodel_free(&km);
     return 0;
