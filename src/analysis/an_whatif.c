@@ -824,37 +824,35 @@ static void op_types(wi_kmodel *km)
 static size_t pp_stages(const an_ctx *ctx, uint32_t *stage, uint32_t *pipe, size_t *n_pipes)
 {
     const tl_timeline *tl = ctx->tl;
-    const an_layers_result *lr = ctx->results[AN_layers];
-    size_t nr = tl->n_ranks, P = 0;
+    const an_collectives_result *cr = ctx->results[AN_collectives];
+    size_t nr = tl->n_ranks, P = 0, placed = 0;
     int32_t *first = cp_xmalloc((nr ? nr : 1) * sizeof *first);
+    uint8_t *seen = cp_xcalloc(nr ? nr : 1, 1);
     int32_t mem[AN_P2P_MAX_GROUP];
-    for (size_t r = 0; lr && r < nr; r++) {
-        const tl_rank *rk = &tl->ranks[r];
-        int n = 0, self = -1, peer = -1;
-        for (uint32_t t = rk->track_begin; t < rk->track_end && self < 0; t++)
-            for (size_t i = tl->tracks[t].ev_begin; i < tl->tracks[t].ev_end && self < 0; i++) {
-                int dir;
-                if (tl->kclass[i] != TL_K_COMM || (peer = an_event_p2p_peer(ctx, lr, i, &dir)) < 0)
-                    continue;
-                n = an_event_group(ctx, i, mem, AN_P2P_MAX_GROUP);
-                if (n < 2 || n > AN_P2P_MAX_GROUP)
-                    goto none;
-                int q = -1;
-                for (int k = 0; k < n; k++) {
-                    if (mem[k] == rk->meta.rank)
-                        self = k;
-                    if (mem[k] == peer)
-                        q = k;
-                }
-                if (self < 0 || q < 0 || !(abs(self - q) == 1 || (self + q == n - 1 && abs(self - q) == n - 1)))
-                    goto none;
-            }
-        if (self < 0 || (P && (size_t)n != P))
+    /* each rank's first send/recv with a known peer (an_collectives found
+     * the peers; its records are in rank order) */
+    for (size_t k = 0; cr && k < cr->n_kernel_recs; k++) {
+        const an_coll_kernel *ck = &cr->kernels[k];
+        size_t r = tl->tracks[tl->track[ck->ev]].rank_index;
+        if (!ck->p2p || ck->peer < 0 || seen[r])
+            continue;
+        seen[r] = 1;
+        placed++;
+        int n = an_event_group(ctx, ck->ev, mem, AN_P2P_MAX_GROUP), self = -1, q = -1;
+        if (n < 2 || n > AN_P2P_MAX_GROUP || (P && (size_t)n != P))
+            goto none;
+        for (int m = 0; m < n; m++) {
+            self = mem[m] == tl->ranks[r].meta.rank ? m : self;
+            q = mem[m] == ck->peer ? m : q;
+        }
+        if (self < 0 || q < 0 || !(abs(self - q) == 1 || (self + q == n - 1 && abs(self - q) == n - 1)))
             goto none;
         P = (size_t)n;
         stage[r] = (uint32_t)self;
         first[r] = mem[0];
     }
+    if (placed != nr)
+        goto none;
     if (P < 2 || nr % P)
         goto none;
     /* pipelines by their first member (a rank number, >= 0), each holding
@@ -876,10 +874,12 @@ static size_t pp_stages(const an_ctx *ctx, uint32_t *stage, uint32_t *pipe, size
     if (!ok)
         goto none;
     free(first);
+    free(seen);
     *n_pipes = d;
     return P;
 none:
     free(first);
+    free(seen);
     return 1;
 }
 

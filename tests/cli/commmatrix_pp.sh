@@ -19,12 +19,7 @@
 #    the launching host op's "nccl:send A->B" title, or its
 #    record_param_comms "Rank", gives the same matrix.
 # Skips (77) without python3.
-set -u
-CHAINPROF=${CHAINPROF:?}
-command -v python3 >/dev/null || { echo "skip: python3 is absent"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+. "$(dirname "$0")/lib/py_prelude.sh"
 
 check() { # JSON TRUTH [TRACED RANKS]
     python3 - "$@" <<'PY'

@@ -12,12 +12,7 @@
 #    so do traces that name the peer only in the nccl:send/recv titles
 #    (PP_LEGACY, lib/pp_job.sh).
 # Skips (77) without python3.
-set -u
-CHAINPROF=${CHAINPROF:?}
-command -v python3 >/dev/null || { echo "skip: python3 is absent"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+. "$(dirname "$0")/lib/py_prelude.sh"
 
 check() { # JSON TRUTH
     python3 - "$@" <<'PY'

@@ -7,12 +7,7 @@
 # and DP rank have the largest S_stage / S_dp; every forward on a later
 # virtual stage starts after the previous one's end; same arguments give the
 # same bytes. (M_W may pass 1: the others stay below the mean ideal.) Skips (77) without python3.
-set -u
-CHAINPROF=${CHAINPROF:?}
-command -v python3 >/dev/null || { echo "skip: python3 is absent"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+. "$(dirname "$0")/lib/py_prelude.sh"
 run() { "$CHAINPROF" synth "$@" >/dev/null || { echo "FAIL: synth $*"; fail=1; }; }
 run --pp 4 --dp 2 --out "$tmp/plain"
 run --pp 4 --dp 2 --out "$tmp/plain2"

@@ -15,12 +15,7 @@
 #    before its launch); same arguments give the same bytes; --gzip writes
 #    rank-R.json.gz that analyze reads to the same critical path.
 # Skips (77) without python3.
-set -u
-CHAINPROF=${CHAINPROF:?}
-command -v python3 >/dev/null || { echo "skip: python3 is absent"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+. "$(dirname "$0")/lib/py_prelude.sh"
 run() { # NAME -- SYNTH ARGS
     local name=$1; shift 2
     "$CHAINPROF" synth --out "$tmp/$name" --steps 2 "$@" >/dev/null || { echo "FAIL: synth $*"; fail=1; return; }

@@ -10,12 +10,7 @@
 # path's graph (launch gaps, kernel order) where the truth runs on the
 # artifact's op model. A data-parallel job keeps one stage and M_S null.
 # Skips (77) without python3.
-set -u
-CHAINPROF=${CHAINPROF:?}
-command -v python3 >/dev/null || { echo "skip: python3 is absent"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+. "$(dirname "$0")/lib/py_prelude.sh"
 job() { # name, synth args...
     local d=$1; shift
     "$CHAINPROF" synth "$@" --out "$tmp/$d" >/dev/null || { echo "FAIL: synth $*"; fail=1; return; }

@@ -13,12 +13,7 @@
 # by order as the artifact does); a Kineto trace is not taken for an op timeline; a cut file
 # and a damaged event are counted, not fatal; a JSON array without a
 # worker-named op is refused (exit 3); two op timelines are not mixed. Skips (77) without python3.
-set -u
-CHAINPROF=${CHAINPROF:?}
-command -v python3 >/dev/null || { echo "skip: python3 is absent"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+. "$(dirname "$0")/lib/py_prelude.sh"
 synth() { local d=$1; shift; "$CHAINPROF" synth "$@" --out "$tmp/$d" >/dev/null || { echo "FAIL: synth $*"; fail=1; }; }
 analyze() { "$CHAINPROF" analyze --format json -o "$2" "$1" >/dev/null 2>"$2.err" || { echo "FAIL: analyze $1: $(cat "$2.err")"; fail=1; }; }
 synth plain --pp 4 --dp 2
