@@ -79,9 +79,10 @@ typedef struct wi_kmodel {
     /* profiler step ids every rank has, ascending */
     int64_t *step_id;
     size_t n_ranks;
-    uint32_t tkeys[AN_WI_TYPES];
-    const char *tnames[AN_WI_TYPES];
+    uint32_t tkeys[AN_WI_TYPES + WI_PT__COUNT];
+    const char *tnames[AN_WI_TYPES + WI_PT__COUNT];
     int64_t *rank_label;   /* workers_fixed: each rank's number, when stages split the DP ranks */
+    size_t n_typed;        /* ops with one of the paper's types */
 } wi_kmodel;
 
 /* ---- the shared model (an_whatif.h) ---- */
@@ -654,9 +655,24 @@ static int64_t step_of(const an_rank_steps *rs, int64_t t)
     return (int64_t)lo - 1;
 }
 
+/* An op's type as a key: the paper's type (an_whatif_types.c) when it has
+ * one, else the collective for communication, else the kernel name. */
+#define TK_COLL_MAX 64 /* collective keys: UINT32_MAX - coll_op */
+#define TK_PT(t) (UINT32_MAX - TK_COLL_MAX - (uint32_t)(t))
 static uint32_t type_key(const tl_timeline *tl, const wi_op *o)
 {
+    if (o->type != WI_PT_NONE)
+        return TK_PT(o->type);
     return o->comm ? UINT32_MAX - (uint32_t)coll_op_classify(tl_str(tl, o->name)) : o->name;
+}
+
+static const char *type_key_name(const tl_timeline *tl, uint32_t key)
+{
+    if (key > UINT32_MAX - TK_COLL_MAX)
+        return coll_op_name((coll_op)(UINT32_MAX - key));
+    if (key >= TK_PT(WI_PT__COUNT - 1))
+        return wi_ptype_name(UINT32_MAX - TK_COLL_MAX - key);
+    return tl_str(tl, key);
 }
 
 /* Profiler step ids every rank has. */
@@ -748,8 +764,14 @@ static void rank_ops(wi_kmodel *km, const an_rank_steps *rs, size_t r)
     free(v);
 }
 
-/* an op's identity across ranks and steps: (name, seq) */
-static uint64_t identity(const wi_op *o) { return (uint64_t)o->name << 32 | o->seq; }
+/* an op's identity across ranks and steps: (name, seq), or for a typed
+ * op (type, name, place in its annotation / p2p direction) */
+static uint64_t identity(const wi_op *o)
+{
+    if (o->type == WI_PT_NONE)
+        return (uint64_t)o->name << 32 | o->seq;
+    return 1ull << 63 | (uint64_t)o->type << 58 | (uint64_t)o->name << 26 | o->seq;
+}
 
 /* The ops, their identities (name, seq) across ranks and steps, and the
  * identities' ideal durations. */
@@ -766,12 +788,14 @@ static void collect_ops(wi_kmodel *km, const an_steps_result *sr)
     for (size_t r = 0; r < tl->n_ranks; r++)
         rank_ops(km, &sr->ranks[r], r);
     m->ops = cp_xrealloc(m->ops, (m->n_ops ? m->n_ops : 1) * sizeof *m->ops);
+    km->n_typed = wi_kineto_ptypes(km->ctx, m);
     wi_ideals(m, identity);
 }
 
-/* Op types: kernel name for computation, the collective for
- * communication; the AN_WI_TYPES with most excess over ideal keep their
- * own index, the rest share the last (not reported). */
+/* Op types: the paper's (annotations, p2p direction), else kernel name for
+ * computation, the collective for communication; every paper type and the
+ * AN_WI_TYPES others with most excess over ideal keep their own index, the
+ * rest share the last (not reported). */
 static void op_types(wi_kmodel *km)
 {
     wi_model *m = &km->m;
@@ -781,7 +805,7 @@ static void op_types(wi_kmodel *km)
         kv[k] = (cp_kv){ type_key(tl, &m->ops[k]), k };
     cp_sort_kv(kv, m->n_ops, NULL);
     cp_kv *ex = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *ex);
-    size_t nt = 0;
+    size_t nt = 0, n_paper = 0;
     for (size_t a = 0; a < m->n_ops;) {
         size_t b = a;
         int64_t excess = 0;
@@ -790,14 +814,17 @@ static void op_types(wi_kmodel *km)
             excess += CP_MAX(o->dur_ns - m->ideal[o->group], 0);
             b++;
         }
-        ex[nt++] = (cp_kv){ ~(uint64_t)excess, kv[a].key };
+        bool paper = kv[a].key >= TK_PT(WI_PT__COUNT - 1) && kv[a].key <= TK_PT(0);
+        /* the paper's types first, then most excess (63 bits: never negative) */
+        ex[nt++] = (cp_kv){ (paper ? 0 : 1ull << 63) | (~(uint64_t)excess >> 1), kv[a].key };
+        n_paper += paper;
         a = b;
     }
-    cp_sort_kv(ex, nt, NULL); /* most excess first */
-    size_t keep = CP_MIN(nt, (size_t)AN_WI_TYPES);
+    cp_sort_kv(ex, nt, NULL);
+    size_t keep = CP_MIN(nt, n_paper + (size_t)AN_WI_TYPES);
     for (size_t i = 0; i < keep; i++) {
         uint32_t key = km->tkeys[i] = (uint32_t)ex[i].val;
-        km->tnames[i] = key > UINT32_MAX - 64 ? coll_op_name((coll_op)(UINT32_MAX - key)) : tl_str(tl, key);
+        km->tnames[i] = type_key_name(tl, key);
     }
     for (size_t k = 0; k < m->n_ops; k++) {
         uint32_t tk = type_key(tl, &m->ops[k]);
@@ -828,7 +855,6 @@ static size_t pp_stages(const an_ctx *ctx, uint32_t *stage, uint32_t *pipe, size
     size_t nr = tl->n_ranks, P = 0, placed = 0;
     int32_t *first = cp_xmalloc((nr ? nr : 1) * sizeof *first);
     uint8_t *seen = cp_xcalloc(nr ? nr : 1, 1);
-    int32_t mem[AN_P2P_MAX_GROUP];
     /* each rank's first send/recv with a known peer (an_collectives found
      * the peers; its records are in rank order) */
     for (size_t k = 0; cr && k < cr->n_kernel_recs; k++) {
@@ -838,18 +864,11 @@ static size_t pp_stages(const an_ctx *ctx, uint32_t *stage, uint32_t *pipe, size
             continue;
         seen[r] = 1;
         placed++;
-        int n = an_event_group(ctx, ck->ev, mem, AN_P2P_MAX_GROUP), self = -1, q = -1;
-        if (n < 2 || n > AN_P2P_MAX_GROUP || (P && (size_t)n != P))
-            goto none;
-        for (int m = 0; m < n; m++) {
-            self = mem[m] == tl->ranks[r].meta.rank ? m : self;
-            q = mem[m] == ck->peer ? m : q;
-        }
-        if (self < 0 || q < 0 || !(abs(self - q) == 1 || (self + q == n - 1 && abs(self - q) == n - 1)))
+        int n, self, q;
+        if (!wi_p2p_positions(ctx, ck->ev, ck->peer, &self, &q, &n, &first[r]) || (P && (size_t)n != P))
             goto none;
         P = (size_t)n;
         stage[r] = (uint32_t)self;
-        first[r] = mem[0];
     }
     if (placed != nr)
         goto none;
@@ -956,7 +975,7 @@ int an_whatif_run(an_ctx *ctx)
         kmodel_free(&km);
         return 0;
     }
-    uint64_t n_sims = 2 + AN_WI_TYPES + tl->n_ranks + 1;
+    uint64_t n_sims = 2 + AN_WI_TYPES + WI_PT__COUNT + tl->n_ranks + 1;
     if ((uint64_t)km.n * n_sims > AN_WI_MAX_VISITS || km.n >= WI_MAX_NODES || cr->graph->n_edges >= UINT32_MAX) {
         rep_str(rp, top, "skipped", NULL, "the job is too large for the replays (AN_WI_MAX_VISITS)");
         kmodel_free(&km);

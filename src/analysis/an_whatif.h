@@ -115,6 +115,24 @@ int an_whatif_pp_rank(const tl_timeline *tl);
 /* The what-if on that rank's pipeline, written under top. */
 int an_whatif_pp_run(an_ctx *ctx, rep_node *top, size_t rank_index);
 
+/* The paper's op types (an_whatif_types.c): a Kineto op's type from its
+ * annotations or its p2p direction. */
+enum {
+    WI_PT_FWD, WI_PT_BWD, WI_PT_FSR, WI_PT_BSR, WI_PT_RS, WI_PT_AG, WI_PT_EMB, WI_PT_LN, WI_PT_OPT, WI_PT_CLIP,
+    WI_PT_GC, WI_PT__COUNT
+};
+#define WI_PT_NONE UINT32_MAX
+#define WI_SUB_MAX ((1u << 26) - 1) /* a typed op's k-th place is kept in 26 bits of its identity */
+const char *wi_ptype_name(uint32_t t);
+/* Every op of m (in rank order, ev set) gets type = its paper type
+ * (WI_PT_NONE: none) and, when typed, seq = its place in its annotation
+ * (or its p2p direction). Returns the typed ops' count. */
+size_t wi_kineto_ptypes(const an_ctx *ctx, wi_model *m);
+/* Positions of ev's rank (*self) and of peer (*q) in ev's process group
+ * of *n members (*first: its first member, a rank number); true when they
+ * are neighbours (next, previous, or last and first). */
+bool wi_p2p_positions(const an_ctx *ctx, size_t ev, int32_t peer, int *self, int *q, int *n, int32_t *first);
+
 #define AN_WI_MAX_VISITS ((uint64_t)4e9)   /* node visits over all replays */
 
 #endif

@@ -15,7 +15,10 @@
  *   steps (the loss.item() sync, the next ProfilerStep, the first
  *   launches), so every dependency of the model still holds and no kernel
  *   starts before its launch. Compute ops are one kernel each on the
- *   compute stream, inside a user_annotation named as the artifact's op.
+ *   compute stream, inside a user_annotation named as the artifact's op;
+ *   the reduce-scatter inside "grads-reduce-scatter", the p2p inside
+ *   Megatron's "forward-send", "forward-recv", "backward-send" and
+ *   "backward-recv" (what the Kineto what-if types its ops by).
  *   The op timeline's post-backward all-reduces (layernorm, embedding,
  *   gradient norm) are not written: their time is a gap on the streams.
  * - Point-to-point, as recent PyTorch writes it: record_param_comms with
@@ -208,6 +211,19 @@ static int64_t post_comm(ppk_rank *r, int64_t *h, const comm_args *a, int64_t *c
     return launch;
 }
 
+/* The host side of a communication inside a Megatron-style annotation
+ * (ann: "grads-reduce-scatter", "forward-send", ...), what the what-if
+ * takes the op's type from. */
+static int64_t post_comm_in(ppk_rank *r, int64_t *h, const char *ann, const comm_args *a, int64_t *corr, int64_t *ext)
+{
+    int64_t a0 = *h;
+    *h += 1000;
+    int64_t launch = post_comm(r, h, a, corr, ext);
+    put_cpu(r, "user_annotation", ann, a0, *h - a0);
+    *h += 1000;
+    return launch;
+}
+
 /* The host side of a compute op: the artifact's op name as an annotation
  * around one aten op and its launch. Returns the launch's start. */
 static int64_t post_compute(ppk_rank *r, int64_t *h, const char *op, const char *aten, int64_t *corr, int64_t *ext)
@@ -247,7 +263,7 @@ static void put_op(const ppk_job *k, ppk_rank *r, uint32_t o, int64_t *h)
                  * layernorm one launches none); their time is a gap on the rank's streams */
     if (op->dep >= 0 && j->ops[op->dep].w != op->w) { /* its input from another stage */
         comm_args a = p2p_args(k, r, j->ops[op->dep].w, false);
-        launch = post_comm(r, h, &a, &corr, &ext);
+        launch = post_comm_in(r, h, op->kind == PK_F ? "forward-recv" : "backward-recv", &a, &corr, &ext);
         int st = op->kind == PK_F ? ST_RECV_PREV : ST_RECV_NEXT;
         int64_t arrive = tt(k->en[op->dep], s), end = tt(k->en[op->dep] + j->c->p2p_ns, s);
         int64_t ts = CP_MIN(CP_MAX(launch + PPK_QUEUE_NS, r->free_ns[st]), arrive);
@@ -258,7 +274,7 @@ static void put_op(const ppk_job *k, ppk_rank *r, uint32_t o, int64_t *h)
         const pg_info *pg = r->dp_pg;
         comm_args a = { "_reduce_scatter_base", j->c->dp_bytes / 2, j->c->dp_bytes / 2 / pg->size, pg, r->dprank,
                         NULL, 0, 0 };
-        launch = post_comm(r, h, &a, &corr, &ext);
+        launch = post_comm_in(r, h, op_name[PK_RS], &a, &corr, &ext);
         put_kernel(r, k_rs, ST_DP, t0, t1 - t0, launch, corr, ext, &a);
         r->free_ns[ST_COMPUTE] = CP_MAX(r->free_ns[ST_COMPUTE], t1); /* the optimizer waits for it */
         return;
@@ -269,7 +285,7 @@ static void put_op(const ppk_job *k, ppk_rank *r, uint32_t o, int64_t *h)
     int32_t c = k->consumer[o];
     if (c >= 0) { /* its output to another stage, once it is computed */
         comm_args a = p2p_args(k, r, j->ops[c].w, true);
-        launch = post_comm(r, h, &a, &corr, &ext);
+        launch = post_comm_in(r, h, op->kind == PK_F ? "forward-send" : "backward-send", &a, &corr, &ext);
         int st = op->kind == PK_F ? ST_SEND_NEXT : ST_SEND_PREV;
         put_kernel(r, k_sendrecv, st, t1, j->c->p2p_ns, launch, corr, ext, &a);
     }

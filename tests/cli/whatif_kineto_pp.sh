@@ -6,6 +6,9 @@
 # against synth.json's truth (its schedule replay, src/synth/syn_pp.c):
 # the stage count, the slowest stage, the slowest DP rank and the workers
 # M_W fixes (rank = stage x D + dp rank, synth's layout) are the truth's.
+# The op types are the paper's, from the traces' annotations and the p2p
+# kernels' directions (an_whatif_types.c): by_op_type names every type the
+# Kineto traces carry, and on 1F1B jobs its slowest type is the truth's.
 # The values themselves are not: the Kineto replay runs on the critical
 # path's graph (launch gaps, kernel order) where the truth runs on the
 # artifact's op model. A data-parallel job keeps one stage and M_S null.
@@ -44,6 +47,15 @@ for name, P, D in (("slow", 4, 2), ("stage", 4, 2), ("three", 3, 2), ("inter", 4
         bad.append(f"{name}: slowest DP rank {w['by_dp_rank']} vs truth {t['by_dp_rank']}")
     if w["stage_metric"] is None:
         bad.append(f"{name}: M_S null with {P} stages")
+    types = {r["op"]: r["slowdown"] for r in w["by_op_type"]}
+    need = {"forward-compute", "backward-compute", "forward-send/recv", "backward-send/recv",
+            "grads-reduce-scatter", "optimizer"}
+    if not need <= set(types):
+        bad.append(f"{name}: by_op_type {sorted(types)} lacks {sorted(need - set(types))}")
+    elif name != "inter":
+        truth = {r["op"]: r["slowdown"] for r in t["by_op_type"] if r["op"] in need}
+        if max(truth, key=truth.get) != max(need, key=types.get):
+            bad.append(f"{name}: slowest op type {types} vs truth {truth}")
     want = sorted(x["pp"] * D + x["dp"] for x in t["workers_fixed"])
     if t["worker_metric"] and sorted(w["workers_fixed"]) != want:
         bad.append(f"{name}: workers fixed {w['workers_fixed']}, truth {want}")

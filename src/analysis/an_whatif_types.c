@@ -1,0 +1,289 @@
+/* an_whatif_types.c - the paper's op types for the Kineto what-if
+ * (an_whatif.c): which of forward-compute, backward-compute,
+ * forward-send/recv, ... a GPU op of a PyTorch profiler trace is.
+ *
+ * Design
+ * - The OSDI'25 artifact's ops are Megatron's timed regions; in a Kineto
+ *   trace the same regions are user annotations (record_function, NVTX
+ *   ranges: Megatron's "forward-compute", "## forward ##", torch's
+ *   "Optimizer.step#AdamW.step", ...). A kernel's type is that of the
+ *   innermost mapped annotation open at its launch on its rank, preferring
+ *   one on the launching thread (the autograd engine launches backward
+ *   kernels from its own thread, under the main thread's "## backward ##").
+ *   The name table (ann_map) is the one definition; docs/METRICS.md
+ *   ("What-if", op types) lists it.
+ * - A point-to-point kernel whose peer is known (an_collectives) is typed by
+ *   its direction instead: a send to the next stage or a recv from the
+ *   previous one (positions in the pipeline group, last -> first for
+ *   interleaved chunks) is forward-send/recv, the other way
+ *   backward-send/recv. A batched p2p kernel (one SendRecv kernel for
+ *   several sends / recvs of a ncclGroupStart/End, "Collective name"
+ *   naming no single direction) takes its annotation's type, as Megatron's
+ *   "forward-send-backward-recv" region is typed by its first direction.
+ * - A collective kernel takes its annotation's type only when that type is
+ *   communication (a TP all-reduce inside forward-compute stays the
+ *   all_reduce it is, as the artifact keeps tp-comm apart).
+ * - A typed op's identity (whose typical duration is its ideal) is its
+ *   type, kernel name and k-th place among that name's kernels in its
+ *   annotation range (one annotation: one microbatch's op); a p2p op's is
+ *   its type, name and direction. Ideal over every rank, step and
+ *   microbatch, as the artifact's reduce over (dp_rank, stage, step) per op
+ *   type; untyped ops keep (name, k-th in step).
+ */
+#include "an_whatif.h"
+#include "an_results.h"
+#include "an_verdict.h"
+#include "../base/sort.h"
+#include "../base/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const pt_name[WI_PT__COUNT] = {
+    [WI_PT_FWD] = "forward-compute",   [WI_PT_BWD] = "backward-compute",
+    [WI_PT_FSR] = "forward-send/recv", [WI_PT_BSR] = "backward-send/recv",
+    [WI_PT_RS] = "grads-reduce-scatter", [WI_PT_AG] = "params-all-gather",
+    [WI_PT_EMB] = "embedding-grads-all-reduce", [WI_PT_LN] = "layernorm-grads-all-reduce",
+    [WI_PT_OPT] = "optimizer",          [WI_PT_CLIP] = "optimizer-clip-main-grad",
+    [WI_PT_GC] = "gc",
+};
+
+/* Annotation names (exact, or a prefix when `prefix`) and their type. */
+static const struct {
+    const char *name;
+    uint8_t type;
+    bool prefix;
+} ann_map[] = {
+    { "forward-compute", WI_PT_FWD, false },     { "## forward ##", WI_PT_FWD, false },
+    { "forward", WI_PT_FWD, false },             { "forward_step", WI_PT_FWD, false },
+    { "backward-compute", WI_PT_BWD, false },    { "## backward ##", WI_PT_BWD, false },
+    { "backward", WI_PT_BWD, false },            { "backward_step", WI_PT_BWD, false },
+    { "forward-send", WI_PT_FSR, true },         { "forward-recv", WI_PT_FSR, true },
+    { "send_forward", WI_PT_FSR, true },         { "recv_forward", WI_PT_FSR, true },
+    { "backward-send", WI_PT_BSR, true },        { "backward-recv", WI_PT_BSR, true },
+    { "send_backward", WI_PT_BSR, true },        { "recv_backward", WI_PT_BSR, true },
+    { "grads-reduce-scatter", WI_PT_RS, false }, { "all-grads-sync", WI_PT_RS, false },
+    { "params-all-gather", WI_PT_AG, false },    { "embedding-grads-all-reduce", WI_PT_EMB, false },
+    { "layernorm-grads-all-reduce", WI_PT_LN, false },
+    { "optimizer-clip-main-grad", WI_PT_CLIP, false },
+    { "optimizer", WI_PT_OPT, false },           { "## optimizer ##", WI_PT_OPT, false },
+    { "optimizer-inner-step", WI_PT_OPT, false }, { "Optimizer.step#", WI_PT_OPT, true },
+    { "gc", WI_PT_GC, false },
+};
+
+const char *wi_ptype_name(uint32_t t) { return t < WI_PT__COUNT ? pt_name[t] : NULL; }
+
+static bool pt_comm(uint32_t t)
+{
+    return t == WI_PT_FSR || t == WI_PT_BSR || t == WI_PT_RS || t == WI_PT_AG || t == WI_PT_EMB || t == WI_PT_LN ||
+           t == WI_PT_CLIP;
+}
+
+/* The type an annotation name stands for, WI_PT_NONE none. */
+static uint32_t ann_type(const char *s)
+{
+    for (size_t k = 0; k < sizeof ann_map / sizeof *ann_map; k++)
+        if (ann_map[k].prefix ? !strncmp(s, ann_map[k].name, strlen(ann_map[k].name)) : !strcmp(s, ann_map[k].name))
+            return ann_map[k].type;
+    return WI_PT_NONE;
+}
+
+bool wi_p2p_positions(const an_ctx *ctx, size_t ev, int32_t peer, int *self, int *q, int *n, int32_t *first)
+{
+    const tl_timeline *tl = ctx->tl;
+    int32_t mem[AN_P2P_MAX_GROUP];
+    int32_t me = tl->ranks[tl->tracks[tl->track[ev]].rank_index].meta.rank;
+    *n = an_event_group(ctx, ev, mem, AN_P2P_MAX_GROUP);
+    *self = *q = -1;
+    if (*n < 2 || *n > AN_P2P_MAX_GROUP)
+        return false;
+    *first = mem[0];
+    for (int m = 0; m < *n; m++) {
+        *self = mem[m] == me ? m : *self;
+        *q = mem[m] == peer ? m : *q;
+    }
+    return *self >= 0 && *q >= 0 &&
+           (abs(*self - *q) == 1 || (*self + *q == *n - 1 && abs(*self - *q) == *n - 1));
+}
+
+/* forward-send/recv or backward-send/recv from a p2p kernel's peer, NONE
+ * when the peer is no neighbour. The next stage is +1 (or last -> first). */
+static uint32_t p2p_type(const an_ctx *ctx, const an_coll_kernel *ck)
+{
+    int self, q, n;
+    int32_t first;
+    if (ck->peer < 0 || !ck->p2p || !wi_p2p_positions(ctx, ck->ev, ck->peer, &self, &q, &n, &first))
+        return WI_PT_NONE;
+    bool next = abs(self - q) == 1 ? q == self + 1 : q == 0; /* the peer is the next stage */
+    return (ck->p2p == AN_P2P_SEND) == next ? WI_PT_FSR : WI_PT_BSR;
+}
+
+/* sweep records: an annotation's start (kind 0) or an op's launch (kind 1) */
+typedef struct ann_rec {
+    uint64_t k0, k1;
+    size_t i;              /* annotation event, or op index */
+} ann_rec;
+
+static uint64_t ann_key(const void *p, int k, const void *ctx)
+{
+    (void)ctx;
+    const ann_rec *r = p;
+    return k ? r->k1 : r->k0;
+}
+
+/* The innermost open annotation at a launch on track t: the latest start,
+ * one on t first; SIZE_MAX none. Drops the ones that ended. */
+static size_t innermost(const tl_timeline *tl, size_t *open, size_t *n_open, uint32_t t, int64_t ts)
+{
+    size_t best = SIZE_MAX, n = 0;
+    bool best_same = false;
+    for (size_t k = 0; k < *n_open; k++) {
+        size_t a = open[k];
+        if (tl_end_ns(tl, a) <= ts)
+            continue;
+        open[n++] = a;
+        bool same = tl->track[a] == t;
+        if (best == SIZE_MAX || (same && !best_same) || (same == best_same && tl->ts_ns[a] >= tl->ts_ns[best])) {
+            best = a;
+            best_same = same;
+        }
+    }
+    *n_open = n;
+    return best;
+}
+
+/* One rank's ops [o0, o1): each gets the type of its innermost mapped
+ * annotation (o->type) and that annotation in ann[k]. */
+static void rank_annotations(const an_ctx *ctx, wi_model *m, size_t r, size_t o0, size_t o1, const uint8_t *map,
+                             size_t *ann)
+{
+    const tl_timeline *tl = ctx->tl;
+    const tl_rank *rk = &tl->ranks[r];
+    ann_rec *v = NULL;
+    size_t n = 0, cap = 0;
+    for (uint32_t t = rk->track_begin; t < rk->track_end; t++) {
+        if (tl->tracks[t].key.kind != TL_TRACK_CPU)
+            continue;
+        for (size_t i = tl->tracks[t].ev_begin; i < tl->tracks[t].ev_end; i++)
+            if ((tl->cat[i] == TL_CAT_USER_ANNOTATION || tl->cat[i] == TL_CAT_NVTX) && map[tl->name[i]] != WI_PT__COUNT) {
+                cp_xgrow((void **)&v, &cap, n + 1, sizeof *v);
+                /* outer (later end) first at one start, launches after */
+                v[n++] = (ann_rec){ cp_key_i64(tl->ts_ns[i]), (UINT64_MAX - cp_key_i64(tl_end_ns(tl, i))) >> 1, i };
+            }
+    }
+    if (!n) {
+        free(v);
+        return;
+    }
+    for (size_t k = o0; k < o1; k++) {
+        int32_t l = tl->link[m->ops[k].ev];
+        if (l < 0)
+            continue;
+        cp_xgrow((void **)&v, &cap, n + 1, sizeof *v);
+        v[n++] = (ann_rec){ cp_key_i64(tl->ts_ns[l]), UINT64_MAX, k };
+    }
+    cp_sort_records(v, n, sizeof *v, 2, ann_key, NULL);
+    size_t *open = cp_xmalloc(n * sizeof *open), n_open = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (v[k].k1 != UINT64_MAX) {
+            open[n_open++] = v[k].i;
+            continue;
+        }
+        wi_op *o = &m->ops[v[k].i];
+        int32_t l = tl->link[o->ev];
+        size_t a = innermost(tl, open, &n_open, tl->track[l], tl->ts_ns[l]);
+        if (a == SIZE_MAX)
+            continue;
+        uint32_t t = map[tl->name[a]];
+        if (o->comm && !pt_comm(t))
+            continue; /* a collective inside a compute region keeps its collective */
+        o->type = t;
+        ann[v[k].i] = a;
+    }
+    free(open);
+    free(v);
+}
+
+/* typed ops' sub-identity: k-th of its name in its annotation */
+typedef struct sub_rec {
+    uint64_t k0, k1, k2;
+    size_t i;
+} sub_rec;
+
+static uint64_t sub_key(const void *p, int k, const void *ctx)
+{
+    (void)ctx;
+    const sub_rec *r = p;
+    return k == 0 ? r->k0 : k == 1 ? r->k1 : r->k2;
+}
+
+static void number_in_annotation(wi_model *m, const tl_timeline *tl, const size_t *ann)
+{
+    sub_rec *v = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *v);
+    size_t n = 0;
+    for (size_t k = 0; k < m->n_ops; k++)
+        if (ann[k] != SIZE_MAX)
+            v[n++] = (sub_rec){ ann[k], m->ops[k].name, cp_key_i64(tl->ts_ns[m->ops[k].ev]), k };
+    cp_sort_records(v, n, sizeof *v, 3, sub_key, NULL);
+    for (size_t k = 0, c = 0; k < n; k++) {
+        c = k && v[k].k0 == v[k - 1].k0 && v[k].k1 == v[k - 1].k1 ? c + 1 : 0;
+        m->ops[v[k].i].seq = (uint32_t)CP_MIN(c, (size_t)WI_SUB_MAX);
+    }
+    free(v);
+}
+
+size_t wi_kineto_ptypes(const an_ctx *ctx, wi_model *m)
+{
+    const tl_timeline *tl = ctx->tl;
+    size_t ns = tl->strings.n;
+    uint8_t *map = cp_xmalloc(ns ? ns : 1); /* string id -> type, WI_PT__COUNT: none */
+    for (size_t s = 0; s < ns; s++) {
+        uint32_t t = ann_type(tl_str(tl, (uint32_t)s));
+        map[s] = (uint8_t)(t == WI_PT_NONE ? WI_PT__COUNT : t);
+    }
+    size_t *ann = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *ann);
+    for (size_t k = 0; k < m->n_ops; k++) {
+        m->ops[k].type = WI_PT_NONE;
+        ann[k] = SIZE_MAX;
+    }
+    for (size_t o0 = 0, o1; o0 < m->n_ops; o0 = o1) { /* the ops are in rank order */
+        for (o1 = o0; o1 < m->n_ops && m->ops[o1].rank == m->ops[o0].rank; o1++)
+            ;
+        rank_annotations(ctx, m, m->ops[o0].rank, o0, o1, map, ann);
+    }
+    number_in_annotation(m, tl, ann);
+    /* p2p kernels with a known peer: their direction; the kernel records
+     * and the ops are both in event order within a rank */
+    const an_collectives_result *cr = ctx->results[AN_collectives];
+    cp_kv *by_ev = cp_xmalloc((cr && cr->n_kernel_recs ? cr->n_kernel_recs : 1) * sizeof *by_ev);
+    size_t nk = 0;
+    for (size_t k = 0; cr && k < cr->n_kernel_recs; k++)
+        if (cr->kernels[k].p2p)
+            by_ev[nk++] = (cp_kv){ cr->kernels[k].ev, k };
+    cp_sort_kv(by_ev, nk, NULL);
+    for (size_t k = 0; k < m->n_ops && nk; k++) {
+        size_t ev = m->ops[k].ev, lo = 0, hi = nk;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (by_ev[mid].key < ev)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == nk || by_ev[lo].key != ev)
+            continue;
+        const an_coll_kernel *ck = &cr->kernels[by_ev[lo].val];
+        uint32_t t = p2p_type(ctx, ck);
+        if (t == WI_PT_NONE)
+            continue;
+        m->ops[k].type = t;
+        m->ops[k].seq = ck->p2p; /* sends and recvs apart */
+    }
+    size_t typed = 0;
+    for (size_t k = 0; k < m->n_ops; k++)
+        typed += m->ops[k].type != WI_PT_NONE;
+    free(by_ev);
+    free(ann);
+    free(map);
+    return typed;
+}
