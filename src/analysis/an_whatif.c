@@ -622,15 +622,10 @@ static int64_t cp_lag0(const void *ctx, uint64_t v, const uint32_t *src, size_t 
 /* replaying the traced durations gives the trace's instants back */
 static int64_t cp_ts(const void *ctx, uint64_t v) { return an_cp_node_ts(ctx, v); }
 
-typedef struct op_rec {
-    uint64_t k0, k1, k2;
-    size_t i;
-} op_rec;
-
-static uint64_t op_key(const void *p, int k, const void *ctx)
+uint64_t wi_rec3_key(const void *p, int k, const void *ctx)
 {
     (void)ctx;
-    const op_rec *r = p;
+    const wi_rec3 *r = p;
     return k == 0 ? r->k0 : k == 1 ? r->k1 : r->k2;
 }
 
@@ -751,12 +746,12 @@ static void rank_ops(wi_kmodel *km, const an_rank_steps *rs, size_t r)
             o->comm = tl->kclass[i] == TL_K_COMM;
         }
     size_t n = m->n_ops - first;
-    op_rec *v = cp_xmalloc((n ? n : 1) * sizeof *v);
+    wi_rec3 *v = cp_xmalloc((n ? n : 1) * sizeof *v);
     for (size_t k = 0; k < n; k++) {
         const wi_op *o = &m->ops[first + k];
-        v[k] = (op_rec){ o->seq, o->name, cp_key_i64(tl->ts_ns[o->ev]), first + k };
+        v[k] = (wi_rec3){ o->seq, o->name, cp_key_i64(tl->ts_ns[o->ev]), first + k };
     }
-    cp_sort_records(v, n, sizeof *v, 3, op_key, NULL);
+    cp_sort_records(v, n, sizeof *v, 3, wi_rec3_key, NULL);
     for (size_t k = 0, c = 0; k < n; k++) {
         c = k && v[k].k0 == v[k - 1].k0 && v[k].k1 == v[k - 1].k1 ? c + 1 : 0;
         m->ops[v[k].i].seq = (uint32_t)c;

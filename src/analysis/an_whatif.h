@@ -115,6 +115,14 @@ int an_whatif_pp_rank(const tl_timeline *tl);
 /* The what-if on that rank's pipeline, written under top. */
 int an_whatif_pp_run(an_ctx *ctx, rep_node *top, size_t rank_index);
 
+/* A record sorted by three keys (cp_sort_records with wi_rec3_key): the
+ * k-th op of a name in its step / annotation. */
+typedef struct wi_rec3 {
+    uint64_t k0, k1, k2;
+    size_t i;
+} wi_rec3;
+uint64_t wi_rec3_key(const void *p, int k, const void *ctx);
+
 /* The paper's op types (an_whatif_types.c): a Kineto op's type from its
  * annotations or its p2p direction. */
 enum {

@@ -204,27 +204,14 @@ static void rank_annotations(const an_ctx *ctx, wi_model *m, size_t r, size_t o0
     free(v);
 }
 
-/* typed ops' sub-identity: k-th of its name in its annotation */
-typedef struct sub_rec {
-    uint64_t k0, k1, k2;
-    size_t i;
-} sub_rec;
-
-static uint64_t sub_key(const void *p, int k, const void *ctx)
-{
-    (void)ctx;
-    const sub_rec *r = p;
-    return k == 0 ? r->k0 : k == 1 ? r->k1 : r->k2;
-}
-
 static void number_in_annotation(wi_model *m, const tl_timeline *tl, const size_t *ann)
 {
-    sub_rec *v = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *v);
+    wi_rec3 *v = cp_xmalloc((m->n_ops ? m->n_ops : 1) * sizeof *v);
     size_t n = 0;
     for (size_t k = 0; k < m->n_ops; k++)
         if (ann[k] != SIZE_MAX)
-            v[n++] = (sub_rec){ ann[k], m->ops[k].name, cp_key_i64(tl->ts_ns[m->ops[k].ev]), k };
-    cp_sort_records(v, n, sizeof *v, 3, sub_key, NULL);
+            v[n++] = (wi_rec3){ ann[k], m->ops[k].name, cp_key_i64(tl->ts_ns[m->ops[k].ev]), k };
+    cp_sort_records(v, n, sizeof *v, 3, wi_rec3_key, NULL);
     for (size_t k = 0, c = 0; k < n; k++) {
         c = k && v[k].k0 == v[k - 1].k0 && v[k].k1 == v[k - 1].k1 ? c + 1 : 0;
         m->ops[v[k].i].seq = (uint32_t)CP_MIN(c, (size_t)WI_SUB_MAX);
@@ -252,33 +239,37 @@ size_t wi_kineto_ptypes(const an_ctx *ctx, wi_model *m)
         rank_annotations(ctx, m, m->ops[o0].rank, o0, o1, map, ann);
     }
     number_in_annotation(m, tl, ann);
-    /* p2p kernels with a known peer: their direction; the kernel records
-     * and the ops are both in event order within a rank */
+    /* p2p kernels with a known peer: their direction (a merge of the
+     * kernel records and the ops, both by event) */
     const an_collectives_result *cr = ctx->results[AN_collectives];
+    size_t nk = 0, no = m->n_ops;
     cp_kv *by_ev = cp_xmalloc((cr && cr->n_kernel_recs ? cr->n_kernel_recs : 1) * sizeof *by_ev);
-    size_t nk = 0;
+    cp_kv *op_ev = cp_xmalloc((no ? no : 1) * sizeof *op_ev);
     for (size_t k = 0; cr && k < cr->n_kernel_recs; k++)
         if (cr->kernels[k].p2p)
             by_ev[nk++] = (cp_kv){ cr->kernels[k].ev, k };
+    for (size_t k = 0; k < no; k++)
+        op_ev[k] = (cp_kv){ m->ops[k].ev, k };
     cp_sort_kv(by_ev, nk, NULL);
-    for (size_t k = 0; k < m->n_ops && nk; k++) {
-        size_t ev = m->ops[k].ev, lo = 0, hi = nk;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (by_ev[mid].key < ev)
-                lo = mid + 1;
-            else
-                hi = mid;
+    cp_sort_kv(op_ev, no, NULL);
+    for (size_t a = 0, b = 0; a < no && b < nk;) {
+        if (op_ev[a].key < by_ev[b].key) {
+            a++;
+            continue;
         }
-        if (lo == nk || by_ev[lo].key != ev)
+        if (op_ev[a].key > by_ev[b].key) {
+            b++;
             continue;
-        const an_coll_kernel *ck = &cr->kernels[by_ev[lo].val];
+        }
+        const an_coll_kernel *ck = &cr->kernels[by_ev[b++].val];
+        wi_op *o = &m->ops[op_ev[a++].val];
         uint32_t t = p2p_type(ctx, ck);
-        if (t == WI_PT_NONE)
-            continue;
-        m->ops[k].type = t;
-        m->ops[k].seq = ck->p2p; /* sends and recvs apart */
+        if (t != WI_PT_NONE) {
+            o->type = t;
+            o->seq = ck->p2p; /* sends and recvs apart */
+        }
     }
+    free(op_ev);
     size_t typed = 0;
     for (size_t k = 0; k < m->n_ops; k++)
         typed += m->ops[k].type != WI_PT_NONE;
