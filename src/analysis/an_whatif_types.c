@@ -31,6 +31,7 @@
  *   type; untyped ops keep (name, k-th in step).
  */
 #include "an_whatif.h"
+#include "an_critpath.h"
 #include "an_results.h"
 #include "an_verdict.h"
 #include "../base/sort.h"
@@ -242,6 +243,7 @@ size_t wi_kineto_ptypes(const an_ctx *ctx, wi_model *m)
     /* p2p kernels with a known peer: their direction (a merge of the
      * kernel records and the ops, both by event) */
     const an_collectives_result *cr = ctx->results[AN_collectives];
+    const an_critpath_result *cpr = ctx->results[AN_critpath];
     size_t nk = 0, no = m->n_ops;
     cp_kv *by_ev = cp_xmalloc((cr && cr->n_kernel_recs ? cr->n_kernel_recs : 1) * sizeof *by_ev);
     cp_kv *op_ev = cp_xmalloc((no ? no : 1) * sizeof *op_ev);
@@ -263,6 +265,13 @@ size_t wi_kineto_ptypes(const an_ctx *ctx, wi_model *m)
         }
         const an_coll_kernel *ck = &cr->kernels[by_ev[b++].val];
         wi_op *o = &m->ops[op_ev[a++].val];
+        /* a p2p op starts, for the step's span, with its transfer (its end's
+         * one predecessor): a recv posted ahead waits for its data, which is
+         * the previous op's time, not its own */
+        const uint32_t *src;
+        const uint8_t *et;
+        if (cpr && an_cp_preds(cpr->graph, o->end, &src, &et) == 1)
+            o->start = src[0];
         uint32_t t = p2p_type(ctx, ck);
         if (t != WI_PT_NONE) {
             o->type = t;
