@@ -834,6 +834,10 @@ static void op_types(wi_kmodel *km)
     m->type_name = km->tnames;
 }
 
+/* A point-to-point kernel of a batch: NCCL's SendRecv kernel without a
+ * single direction (a collective-named kernel record with p2p 0). */
+static bool batched_p2p(const tl_timeline *tl, size_t ev) { return strstr(tl_str(tl, tl->name[ev]), "SendRecv") != NULL; }
+
 /* Pipeline stages from the point-to-point kernels: a rank's stage is its
  * position in the process group of its sends and receives (Megatron and
  * torch build a pipeline group in stage order), its pipeline (its DP rank)
@@ -851,16 +855,21 @@ static size_t pp_stages(const an_ctx *ctx, uint32_t *stage, uint32_t *pipe, size
     int32_t *first = cp_xmalloc((nr ? nr : 1) * sizeof *first);
     uint8_t *seen = cp_xcalloc(nr ? nr : 1, 1);
     /* each rank's first send/recv with a known peer (an_collectives found
-     * the peers; its records are in rank order) */
-    for (size_t k = 0; cr && k < cr->n_kernel_recs; k++) {
+     * the peers; its records are in rank order); a rank with none, its
+     * first batched p2p kernel (a SendRecv kernel of a coalesced group,
+     * naming no peer: Megatron's batch_isend_irecv) by its place in the
+     * group alone */
+    for (size_t k = 0, pass = 0; cr && pass < 2; k = k + 1 < cr->n_kernel_recs ? k + 1 : (pass++, 0)) {
+        if (!cr->n_kernel_recs)
+            break;
         const an_coll_kernel *ck = &cr->kernels[k];
         size_t r = tl->tracks[tl->track[ck->ev]].rank_index;
-        if (!ck->p2p || ck->peer < 0 || seen[r])
+        if (seen[r] || (pass == 0 ? !ck->p2p || ck->peer < 0 : ck->p2p || !batched_p2p(tl, ck->ev)))
             continue;
         seen[r] = 1;
         placed++;
         int n, self, q;
-        if (!wi_p2p_positions(ctx, ck->ev, ck->peer, &self, &q, &n, &first[r]) || (P && (size_t)n != P))
+        if (!wi_p2p_positions(ctx, ck->ev, pass ? -1 : ck->peer, &self, &q, &n, &first[r]) || (P && (size_t)n != P))
             goto none;
         P = (size_t)n;
         stage[r] = (uint32_t)self;

@@ -138,7 +138,8 @@ const char *wi_ptype_name(uint32_t t);
 size_t wi_kineto_ptypes(const an_ctx *ctx, wi_model *m);
 /* Positions of ev's rank (*self) and of peer (*q) in ev's process group
  * of *n members (*first: its first member, a rank number); true when they
- * are neighbours (next, previous, or last and first). */
+ * are neighbours (next, previous, or last and first). peer -1 (a batched
+ * SendRecv naming none): true when the rank is in the group. */
 bool wi_p2p_positions(const an_ctx *ctx, size_t ev, int32_t peer, int *self, int *q, int *n, int32_t *first);
 
 #define AN_WI_MAX_VISITS ((uint64_t)4e9)   /* node visits over all replays */

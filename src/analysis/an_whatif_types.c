@@ -103,6 +103,8 @@ bool wi_p2p_positions(const an_ctx *ctx, size_t ev, int32_t peer, int *self, int
         *self = mem[m] == me ? m : *self;
         *q = mem[m] == peer ? m : *q;
     }
+    if (peer < 0) /* a batched SendRecv: its place in the group only */
+        return *self >= 0;
     return *self >= 0 && *q >= 0 &&
            (abs(*self - *q) == 1 || (*self + *q == *n - 1 && abs(*self - *q) == *n - 1));
 }

@@ -13,7 +13,7 @@
 
 enum {
     O_OUT = 100, O_RANKS, O_GPN, O_TP, O_STEPS, O_SEED, O_INJECT, O_GZIP, O_ZSTD, O_FORCE, O_LAYERS, O_HIDDEN, O_SEQ,
-    O_MB, O_BUCKET, O_NIC, O_NVLINK, O_EFF, O_PP, O_DP, O_MBS, O_CHUNKS,
+    O_MB, O_BUCKET, O_NIC, O_NVLINK, O_EFF, O_PP, O_DP, O_MBS, O_CHUNKS, O_BATCHED_P2P,
 };
 
 static const cli_opt opts[] = {
@@ -43,6 +43,8 @@ static const cli_opt opts[] = {
     { "dp", 0, "D", O_DP, 0, "pipeline job: data-parallel ranks (default 2)" },
     { "microbatches", 0, "M", O_MBS, 0, "pipeline job: microbatches per step (default 8)" },
     { "chunks", 0, "V", O_CHUNKS, 0, "pipeline job: model chunks per stage, > 1 = interleaved schedule (default 1)" },
+    { "batched-p2p", 0, NULL, O_BATCHED_P2P, 0,
+      "pipeline job: each transfer as batch_isend_irecv writes it (a coalesced SendRecv kernel naming no peer)" },
 };
 
 /* `synth --pp`: the pipeline-parallel job (src/synth/syn_pp.c). */
@@ -63,6 +65,7 @@ static int synth_pp(cli_ctx *ctx, const char *dir)
     if (cli_has(ctx, O_SEED))
         c.seed = strtoull(cli_get(ctx, O_SEED), NULL, 0);
     c.force = cli_has(ctx, O_FORCE);
+    c.batched_p2p = cli_has(ctx, O_BATCHED_P2P);
     if (cli_has(ctx, O_GZIP) && cli_has(ctx, O_ZSTD))
         return cli_usage_error(ctx, "--gzip and --zstd are exclusive");
     c.compress = cli_has(ctx, O_GZIP) ? SYN_GZIP : cli_has(ctx, O_ZSTD) ? SYN_ZSTD : SYN_PLAIN;

@@ -37,6 +37,8 @@ typedef struct syn_pp_config {
     int64_t p2p_bytes;      /* one activation / gradient message (bf16) */
     int64_t dp_bytes;       /* grads-reduce-scatter input per rank (bf16) */
     int compress;           /* syn_compress of the rank files (synth.h) */
+    bool batched_p2p;       /* each transfer as Megatron's batch_isend_irecv writes it: a coalesced
+                             * SendRecv kernel naming no peer */
     /* injections (0 = none) */
     int imb_stage;          /* stage-imbalance: this stage's compute x imb_factor */
     double imb_factor;

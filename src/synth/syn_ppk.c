@@ -33,6 +33,9 @@
  *   plus p2p_ns), the send from the producer's end for p2p_ns: the k-th
  *   send a->b is the k-th recv on b from a, and the transfer starts at the
  *   later of the two kernels' starts, as the analysis pairs them.
+ *   --batched-p2p writes each transfer as Megatron's batch_isend_irecv does
+ *   (a coalesced group, even of one op): "Collective name" "coalesced"
+ *   and no peer, so only the annotation and the group say what it is.
  * - The schedule must leave room for this: a transfer no longer than the
  *   compute op that produced it and a host that posts before the GPU needs
  *   it. A kernel that would start before its launch or overlap its stream's
@@ -248,6 +251,10 @@ static comm_args p2p_args(const ppk_job *k, const ppk_rank *r, uint32_t peer_w, 
     int peer_stage = (int)(peer_w % (uint32_t)j->P);
     comm_args a = { send ? "send" : "recv", j->c->p2p_bytes / 2, j->c->p2p_bytes / 2, r->pp_pg, r->stage,
                     send ? "Dst Rank" : "Src Rank", peer_stage, global_rank(j, peer_w) };
+    if (j->c->batched_p2p) { /* torch's coalesced group: the kernel's args name the batch, not a peer */
+        a.name = "coalesced";
+        a.peer_key = NULL;
+    }
     return a;
 }
 

@@ -25,6 +25,7 @@ job slow --pp 4 --dp 2 --inject straggler=1.2:1.5
 job stage --pp 4 --dp 2 --inject stage-imbalance=2:1.5
 job three --pp 3 --dp 2 --microbatches 6 --seed 4 --inject straggler=0.1:1.4
 job inter --pp 4 --dp 2 --chunks 2 --microbatches 8 --inject straggler=0.1:1.3
+job batched --pp 4 --dp 2 --inject straggler=1.2:1.5 --batched-p2p
 "$CHAINPROF" synth --ranks 4 --steps 3 --out "$tmp/dp" >/dev/null || { echo "FAIL: synth dp"; fail=1; }
 "$CHAINPROF" analyze --no-history --format json -o "$tmp/dp.json" "$tmp/dp" >/dev/null 2>&1 || { echo "FAIL: analyze dp"; fail=1; }
 [ $fail -eq 0 ] || exit 1
@@ -64,6 +65,17 @@ for name, P, D in (("slow", 4, 2), ("stage", 4, 2), ("three", 3, 2), ("inter", 4
     want = sorted(x["pp"] * D + x["dp"] for x in t["workers_fixed"])
     if t["worker_metric"] and sorted(w["workers_fixed"]) != want:
         bad.append(f"{name}: workers fixed {w['workers_fixed']}, truth {want}")
+# batched p2p (coalesced SendRecv kernels naming no peer): placed in the
+# pipeline by their group, typed by their annotations; their transfers are
+# not paired, so only the slowest stage and DP rank are checked
+w = json.load(open(f"{root}/batched.json"))["whatif"]
+t = json.load(open(f"{root}/batched/synth.json"))["whatif"]
+types = {r["op"] for r in w.get("by_op_type", [])}
+if w.get("stages") != 4 or argmax(w["by_stage"], "stage") != argmax(t["by_stage"], "stage") or \
+        argmax(w["by_dp_rank"], "rank") != argmax(t["by_dp_rank"], "rank") or \
+        not {"forward-send/recv", "backward-send/recv"} <= types:
+    bad.append(f"batched p2p: stages {w.get('stages')}, by_stage {w.get('by_stage')}, by_dp_rank "
+               f"{w.get('by_dp_rank')}, types {sorted(types)}; truth {t['by_stage']} {t['by_dp_rank']}")
 w = json.load(open(f"{root}/dp.json"))["whatif"]
 if w.get("stages") != 1 or w["stage_metric"] is not None or len(w["by_dp_rank"]) != 4:
     bad.append(f"data-parallel job: stages {w.get('stages')}, M_S {w['stage_metric']}, by_dp_rank {w['by_dp_rank']}")
