@@ -11,7 +11,10 @@
  * FILE.perfetto.json`, exact view), as Chrome counter events ("ph":"C"),
  * which the cli asks for through an_counter_tracks when it writes one.
  * Series are computed again there rather than kept: a trace of millions of
- * kernels would hold two points each, in two views, for every run.
+ * kernels would hold two points each, in two views, for every run. The
+ * report's queue rows take their sizes and ranges from the queue analyzer's
+ * statistics of the same series when it ran (queue_result), so `analyze`
+ * builds and sorts the queue changes once a view, not twice.
  *
  * HTA differences: HTA writes a memory kind's copies without a bandwidth
  * argument as NaN points; they add nothing here (as in `memory_bw[]`).
@@ -51,13 +54,24 @@ size_t an_counter_tracks_of(const an_ctx *ctx, const an_view *v, an_counter_trac
     return nq + nm;
 }
 
-static void compute(const an_ctx *ctx, const an_view *v, void *outp)
+/* The queue analyzer's result for view v when it ran (NULL otherwise): its
+ * per-stream statistics are of the very series an_queue_series builds (one
+ * sample a point, in the same stream order), so their count, min and max
+ * are the queue tracks' sizes and ranges without building the series again
+ * (a sort of two changes a GPU event, per view). */
+static const an_queue_rank *queue_result(const an_ctx *ctx, const an_view *v)
 {
-    ctr_rank *out = outp;
-    memset(out, 0, sizeof *out);
-    an_counter_track *t;
-    size_t n = an_counter_tracks_of(ctx, v, &t);
-    out->tracks = cp_xcalloc(n ? n : 1, sizeof *out->tracks);
+    if (!v->n)
+        return NULL;
+    size_t r = ctx->tl->tracks[ctx->tl->track[v->base]].rank_index;
+    const an_rank_views *rv = an_views(ctx, r);
+    if (!rv || (&rv->hta != v && &rv->exact != v))
+        return NULL;
+    return an_dual_get(ctx, AN_queue, r, v->exact);
+}
+
+static void add_tracks(ctr_rank *out, const an_counter_track *t, size_t n)
+{
     for (size_t i = 0; i < n; i++) {
         ctr_track *c = &out->tracks[out->n++];
         *c = (ctr_track){ t[i].name, t[i].stream, t[i].device, t[i].n, 0, 0 };
@@ -68,7 +82,30 @@ static void compute(const an_ctx *ctx, const an_view *v, void *outp)
         }
         out->events += t[i].n;
     }
-    an_counter_tracks_free(t, n);
+}
+
+static void compute(const an_ctx *ctx, const an_view *v, void *outp)
+{
+    ctr_rank *out = outp;
+    memset(out, 0, sizeof *out);
+    const an_queue_rank *qr = queue_result(ctx, v);
+    an_counter_track *t;
+    if (!qr) {
+        size_t n = an_counter_tracks_of(ctx, v, &t);
+        out->tracks = cp_xcalloc(n ? n : 1, sizeof *out->tracks);
+        add_tracks(out, t, n);
+        an_counter_tracks_free(t, n);
+        return;
+    }
+    size_t nm = an_membw_series(ctx, v, &t);
+    out->tracks = cp_xcalloc(qr->n + nm ? qr->n + nm : 1, sizeof *out->tracks);
+    for (size_t i = 0; i < qr->n; i++) {
+        const an_queue_stream *s = &qr->streams[i];
+        out->tracks[out->n++] = (ctr_track){ "Queue Length", s->stream, s->device, s->len.count, s->len.min, s->len.max };
+        out->events += s->len.count;
+    }
+    add_tracks(out, t, nm);
+    an_counter_tracks_free(t, nm);
 }
 
 static void emit(an_ctx *ctx, rep_node *parent, const void *outp)

@@ -180,6 +180,7 @@ void an_queue_compute(const an_ctx *ctx, const an_view *v, an_queue_rank *out)
         cp_xgrow((void **)&out->streams, &ocap, out->n + 1, sizeof *out->streams);
         an_queue_stream *s = &out->streams[out->n++];
         s->stream = q.streams[q.kv[a].key];
+        s->device = q.devices[q.kv[a].key];
         s->full = full;
         s->full_ns = full_ns;
         sort_lengths(vals, b - a);

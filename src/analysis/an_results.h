@@ -231,6 +231,7 @@ void an_stats_cells(an_ctx *ctx, rep_node *row, const an_stats *s);
 
 typedef struct an_queue_stream {
     int64_t stream;
+    int32_t device;         /* the stream's GPU device */
     an_stats len;           /* samples: one per enqueue and per dequeue */
     bool full;              /* some sample reached the full length */
     int64_t full_ns;        /* time from samples at the full length to the next sample */
