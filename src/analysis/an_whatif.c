@@ -82,7 +82,6 @@ typedef struct wi_kmodel {
     uint32_t tkeys[AN_WI_TYPES + WI_PT__COUNT];
     const char *tnames[AN_WI_TYPES + WI_PT__COUNT];
     int64_t *rank_label;   /* workers_fixed: each rank's number, when stages split the DP ranks */
-    size_t n_typed;        /* ops with one of the paper's types */
 } wi_kmodel;
 
 /* ---- the shared model (an_whatif.h) ---- */
@@ -783,7 +782,7 @@ static void collect_ops(wi_kmodel *km, const an_steps_result *sr)
     for (size_t r = 0; r < tl->n_ranks; r++)
         rank_ops(km, &sr->ranks[r], r);
     m->ops = cp_xrealloc(m->ops, (m->n_ops ? m->n_ops : 1) * sizeof *m->ops);
-    km->n_typed = wi_kineto_ptypes(km->ctx, m);
+    wi_kineto_ptypes(km->ctx, m);
     wi_ideals(m, identity);
 }
 
@@ -859,21 +858,22 @@ static size_t pp_stages(const an_ctx *ctx, uint32_t *stage, uint32_t *pipe, size
      * first batched p2p kernel (a SendRecv kernel of a coalesced group,
      * naming no peer: Megatron's batch_isend_irecv) by its place in the
      * group alone */
-    for (size_t k = 0, pass = 0; cr && pass < 2; k = k + 1 < cr->n_kernel_recs ? k + 1 : (pass++, 0)) {
-        if (!cr->n_kernel_recs)
-            break;
-        const an_coll_kernel *ck = &cr->kernels[k];
-        size_t r = tl->tracks[tl->track[ck->ev]].rank_index;
-        if (seen[r] || (pass == 0 ? !ck->p2p || ck->peer < 0 : ck->p2p || !batched_p2p(tl, ck->ev)))
-            continue;
-        seen[r] = 1;
-        placed++;
-        int n, self, q;
-        if (!wi_p2p_positions(ctx, ck->ev, pass ? -1 : ck->peer, &self, &q, &n, &first[r]) || (P && (size_t)n != P))
-            goto none;
-        P = (size_t)n;
-        stage[r] = (uint32_t)self;
-    }
+    size_t nk = cr ? cr->n_kernel_recs : 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t k = 0; k < nk; k++) {
+            const an_coll_kernel *ck = &cr->kernels[k];
+            size_t r = tl->tracks[tl->track[ck->ev]].rank_index;
+            if (seen[r] || (pass == 0 ? !ck->p2p || ck->peer < 0 : ck->p2p || !batched_p2p(tl, ck->ev)))
+                continue;
+            seen[r] = 1;
+            placed++;
+            int n, self, q;
+            if (!wi_p2p_positions(ctx, ck->ev, pass ? -1 : ck->peer, &self, &q, &n, &first[r]) ||
+                (P && (size_t)n != P))
+                goto none;
+            P = (size_t)n;
+            stage[r] = (uint32_t)self;
+        }
     if (placed != nr)
         goto none;
     if (P < 2 || nr % P)

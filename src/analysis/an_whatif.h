@@ -134,8 +134,8 @@ enum {
 const char *wi_ptype_name(uint32_t t);
 /* Every op of m (in rank order, ev set) gets type = its paper type
  * (WI_PT_NONE: none) and, when typed, seq = its place in its annotation
- * (or its p2p direction). Returns the typed ops' count. */
-size_t wi_kineto_ptypes(const an_ctx *ctx, wi_model *m);
+ * (or its p2p direction). */
+void wi_kineto_ptypes(const an_ctx *ctx, wi_model *m);
 /* Positions of ev's rank (*self) and of peer (*q) in ev's process group
  * of *n members (*first: its first member, a rank number); true when they
  * are neighbours (next, previous, or last and first). peer -1 (a batched

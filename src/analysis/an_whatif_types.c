@@ -222,7 +222,7 @@ static void number_in_annotation(wi_model *m, const tl_timeline *tl, const size_
     free(v);
 }
 
-size_t wi_kineto_ptypes(const an_ctx *ctx, wi_model *m)
+void wi_kineto_ptypes(const an_ctx *ctx, wi_model *m)
 {
     const tl_timeline *tl = ctx->tl;
     size_t ns = tl->strings.n;
@@ -281,11 +281,7 @@ size_t wi_kineto_ptypes(const an_ctx *ctx, wi_model *m)
         }
     }
     free(op_ev);
-    size_t typed = 0;
-    for (size_t k = 0; k < m->n_ops; k++)
-        typed += m->ops[k].type != WI_PT_NONE;
     free(by_ev);
     free(ann);
     free(map);
-    return typed;
 }
